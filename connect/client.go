@@ -1,0 +1,451 @@
+package connect
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+)
+
+// Bounds on what the client reads from a worker.
+const (
+	maxErrorBody   = 64 << 10 // error answers are short JSON documents
+	maxSuccessBody = 32 << 20 // offsets of a large connector, plugin lists
+	maxMessageLen  = 2048     // message kept from a non-JSON error body
+)
+
+// Client talks to one Kafka Connect REST endpoint (a worker URL or a load
+// balancer in front of the workers). It is safe for concurrent use. It caches
+// the worker version from GET / after the first successful read, for the
+// version gates.
+type Client struct {
+	base       string // scheme://host[:port][/path] without trailing slash or user info
+	httpClient *http.Client
+	username   string
+	password   string
+	basicAuth  bool
+	userAgent  string
+	timeout    time.Duration
+	logger     *slog.Logger
+	newBackOff func() backoff.BackOff
+	pollMax    time.Duration
+
+	mu      sync.Mutex
+	version *ServerInfo
+}
+
+// Option configures a Client in New.
+type Option func(*settings) error
+
+type settings struct {
+	httpClient *http.Client
+	tlsConfig  *tls.Config
+	caPEM      []byte
+	certs      []tls.Certificate
+	username   string
+	password   string
+	basicAuth  bool
+	userAgent  string
+	timeout    time.Duration
+	logger     *slog.Logger
+	newBackOff func() backoff.BackOff
+	poll       time.Duration
+}
+
+// WithHTTPClient makes the client send its requests with hc. It cannot be
+// combined with WithTLSConfig, WithCACertPEM or WithClientCertificate:
+// configure TLS on hc's transport instead.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(s *settings) error {
+		if hc == nil {
+			return errors.New("connect: nil http client")
+		}
+		s.httpClient = hc
+		return nil
+	}
+}
+
+// WithBasicAuth sends HTTP basic authentication, as checked by Connect's
+// BasicAuthSecurityRestExtension. The credentials never appear in errors or
+// logs. A user:password part of the base URL has the same effect.
+func WithBasicAuth(username, password string) Option {
+	return func(s *settings) error {
+		s.username, s.password, s.basicAuth = username, password, true
+		return nil
+	}
+}
+
+// WithTLSConfig uses cfg (cloned) for https base URLs: the worker's
+// listeners=https://... with its ssl.* REST settings.
+func WithTLSConfig(cfg *tls.Config) Option {
+	return func(s *settings) error {
+		if cfg == nil {
+			return errors.New("connect: nil tls config")
+		}
+		s.tlsConfig = cfg.Clone()
+		return nil
+	}
+}
+
+// WithCACertPEM trusts the PEM-encoded CA certificates in pem (in addition to
+// none of the system roots) to verify the worker's REST certificate.
+func WithCACertPEM(pem []byte) Option {
+	return func(s *settings) error {
+		s.caPEM = append([]byte(nil), pem...)
+		return nil
+	}
+}
+
+// WithClientCertificate presents cert to workers that require TLS client
+// authentication (listeners.https.ssl.client.auth=required).
+func WithClientCertificate(cert tls.Certificate) Option {
+	return func(s *settings) error {
+		s.certs = append(s.certs, cert)
+		return nil
+	}
+}
+
+// WithTimeout bounds each HTTP request (each attempt, not the retries
+// together; bound those with ctx). The default is 30 seconds; Connect itself
+// gives up on a herder request after 90 seconds and answers 500 "Request timed
+// out". Zero means no per-request bound.
+func WithTimeout(d time.Duration) Option {
+	return func(s *settings) error {
+		if d < 0 {
+			return errors.New("connect: negative timeout")
+		}
+		s.timeout = d
+		return nil
+	}
+}
+
+// WithUserAgent sets the User-Agent header, visible in the worker's request log.
+func WithUserAgent(ua string) Option {
+	return func(s *settings) error {
+		s.userAgent = ua
+		return nil
+	}
+}
+
+// WithLogger receives debug records of each request and warnings of retries.
+// The default discards everything: the library never prints.
+func WithLogger(l *slog.Logger) Option {
+	return func(s *settings) error {
+		if l == nil {
+			return errors.New("connect: nil logger")
+		}
+		s.logger = l
+		return nil
+	}
+}
+
+// WithBackOff sets the retry policy for transient failures (see IsTransient).
+// newBackOff is called once per call to get a fresh policy; the retries also
+// stop when the call's ctx ends. The default is exponential from 200ms to 5s,
+// giving up after 2 minutes (a Connect rebalance can take a session timeout).
+func WithBackOff(newBackOff func() backoff.BackOff) Option {
+	return func(s *settings) error {
+		if newBackOff == nil {
+			return errors.New("connect: nil backoff")
+		}
+		s.newBackOff = newBackOff
+		return nil
+	}
+}
+
+// WithPollInterval sets the longest pause between two reads of the Wait
+// helpers (they start faster and back off up to it). The default is 2 seconds.
+func WithPollInterval(d time.Duration) Option {
+	return func(s *settings) error {
+		if d <= 0 {
+			return errors.New("connect: poll interval must be positive")
+		}
+		s.poll = d
+		return nil
+	}
+}
+
+func defaultBackOff() backoff.BackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 200 * time.Millisecond
+	b.MaxInterval = 5 * time.Second
+	b.MaxElapsedTime = 2 * time.Minute
+	return b
+}
+
+// New returns a client for the Kafka Connect REST API at baseURL, such as
+// "http://connect:8083" or "https://gateway/kafka-connect" (a path prefix is
+// kept). It sends nothing; the first call does.
+//
+// It returns an error for a base URL that is not absolute http or https, for
+// conflicting options, or for CA PEM data without a certificate.
+func New(baseURL string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, errors.New("connect: base url does not parse")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("connect: base url %q must be absolute http or https", u.Redacted())
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("connect: base url %q must not have a query or fragment", u.Redacted())
+	}
+	s := settings{timeout: 30 * time.Second, userAgent: "mm2cutover-connect", poll: 2 * time.Second}
+	if u.User != nil {
+		s.username = u.User.Username()
+		s.password, _ = u.User.Password()
+		s.basicAuth = true
+		u.User = nil
+	}
+	for _, o := range opts {
+		if err := o(&s); err != nil {
+			return nil, err
+		}
+	}
+	hc := s.httpClient
+	tlsWanted := s.tlsConfig != nil || len(s.caPEM) > 0 || len(s.certs) > 0
+	if hc != nil && tlsWanted {
+		return nil, errors.New("connect: tls options cannot be combined with WithHTTPClient: configure the client's transport")
+	}
+	if hc == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		if tlsWanted {
+			cfg := s.tlsConfig
+			if cfg == nil {
+				cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+			}
+			if len(s.caPEM) > 0 {
+				pool := x509.NewCertPool()
+				if !pool.AppendCertsFromPEM(s.caPEM) {
+					return nil, errors.New("connect: no certificate found in the ca pem data")
+				}
+				cfg.RootCAs = pool
+			}
+			cfg.Certificates = append(cfg.Certificates, s.certs...)
+			tr.TLSClientConfig = cfg
+		}
+		hc = &http.Client{Transport: tr}
+	}
+	logger := s.logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	nb := s.newBackOff
+	if nb == nil {
+		nb = defaultBackOff
+	}
+	return &Client{
+		base:       strings.TrimRight(u.String(), "/"),
+		httpClient: hc,
+		username:   s.username,
+		password:   s.password,
+		basicAuth:  s.basicAuth,
+		userAgent:  s.userAgent,
+		timeout:    s.timeout,
+		logger:     logger,
+		newBackOff: nb,
+		pollMax:    s.poll,
+	}, nil
+}
+
+// String describes the client without credentials.
+func (c *Client) String() string { return "connect.Client(" + c.base + ")" }
+
+// request is one REST call.
+type request struct {
+	method  string
+	path    string // escaped, starting with "/"
+	query   url.Values
+	body    any // JSON-encoded when non-nil
+	repeat  Repeat
+	secrets []string // values to redact from error messages
+}
+
+// do sends req, retrying transient failures as req.repeat allows, and decodes
+// a 2xx body into out when out is non-nil. It returns the final status code.
+func (c *Client) do(ctx context.Context, req request, out any) (int, error) {
+	body, err := encodeBody(req)
+	if err != nil {
+		return 0, err
+	}
+	var status int
+	err = c.retry(ctx, req, func() error {
+		var err error
+		status, err = c.once(ctx, req, body, out)
+		return err
+	})
+	return status, err
+}
+
+func encodeBody(req request) ([]byte, error) {
+	if req.body == nil {
+		return nil, nil
+	}
+	body, err := json.Marshal(req.body)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %s %s: encode body: %w", req.method, req.path, err)
+	}
+	return body, nil
+}
+
+// retry runs attempt until it succeeds, fails with an error IsTransient does
+// not accept for req.repeat, the backoff policy gives up or ctx ends. The
+// context's error wins over the last attempt's.
+func (c *Client) retry(ctx context.Context, req request, attempt func() error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("connect: %s %s: %w", req.method, req.path, err)
+	}
+	var (
+		lastErr error
+		n       int
+	)
+	op := func() error {
+		n++
+		err := attempt()
+		if err == nil {
+			return nil
+		}
+		lastErr = err
+		if ctx.Err() != nil || !IsTransient(req.repeat, err) {
+			return backoff.Permanent(err)
+		}
+		return err
+	}
+	notify := func(err error, wait time.Duration) {
+		c.logger.WarnContext(ctx, "kafka connect request failed, retrying",
+			"method", req.method, "path", req.path, "attempt", n, "wait", wait, "error", err.Error())
+	}
+	err := backoff.RetryNotify(op, backoff.WithContext(c.newBackOff(), ctx), notify)
+	if err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		if lastErr != nil && !errors.Is(lastErr, cerr) {
+			return fmt.Errorf("connect: %s %s: %w after %d attempt(s), last error: %v", req.method, req.path, cerr, n, lastErr)
+		}
+		if lastErr != nil {
+			return lastErr
+		}
+		return fmt.Errorf("connect: %s %s: %w", req.method, req.path, cerr)
+	}
+	if lastErr != nil {
+		return lastErr
+	}
+	return err
+}
+
+// once sends one attempt.
+func (c *Client) once(ctx context.Context, req request, body []byte, out any) (int, error) {
+	actx := ctx
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	u := c.base + req.path
+	if len(req.query) > 0 {
+		u += "?" + req.query.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	hreq, err := http.NewRequestWithContext(actx, req.method, u, rd)
+	if err != nil {
+		return 0, fmt.Errorf("connect: %s %s: %w", req.method, req.path, err)
+	}
+	hreq.Header.Set("Accept", "application/json")
+	if body != nil {
+		hreq.Header.Set("Content-Type", "application/json")
+	}
+	if c.userAgent != "" {
+		hreq.Header.Set("User-Agent", c.userAgent)
+	}
+	if c.basicAuth {
+		hreq.SetBasicAuth(c.username, c.password)
+	}
+	start := time.Now()
+	resp, err := c.httpClient.Do(hreq)
+	if err != nil {
+		return 0, c.transportError(ctx, actx, req, err)
+	}
+	defer resp.Body.Close()
+	c.logger.DebugContext(ctx, "kafka connect request", "method", req.method, "path", req.path,
+		"status", resp.StatusCode, "duration", time.Since(start))
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if rerr != nil && ctx.Err() == nil && actx.Err() == nil {
+			// A partial error body still tells the status.
+			c.logger.DebugContext(ctx, "kafka connect error body read failed", "error", rerr.Error())
+		}
+		return resp.StatusCode, newAPIError(req, resp.StatusCode, data)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxSuccessBody+1))
+	if err != nil {
+		return resp.StatusCode, c.transportError(ctx, actx, req, err)
+	}
+	if len(data) > maxSuccessBody {
+		return resp.StatusCode, fmt.Errorf("connect: %s %s: answer larger than %d bytes", req.method, req.path, maxSuccessBody)
+	}
+	if out == nil || len(bytes.TrimSpace(data)) == 0 {
+		return resp.StatusCode, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
+		return resp.StatusCode, fmt.Errorf("connect: %s %s: decode %d answer: %w", req.method, req.path, resp.StatusCode, err)
+	}
+	return resp.StatusCode, nil
+}
+
+// transportError wraps a failure to get an answer. The caller's context error
+// wins; a per-request timeout is reported as such.
+func (c *Client) transportError(ctx, actx context.Context, req request, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("connect: %s %s: %w", req.method, req.path, cerr)
+	}
+	if actx.Err() != nil {
+		return fmt.Errorf("connect: %s %s: no answer within %s: %w", req.method, req.path, c.timeout, context.DeadlineExceeded)
+	}
+	return fmt.Errorf("connect: %s %s: %w", req.method, req.path, err)
+}
+
+// newAPIError decodes Connect's {"error_code","message"} body; any other body
+// (a proxy's HTML page, an authentication extension's plain text) is kept as
+// a short message.
+func newAPIError(req request, status int, data []byte) *APIError {
+	e := &APIError{Method: req.method, Path: req.path, StatusCode: status}
+	var body struct {
+		ErrorCode int    `json:"error_code"`
+		Message   string `json:"message"`
+	}
+	if json.Unmarshal(data, &body) == nil && (body.ErrorCode != 0 || body.Message != "") {
+		e.ErrorCode, e.Message = body.ErrorCode, body.Message
+	} else {
+		msg := strings.TrimSpace(string(data))
+		if len(msg) > maxMessageLen {
+			msg = msg[:maxMessageLen] + "..."
+		}
+		e.Message = msg
+	}
+	e.Message = redact(e.Message, req.secrets)
+	return e
+}
+
+// connectorPath returns /connectors/{name}{suffix} with name escaped.
+func connectorPath(name, suffix string) string {
+	return "/connectors/" + url.PathEscape(name) + suffix
+}

@@ -1,0 +1,47 @@
+// Package connect is a typed client for the Kafka Connect REST API, shaped
+// for moving a replication job onto MirrorMaker 2's MirrorSourceConnector.
+//
+// # The flow it serves
+//
+// The cutover creates the connector STOPPED (Create with InitialStopped,
+// Kafka 3.7), writes the source read position of every partition
+// (AlterOffsets, Kafka 3.6), reads it back until it matches (WaitOffsets:
+// GET /connectors/{n}/offsets is answered from the receiving worker's view of
+// the offsets topic and is eventually consistent and unordered), and only then
+// resumes it (Resume, WaitRunning). Offsets are keyed by connector name and
+// outlive the connector.
+//
+// # Guards
+//
+// Offsets can only change while the connector is STOPPED with no tasks.
+// AlterOffsets and ResetOffsets check the status first and return a
+// *NotStoppedError naming the state (PAUSED is not STOPPED) and the way out;
+// the worker stays the authority and its own 400 is mapped to the same error.
+// Features are gated on the version GET / reports: offsets read 3.5,
+// alter/reset 3.6, initial_state 3.7 (*VersionError).
+//
+// # Errors and retries
+//
+// Every error answer is an *APIError carrying Connect's error_code and
+// message; errors.Is matches it against ErrNotFound, ErrAlreadyExists,
+// ErrNotStopped, ErrRebalance, ErrUnauthorized, ErrForbidden and
+// ErrForwarding. IsTransient, a pure function, decides what is retried: a
+// rebalance refusal (409, or a 500 that mentions a rebalance), a 503, a
+// refused or reset connection, and only for requests safe to repeat
+// (Repeat). Create is retried only on a rebalance; a retried create that
+// meets "already exists" succeeds only if the existing configuration is the
+// one requested. Retries use exponential backoff bound to the call's context;
+// when the context ends its error wins. Every call takes a context first and
+// nothing keeps one.
+//
+// # Configuration
+//
+// MirrorSource renders a MirrorSourceConnector configuration with the
+// design's defaults; Lint checks any configuration against the cutover's
+// rules and LintConfig merges those findings with the plugin's own
+// validation. Secret values (sasl.jaas.config, *.password, basic-auth
+// credentials) never appear in an error, a log record or a String.
+//
+// The client never prints: it logs through the *slog.Logger given with
+// WithLogger, and discards by default.
+package connect

@@ -1,0 +1,243 @@
+package connect
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Sentinel errors. Every error the package returns for a server answer is an
+// *APIError (or wraps one); match the cases that matter with errors.Is against
+// these values rather than comparing status codes or messages.
+var (
+	// ErrNotFound matches a 404: the connector (or plugin) does not exist on
+	// the Connect cluster.
+	ErrNotFound = errors.New("connect: not found")
+
+	// ErrAlreadyExists matches a 409 "Connector X already exists" from
+	// POST /connectors. It is permanent: never retried.
+	ErrAlreadyExists = errors.New("connect: connector already exists")
+
+	// ErrNotStopped matches a request that needs the connector in the STOPPED
+	// state with zero tasks (alter or reset offsets): the client's own guard
+	// (*NotStoppedError) and the worker's 400 "Connectors must be in the
+	// STOPPED state before their offsets can be modified".
+	ErrNotStopped = errors.New("connect: connector is not stopped")
+
+	// ErrRebalance matches a transient refusal while the Connect group
+	// rebalances or has no known leader: a 409 "Cannot complete request
+	// momentarily ..." or "... conflicting operation ...", or a 500 whose
+	// message mentions a rebalance. Requests safe to repeat are retried on it.
+	ErrRebalance = errors.New("connect: worker group is rebalancing")
+
+	// ErrUnauthorized matches a 401: the worker's REST extension (for example
+	// BasicAuthSecurityRestExtension) rejected the credentials or got none.
+	ErrUnauthorized = errors.New("connect: unauthorized")
+
+	// ErrForbidden matches a 403.
+	ErrForbidden = errors.New("connect: forbidden")
+
+	// ErrForwarding matches a 500 "IO Error trying to forward REST request":
+	// the worker that received a write could not reach the leader at the
+	// leader's advertised REST address.
+	ErrForwarding = errors.New("connect: forwarding to the leader failed")
+
+	// ErrUnsupportedVersion matches a call the worker is too old for; the
+	// concrete error is *VersionError.
+	ErrUnsupportedVersion = errors.New("connect: worker version too old")
+
+	// ErrFailed matches a connector or task in the FAILED state found by
+	// WaitRunning; the concrete error is *FailedError with the trace.
+	ErrFailed = errors.New("connect: connector or task failed")
+)
+
+// Substrings of Kafka Connect's own error messages (HerderRequestHandler,
+// DistributedHerder, RestClient). Classification never relies on these alone:
+// each is combined with the status code it comes with.
+const (
+	msgAlreadyExists = "already exists"
+	msgNotStopped    = "must be in the STOPPED state"
+	msgForwarding    = "IO Error trying to forward REST request"
+	msgMomentarily   = "Cannot complete request momentarily"
+	msgConflictingOp = "conflicting operation"
+	msgRebalance     = "rebalance"
+)
+
+// forwardingAdvice is appended to forwarding failures. Connect workers forward
+// writes to the leader's advertised REST URL; when it is unreachable the
+// operator has to fix the worker network configuration, not the request.
+const forwardingAdvice = "the Connect workers' advertised REST addresses " +
+	"(rest.advertised.host.name, rest.advertised.port, rest.advertised.listener) " +
+	"must be reachable from each other: a worker forwards writes to the leader at that address"
+
+// APIError is an error answer from the Kafka Connect REST API: a non-2xx
+// status with, usually, Connect's {"error_code": int, "message": string} body.
+// Path is the request path relative to the client's base URL, without query.
+// Message has any secret value the request carried replaced by "[redacted]".
+//
+// Use errors.Is with ErrNotFound, ErrAlreadyExists, ErrNotStopped,
+// ErrRebalance, ErrUnauthorized, ErrForbidden and ErrForwarding.
+type APIError struct {
+	Method     string
+	Path       string
+	StatusCode int
+	ErrorCode  int
+	Message    string
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "connect: %s %s: %d %s", e.Method, e.Path, e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if e.isForwarding() {
+		b.WriteString(" (")
+		b.WriteString(forwardingAdvice)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Is reports whether the answer is one of the sentinel cases.
+func (e *APIError) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		return e.StatusCode == http.StatusNotFound
+	case ErrAlreadyExists:
+		return e.StatusCode == http.StatusConflict && strings.Contains(e.Message, msgAlreadyExists)
+	case ErrNotStopped:
+		return e.StatusCode == http.StatusBadRequest && strings.Contains(e.Message, msgNotStopped)
+	case ErrRebalance:
+		return e.isRebalance()
+	case ErrUnauthorized:
+		return e.StatusCode == http.StatusUnauthorized
+	case ErrForbidden:
+		return e.StatusCode == http.StatusForbidden
+	case ErrForwarding:
+		return e.isForwarding()
+	}
+	return false
+}
+
+func (e *APIError) isForwarding() bool {
+	return e.StatusCode == http.StatusInternalServerError && strings.Contains(e.Message, msgForwarding)
+}
+
+func (e *APIError) isRebalance() bool {
+	switch e.StatusCode {
+	case http.StatusConflict:
+		if strings.Contains(e.Message, msgAlreadyExists) {
+			return false
+		}
+		return strings.Contains(e.Message, msgMomentarily) ||
+			strings.Contains(e.Message, msgConflictingOp) ||
+			strings.Contains(strings.ToLower(e.Message), msgRebalance)
+	case http.StatusInternalServerError:
+		return strings.Contains(strings.ToLower(e.Message), msgRebalance)
+	}
+	return false
+}
+
+// NotStoppedError reports that offsets cannot be altered or reset because the
+// connector is not STOPPED with zero tasks. State is the connector state the
+// worker reported ("RUNNING", "PAUSED", "FAILED", ...; empty when it could not
+// be read), Tasks the number of tasks it still lists. PAUSED is not STOPPED: a
+// paused connector keeps its tasks assigned. Err is the worker's own 400 when
+// the worker refused the request, nil when the client's guard did.
+//
+// It matches ErrNotStopped.
+type NotStoppedError struct {
+	Connector string
+	State     string
+	Tasks     int
+	Err       error
+}
+
+func (e *NotStoppedError) Error() string {
+	state := e.State
+	if state == "" {
+		state = "not STOPPED"
+	}
+	s := fmt.Sprintf("connect: connector %q is %s with %d task(s); offsets can only change while it is STOPPED with no tasks: "+
+		"stop it (PUT /connectors/%s/stop) and wait until its status is STOPPED with an empty task list", e.Connector, state, e.Tasks, e.Connector)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Is reports true for ErrNotStopped.
+func (e *NotStoppedError) Is(target error) bool { return target == ErrNotStopped }
+
+// Unwrap returns the worker's answer, if any.
+func (e *NotStoppedError) Unwrap() error { return e.Err }
+
+// VersionError reports that a feature needs a newer Kafka Connect worker than
+// the one answering GET /. It matches ErrUnsupportedVersion.
+type VersionError struct {
+	Feature string // e.g. "alter offsets"
+	Need    string // minimum Kafka version, e.g. "3.6"
+	Have    string // the worker's version as reported by GET /
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("connect: %s needs a Kafka Connect worker %s or newer, the worker runs %s: upgrade the Connect cluster", e.Feature, e.Need, e.Have)
+}
+
+// Is reports true for ErrUnsupportedVersion.
+func (e *VersionError) Is(target error) bool { return target == ErrUnsupportedVersion }
+
+// FailedError reports a connector or one of its tasks in the FAILED state.
+// Task is nil when the connector itself failed. Trace is the Java stack trace
+// the worker recorded.
+//
+// It matches ErrFailed.
+type FailedError struct {
+	Connector string
+	Task      *int
+	WorkerID  string
+	Trace     string
+}
+
+func (e *FailedError) Error() string {
+	what := "connector"
+	if e.Task != nil {
+		what = fmt.Sprintf("task %d of connector", *e.Task)
+	}
+	s := fmt.Sprintf("connect: %s %q failed on worker %s", what, e.Connector, e.WorkerID)
+	if e.Trace != "" {
+		s += ": " + firstLine(e.Trace)
+	}
+	return s
+}
+
+// Is reports true for ErrFailed.
+func (e *FailedError) Is(target error) bool { return target == ErrFailed }
+
+// ConfigConflictError reports that a create which had to be retried found a
+// connector of the same name whose configuration differs from the requested
+// one. Keys lists the differing configuration keys (never their values). It
+// wraps the worker's 409 and so matches ErrAlreadyExists.
+type ConfigConflictError struct {
+	Connector string
+	Keys      []string
+	Err       error
+}
+
+func (e *ConfigConflictError) Error() string {
+	return fmt.Sprintf("connect: connector %q already exists with a different configuration (keys %s): "+
+		"delete it or choose another name", e.Connector, strings.Join(e.Keys, ", "))
+}
+
+// Unwrap returns the worker's 409 answer.
+func (e *ConfigConflictError) Unwrap() error { return e.Err }
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[:i])
+	}
+	return strings.TrimSpace(s)
+}

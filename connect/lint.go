@@ -1,0 +1,272 @@
+package connect
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Severity ranks a Finding.
+type Severity int
+
+const (
+	// SeverityWarning is worth reading before the cutover but does not block it.
+	SeverityWarning Severity = iota + 1
+	// SeverityError blocks the cutover.
+	SeverityError
+)
+
+func (s Severity) String() string {
+	switch s {
+	case SeverityWarning:
+		return "warning"
+	case SeverityError:
+		return "error"
+	}
+	return fmt.Sprintf("severity(%d)", int(s))
+}
+
+// Origins of findings.
+const (
+	OriginLint     = "lint"             // this package's rules
+	OriginValidate = "connect validate" // the plugin's own validation on the worker
+)
+
+// Finding is one problem with a connector configuration. Key is the
+// configuration key concerned; Message says what is wrong and Advice what to
+// do. Neither ever contains a secret value.
+type Finding struct {
+	Severity Severity
+	Key      string
+	Message  string
+	Advice   string
+	Origin   string
+}
+
+func (f Finding) String() string {
+	s := fmt.Sprintf("%s: %s: %s", f.Severity, f.Key, f.Message)
+	if f.Advice != "" {
+		s += " (" + f.Advice + ")"
+	}
+	return s
+}
+
+// LintExpectations are the facts of the migration plan the configuration
+// must agree with.
+type LintExpectations struct {
+	// SourceAlias is the "cluster" of the plan's source partitions. Empty
+	// skips the check.
+	SourceAlias string
+	// HasClearedPartition is true when the plan deletes the offset of at
+	// least one partition (committed offset C = 0), which relies on
+	// auto.offset.reset=earliest.
+	HasClearedPartition bool
+}
+
+// HasErrors reports whether any finding has SeverityError.
+func HasErrors(findings []Finding) bool {
+	for _, f := range findings {
+		if f.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// Lint checks a MirrorSourceConnector configuration for the cutover, for a
+// worker running Kafka workerVersion (as GET / reports it). It is pure.
+//
+// Errors: topics missing or ".*"; sync.topic.configs.enabled or
+// sync.topic.acls.enabled not false; a key, value or header converter that is
+// not ByteArrayConverter (or not set, leaving the worker's default);
+// emit.offset-syncs.enabled not false on a 3.9+ worker; a source.cluster.alias
+// different from the plan's; an effective source consumer auto.offset.reset
+// other than earliest while the plan clears a partition.
+//
+// Warnings: a secret in plain text where a config provider reference
+// (${provider:path:key}) was expected; offset.consistency.enabled, which is
+// not a Kafka configuration and has no effect; a worker below 3.9, which
+// ignores emit.offset-syncs.enabled and still writes offset-syncs; a source
+// consumer isolation level not stated; a worker version that does not parse.
+//
+// Findings are sorted errors first, then by key.
+func Lint(config map[string]string, workerVersion string, exp LintExpectations) []Finding {
+	var fs []Finding
+	add := func(sev Severity, key, msg, advice string) {
+		fs = append(fs, Finding{Severity: sev, Key: key, Message: msg, Advice: advice, Origin: OriginLint})
+	}
+
+	topics, ok := config["topics"]
+	switch {
+	case !ok || strings.TrimSpace(topics) == "":
+		add(SeverityError, "topics", "not set: MirrorSourceConnector then replicates every topic (default .*)",
+			"list the business topics explicitly")
+	case hasListEntry(topics, ".*"):
+		add(SeverityError, "topics", "contains .*, which replicates every topic",
+			"list the business topics explicitly")
+	}
+
+	for _, key := range []string{"sync.topic.configs.enabled", "sync.topic.acls.enabled"} {
+		if v, ok := config[key]; !ok || !isFalse(v) {
+			add(SeverityError, key, fmt.Sprintf("is %s, not false: MM2 would change target topics (default true)", shown(config, key)),
+				"set it to false; target topic configs and ACLs are managed by the platform")
+		}
+	}
+
+	for _, key := range []string{"key.converter", "value.converter", "header.converter"} {
+		v, ok := config[key]
+		switch {
+		case !ok:
+			add(SeverityError, key, "not set: the worker's default converter applies and may not copy bytes unchanged",
+				"set it to "+ByteArrayConverterClass)
+		case strings.TrimSpace(v) != ByteArrayConverterClass:
+			add(SeverityError, key, fmt.Sprintf("is %s: records would be converted instead of copied byte for byte", v),
+				"set it to "+ByteArrayConverterClass)
+		}
+	}
+
+	ver, verErr := parseKafkaVersion(workerVersion)
+	emit, emitSet := config["emit.offset-syncs.enabled"]
+	switch {
+	case verErr != nil:
+		add(SeverityWarning, "emit.offset-syncs.enabled", fmt.Sprintf("worker version %q unknown: cannot tell whether the setting is honored", workerVersion),
+			"lint with the version GET / reports")
+	case ver.atLeast(versionEmitSyncs):
+		if !emitSet || !isFalse(emit) {
+			add(SeverityError, "emit.offset-syncs.enabled", fmt.Sprintf("is %s, not false: the connector writes offset-syncs (default true)", shown(config, "emit.offset-syncs.enabled")),
+				"set it to false")
+		}
+	default:
+		add(SeverityWarning, "emit.offset-syncs.enabled",
+			fmt.Sprintf("is ignored by Kafka %s (it exists from 3.9), so offset-syncs will still be written", workerVersion),
+			"accept the offset-syncs topic on the target or run a 3.9+ worker")
+	}
+
+	alias := orDefault(config["source.cluster.alias"], "source")
+	if exp.SourceAlias != "" && alias != exp.SourceAlias {
+		add(SeverityError, "source.cluster.alias", fmt.Sprintf("is %q but the plan's partitions use %q: Connect would accept the offsets and never read them", alias, exp.SourceAlias),
+			"use the plan's alias or rebuild the plan")
+	}
+
+	if exp.HasClearedPartition {
+		if reset, key := effectiveSourceConsumer(config, "auto.offset.reset"); reset != "" && reset != "earliest" {
+			add(SeverityError, key, fmt.Sprintf("is %q but the plan clears partitions whose committed offset is 0: they would not start at the beginning", reset),
+				"set source.consumer.auto.offset.reset=earliest")
+		}
+	}
+
+	keys := make([]string, 0, len(config))
+	for k := range config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := strings.TrimSpace(config[k])
+		if isSecretKey(k) && v != "" && !isProviderRef(v) {
+			add(SeverityWarning, k, "holds a secret in plain text: it is stored in the config topic and shown by GET /connectors",
+				"use a config provider reference such as ${file:/path/secrets.properties:key}")
+		}
+	}
+
+	if _, ok := config["offset.consistency.enabled"]; ok {
+		add(SeverityWarning, "offset.consistency.enabled", "is not a Kafka configuration: Connect ignores unknown keys, it has no effect",
+			"remove it")
+	}
+
+	if v, _ := effectiveSourceConsumer(config, "isolation.level"); v == "" {
+		add(SeverityWarning, "source.consumer.isolation.level", "not stated: the source consumer reads read_uncommitted, including aborted transactional records",
+			"state the isolation level the Flink job used")
+	}
+
+	sortFindings(fs)
+	return fs
+}
+
+// effectiveSourceConsumer returns the value MirrorSourceConnector's source
+// consumer uses for a client setting, and the key it came from: like MM2,
+// source.consumer.* overrides consumer.*. The MM2 default for
+// auto.offset.reset is earliest.
+func effectiveSourceConsumer(config map[string]string, name string) (value, key string) {
+	for _, k := range []string{"source.consumer." + name, "consumer." + name} {
+		if v, ok := config[k]; ok {
+			return strings.TrimSpace(v), k
+		}
+	}
+	if name == "auto.offset.reset" {
+		return "earliest", "source.consumer.auto.offset.reset"
+	}
+	return "", "source.consumer." + name
+}
+
+// ValidationFindings turns the errors of Connect's validate endpoint into
+// findings of SeverityError. Secret values of config, if the worker echoes
+// any, are redacted.
+func ValidationFindings(infos *ConfigInfos, config map[string]string) []Finding {
+	if infos == nil {
+		return nil
+	}
+	secrets := secretValues(config)
+	var fs []Finding
+	for _, ci := range infos.Configs {
+		for _, e := range ci.Value.Errors {
+			fs = append(fs, Finding{Severity: SeverityError, Key: ci.Value.Name, Message: redact(e, secrets),
+				Advice: "fix the value the connector plugin rejected", Origin: OriginValidate})
+		}
+	}
+	sortFindings(fs)
+	return fs
+}
+
+// LintConfig runs Lint with the worker's version from GET / and Connect's own
+// validation of the configuration (against its connector.class, by default
+// MirrorSourceConnector) and returns both sets of findings merged, errors
+// first. It returns an error only when the worker could not be asked.
+func (c *Client) LintConfig(ctx context.Context, config map[string]string, exp LintExpectations) ([]Finding, error) {
+	info, err := c.ServerInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	class := orDefault(config["connector.class"], MirrorSourceConnectorClass)
+	infos, err := c.Validate(ctx, class, config)
+	if err != nil {
+		return nil, err
+	}
+	fs := append(Lint(config, info.Version, exp), ValidationFindings(infos, config)...)
+	sortFindings(fs)
+	return fs, nil
+}
+
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		if fs[i].Severity != fs[j].Severity {
+			return fs[i].Severity > fs[j].Severity
+		}
+		return fs[i].Key < fs[j].Key
+	})
+}
+
+func hasListEntry(list, entry string) bool {
+	for _, e := range strings.Split(list, ",") {
+		if strings.TrimSpace(e) == entry {
+			return true
+		}
+	}
+	return false
+}
+
+func isFalse(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "false") }
+
+func shown(config map[string]string, key string) string {
+	v, ok := config[key]
+	if !ok {
+		return "not set"
+	}
+	return fmt.Sprintf("%q", v)
+}
+
+// isProviderRef reports whether v is a config provider reference,
+// ${provider:[path:]key}, resolved by the worker at runtime.
+func isProviderRef(v string) bool {
+	return strings.HasPrefix(v, "${") && strings.HasSuffix(v, "}") && strings.Contains(v, ":")
+}

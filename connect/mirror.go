@@ -1,0 +1,201 @@
+package connect
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Class names used in MirrorSourceConnector configurations.
+const (
+	MirrorSourceConnectorClass = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+	ByteArrayConverterClass    = "org.apache.kafka.connect.converters.ByteArrayConverter"
+	IdentityPolicyClass        = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
+	DefaultPolicyClass         = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"
+)
+
+// ReplicationPolicy selects how MM2 names target topics.
+type ReplicationPolicy int
+
+const (
+	// IdentityPolicy writes to a target topic of the same name as the source
+	// topic, as a Flink job copying topic to topic did. It is the default.
+	IdentityPolicy ReplicationPolicy = iota
+	// DefaultPolicy writes to "<source alias>.<topic>" (MM2's own default).
+	DefaultPolicy
+)
+
+// MirrorSource describes the MirrorSourceConnector the cutover creates. Its
+// Config method renders the connector configuration with the defaults of the
+// design (seed section 4): no topic config or ACL sync, no offset-syncs,
+// topic refresh every 60 seconds, ByteArrayConverter for keys, values and
+// headers, source.consumer.auto.offset.reset=earliest (partitions whose
+// offset is deleted start at the beginning), the identity replication policy.
+//
+// The seed's offset.consistency.enabled is deliberately not emitted: it is
+// not a Kafka configuration (Lint warns about it).
+//
+// String never shows secret values.
+type MirrorSource struct {
+	Name        string // connector name; offsets are keyed by it
+	SourceAlias string // source.cluster.alias; default "source". It is the "cluster" of every source partition
+	TargetAlias string // target.cluster.alias; default "target"
+
+	SourceBootstrap string // source.cluster.bootstrap.servers
+	TargetBootstrap string // target.cluster.bootstrap.servers
+
+	// SourceClient and TargetClient are client settings for each cluster
+	// without prefix, e.g. "security.protocol": "SASL_SSL", "sasl.mechanism",
+	// "sasl.jaas.config", "ssl.truststore.location". They are written as
+	// source.cluster.* and target.cluster.*. Prefer config provider
+	// references (${file:/path:key}) for secrets.
+	SourceClient map[string]string
+	TargetClient map[string]string
+
+	// Topics are exact source topic names. MM2 reads "topics" as a list of
+	// Java regular expressions that must match a whole topic name; each name
+	// is written with its dots escaped so that it matches only itself. MM2's
+	// default topics.exclude still drops names like "*.internal",
+	// "*-internal", "*.replica" and "__*".
+	Topics []string
+	// TopicPatterns are Java regular expressions added to "topics" as given.
+	TopicPatterns []string
+
+	TasksMax          int               // tasks.max; default 1
+	ReplicationPolicy ReplicationPolicy // default IdentityPolicy
+	IsolationLevel    string            // source.consumer.isolation.level: "read_committed" or "read_uncommitted"; "" leaves it unset (Lint warns)
+	RefreshInterval   time.Duration     // refresh.topics.interval.seconds; default 60s
+	Converter         string            // key/value/header converter class; default ByteArrayConverterClass
+
+	// Extra keys are written last and override everything above.
+	Extra map[string]string
+}
+
+var topicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
+
+// Config renders the connector configuration. It returns an error when a
+// required field is missing or a value is invalid (a topic name Kafka would
+// reject, a comma in a pattern, an unknown isolation level).
+func (m MirrorSource) Config() (map[string]string, error) {
+	var errs []error
+	if m.Name == "" {
+		errs = append(errs, errors.New("connector name is empty"))
+	}
+	if m.SourceBootstrap == "" || m.TargetBootstrap == "" {
+		errs = append(errs, errors.New("source and target bootstrap servers are required"))
+	}
+	var topics []string
+	for _, t := range m.Topics {
+		if !topicName.MatchString(t) || t == "." || t == ".." {
+			errs = append(errs, fmt.Errorf("topic %q is not a valid Kafka topic name", t))
+			continue
+		}
+		topics = append(topics, strings.ReplaceAll(t, ".", `\.`))
+	}
+	for _, p := range m.TopicPatterns {
+		if p == "" || strings.Contains(p, ",") {
+			errs = append(errs, fmt.Errorf("topic pattern %q is empty or has a comma (topics is a comma-separated list)", p))
+			continue
+		}
+		topics = append(topics, p)
+	}
+	if len(topics) == 0 && len(m.Topics) == 0 && len(m.TopicPatterns) == 0 {
+		errs = append(errs, errors.New("no topics: list the topics to replicate"))
+	}
+	switch m.IsolationLevel {
+	case "", "read_committed", "read_uncommitted":
+	default:
+		errs = append(errs, fmt.Errorf("isolation level %q is not read_committed or read_uncommitted", m.IsolationLevel))
+	}
+	if m.TasksMax < 0 {
+		errs = append(errs, errors.New("tasks.max is negative"))
+	}
+	if m.RefreshInterval < 0 {
+		errs = append(errs, errors.New("refresh interval is negative"))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("connect: mirror source config: %w", errors.Join(errs...))
+	}
+
+	cfg := map[string]string{
+		"name":                              m.Name,
+		"connector.class":                   MirrorSourceConnectorClass,
+		"source.cluster.alias":              orDefault(m.SourceAlias, "source"),
+		"target.cluster.alias":              orDefault(m.TargetAlias, "target"),
+		"source.cluster.bootstrap.servers":  m.SourceBootstrap,
+		"target.cluster.bootstrap.servers":  m.TargetBootstrap,
+		"topics":                            strings.Join(topics, ","),
+		"tasks.max":                         strconv.Itoa(max(m.TasksMax, 1)),
+		"replication.policy.class":          IdentityPolicyClass,
+		"emit.offset-syncs.enabled":         "false",
+		"sync.topic.configs.enabled":        "false",
+		"sync.topic.acls.enabled":           "false",
+		"refresh.topics.enabled":            "true",
+		"refresh.topics.interval.seconds":   "60",
+		"source.consumer.auto.offset.reset": "earliest",
+		"key.converter":                     orDefault(m.Converter, ByteArrayConverterClass),
+		"value.converter":                   orDefault(m.Converter, ByteArrayConverterClass),
+		"header.converter":                  orDefault(m.Converter, ByteArrayConverterClass),
+	}
+	if m.ReplicationPolicy == DefaultPolicy {
+		cfg["replication.policy.class"] = DefaultPolicyClass
+	}
+	if m.RefreshInterval > 0 {
+		secs := int64((m.RefreshInterval + time.Second - 1) / time.Second)
+		cfg["refresh.topics.interval.seconds"] = strconv.FormatInt(secs, 10)
+	}
+	if m.IsolationLevel != "" {
+		cfg["source.consumer.isolation.level"] = m.IsolationLevel
+	}
+	for k, v := range m.SourceClient {
+		cfg["source.cluster."+k] = v
+	}
+	for k, v := range m.TargetClient {
+		cfg["target.cluster."+k] = v
+	}
+	for k, v := range m.Extra {
+		cfg[k] = v
+	}
+	return cfg, nil
+}
+
+// String renders the configuration (or the error) with secret values
+// replaced by "[redacted]", keys sorted.
+func (m MirrorSource) String() string {
+	cfg, err := m.Config()
+	if err != nil {
+		return fmt.Sprintf("MirrorSource(%s: invalid)", m.Name)
+	}
+	return ConfigString(cfg)
+}
+
+// ConfigString renders a connector configuration as sorted key=value lines
+// with secret values (sasl.jaas.config, *.password, ...) replaced by
+// "[redacted]", for logs and reports.
+func ConfigString(config map[string]string) string {
+	r := redactConfig(config)
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(r[k])
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,301 @@
+package connect
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+)
+
+// Offset is one entry of a connector's offsets as Connect's REST API shows
+// them: a source partition and its source offset, both free-form maps whose
+// keys the connector plugin defines. A nil Offset map is a tombstone: in an
+// alter request it deletes the partition's offset (JSON null); Connect never
+// returns one.
+//
+// For MirrorSourceConnector use MirrorSourceOffset and MirrorSourceTombstone.
+// JSON numbers are decoded as int64 (float64 only when not an integer), so
+// values compare exactly and re-encode as plain JSON integers.
+type Offset struct {
+	Partition map[string]any `json:"partition"`
+	Offset    map[string]any `json:"offset"`
+}
+
+// Keys of MirrorSourceConnector's source partitions and offsets.
+const (
+	MirrorKeyCluster   = "cluster"
+	MirrorKeyTopic     = "topic"
+	MirrorKeyPartition = "partition"
+	MirrorKeyOffset    = "offset"
+)
+
+// MirrorSourceOffset is the Connect offset MirrorSourceConnector stores for a
+// source topic partition: the offset of the last record replicated, M. On
+// start its task seeks to M+1. To continue at a consumer group's committed
+// offset C > 0, store M = C-1.
+func MirrorSourceOffset(sourceAlias, topic string, partition int32, lastReplicated int64) Offset {
+	return Offset{
+		Partition: MirrorSourcePartition(sourceAlias, topic, partition),
+		Offset:    map[string]any{MirrorKeyOffset: lastReplicated},
+	}
+}
+
+// MirrorSourceTombstone deletes the stored offset of a source topic
+// partition; the task then starts where source.consumer.auto.offset.reset
+// says (MM2 defaults it to earliest). That is how a committed offset C = 0 is
+// expressed.
+func MirrorSourceTombstone(sourceAlias, topic string, partition int32) Offset {
+	return Offset{Partition: MirrorSourcePartition(sourceAlias, topic, partition)}
+}
+
+// MirrorSourcePartition is MirrorSourceConnector's source partition:
+// {"cluster": alias, "topic": topic, "partition": n}.
+func MirrorSourcePartition(sourceAlias, topic string, partition int32) map[string]any {
+	return map[string]any{MirrorKeyCluster: sourceAlias, MirrorKeyTopic: topic, MirrorKeyPartition: int64(partition)}
+}
+
+// MirrorSource reads o as a MirrorSourceConnector offset. ok is false when a
+// key is missing or has the wrong type; tombstone is true for a nil Offset.
+func (o Offset) MirrorSource() (alias, topic string, partition int32, lastReplicated int64, tombstone, ok bool) {
+	alias, ok1 := o.Partition[MirrorKeyCluster].(string)
+	topic, ok2 := o.Partition[MirrorKeyTopic].(string)
+	p, ok3 := asInt64(o.Partition[MirrorKeyPartition])
+	if !ok1 || !ok2 || !ok3 || p < 0 || p > math.MaxInt32 {
+		return "", "", 0, 0, false, false
+	}
+	if o.Offset == nil {
+		return alias, topic, int32(p), 0, true, true
+	}
+	m, ok4 := asInt64(o.Offset[MirrorKeyOffset])
+	if !ok4 {
+		return "", "", 0, 0, false, false
+	}
+	return alias, topic, int32(p), m, false, true
+}
+
+// UnmarshalJSON decodes Connect's numbers as int64.
+func (o *Offset) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Partition map[string]any `json:"partition"`
+		Offset    map[string]any `json:"offset"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	o.Partition = normalizeMap(raw.Partition)
+	o.Offset = normalizeMap(raw.Offset)
+	return nil
+}
+
+func normalizeMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = normalize(v)
+	}
+	return out
+}
+
+// normalize turns every JSON or Go number into int64 when it is an integer,
+// recursively, so that equal offsets compare equal.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return normalizeMap(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalize(e)
+		}
+		return out
+	}
+	if n, ok := asInt64(v); ok {
+		return n
+	}
+	if n, ok := v.(json.Number); ok {
+		if f, err := n.Float64(); err == nil {
+			return f
+		}
+	}
+	return v
+}
+
+func asInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case json.Number:
+		n, err := x.Int64()
+		return n, err == nil
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x), true
+		}
+	}
+	return 0, false
+}
+
+// partitionKey is a canonical encoding of a source partition, for set
+// comparison (encoding/json sorts map keys).
+func partitionKey(p map[string]any) string {
+	b, err := json.Marshal(normalizeMap(p))
+	if err != nil {
+		return fmt.Sprintf("%v", p)
+	}
+	return string(b)
+}
+
+// Offsets reads a connector's offsets (GET /connectors/{name}/offsets, Kafka
+// 3.5). The worker answers from its own view of the offsets topic without
+// forwarding, so right after an alter the answer can be stale (use
+// WaitOffsets); the order is arbitrary. Offsets outlive the connector: a
+// deleted connector's offsets are inherited by a new one of the same name.
+//
+// It returns a *VersionError for older workers and an *APIError matching
+// ErrNotFound when the connector does not exist.
+func (c *Client) Offsets(ctx context.Context, name string) ([]Offset, error) {
+	if err := c.requireVersion(ctx, "reading connector offsets", versionOffsetsRead); err != nil {
+		return nil, err
+	}
+	var out struct {
+		Offsets []Offset `json:"offsets"`
+	}
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: connectorPath(name, "/offsets"), repeat: RepeatSafe}, &out); err != nil {
+		return nil, err
+	}
+	return out.Offsets, nil
+}
+
+// AlterOffsets writes offsets for the given source partitions (PATCH
+// /connectors/{name}/offsets, Kafka 3.6): each entry sets the partition's
+// offset, or deletes it when Offset is nil. Partitions not listed keep theirs.
+// The request is forwarded to the leader and is safe to repeat with the same
+// body, so it is retried on transient errors. It returns the worker's
+// message.
+//
+// The connector must be STOPPED with zero tasks. AlterOffsets checks this
+// first and returns a *NotStoppedError naming the state (PAUSED is not
+// STOPPED) without writing; a 400 from the worker for the same reason is
+// returned as a *NotStoppedError too. Both match ErrNotStopped.
+//
+// MirrorSourceConnector checks only the format: a negative offset or a
+// non-integer partition gives a 500, but a wrong cluster alias or a partition
+// that does not exist is accepted and silently never read: validate against
+// the plan before calling.
+func (c *Client) AlterOffsets(ctx context.Context, name string, offsets []Offset) (string, error) {
+	if len(offsets) == 0 {
+		return "", errors.New("connect: alter offsets needs at least one partition")
+	}
+	if err := c.requireVersion(ctx, "altering connector offsets", versionOffsetsWrite); err != nil {
+		return "", err
+	}
+	if err := c.requireStopped(ctx, name); err != nil {
+		return "", err
+	}
+	body := struct {
+		Offsets []Offset `json:"offsets"`
+	}{offsets}
+	return c.offsetsWrite(ctx, name, http.MethodPatch, body)
+}
+
+// ResetOffsets deletes all offsets of a connector (DELETE
+// /connectors/{name}/offsets, Kafka 3.6); the next start reads from where
+// source.consumer.auto.offset.reset says. Same guard, retries and errors as
+// AlterOffsets.
+func (c *Client) ResetOffsets(ctx context.Context, name string) (string, error) {
+	if err := c.requireVersion(ctx, "resetting connector offsets", versionOffsetsWrite); err != nil {
+		return "", err
+	}
+	if err := c.requireStopped(ctx, name); err != nil {
+		return "", err
+	}
+	return c.offsetsWrite(ctx, name, http.MethodDelete, nil)
+}
+
+func (c *Client) offsetsWrite(ctx context.Context, name, method string, body any) (string, error) {
+	var msg struct {
+		Message string `json:"message"`
+	}
+	_, err := c.do(ctx, request{method: method, path: connectorPath(name, "/offsets"), body: body, repeat: RepeatSafe}, &msg)
+	if err != nil {
+		if errors.Is(err, ErrNotStopped) {
+			nse := &NotStoppedError{Connector: name, Err: err}
+			if st, serr := c.Status(ctx, name); serr == nil {
+				nse.State, nse.Tasks = st.Connector.State, len(st.Tasks)
+			}
+			return "", nse
+		}
+		return "", err
+	}
+	return msg.Message, nil
+}
+
+// requireStopped is the client-side guard of offset writes.
+func (c *Client) requireStopped(ctx context.Context, name string) error {
+	st, err := c.Status(ctx, name)
+	if err != nil {
+		return err
+	}
+	if st.Connector.State != StateStopped || len(st.Tasks) != 0 {
+		return &NotStoppedError{Connector: name, State: st.Connector.State, Tasks: len(st.Tasks)}
+	}
+	return nil
+}
+
+// OffsetsDiff compares offsets read back from Connect (got) with the expected
+// set (want), ignoring order. A tombstone in want expects the partition to be
+// absent from got. It returns a human-readable difference, empty when equal.
+func OffsetsDiff(want, got []Offset) string {
+	gotBy := make(map[string]map[string]any, len(got))
+	for _, o := range got {
+		gotBy[partitionKey(o.Partition)] = normalizeMap(o.Offset)
+	}
+	var lines []string
+	seen := make(map[string]bool, len(want))
+	for _, o := range want {
+		k := partitionKey(o.Partition)
+		seen[k] = true
+		g, present := gotBy[k]
+		w := normalizeMap(o.Offset)
+		switch {
+		case w == nil && present:
+			lines = append(lines, fmt.Sprintf("partition %s: want no offset, got %s", k, jsonString(g)))
+		case w != nil && !present:
+			lines = append(lines, fmt.Sprintf("partition %s: want %s, got no offset", k, jsonString(w)))
+		case w != nil && jsonString(w) != jsonString(g):
+			lines = append(lines, fmt.Sprintf("partition %s: want %s, got %s", k, jsonString(w), jsonString(g)))
+		}
+	}
+	for k, g := range gotBy {
+		if !seen[k] {
+			lines = append(lines, fmt.Sprintf("partition %s: not expected, got %s", k, jsonString(g)))
+		}
+	}
+	sort.Strings(lines)
+	var b bytes.Buffer
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return string(b)
+}

@@ -1,0 +1,154 @@
+package connect
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// OffsetsMismatchError is returned by WaitOffsets when ctx ends before the
+// offsets read back equal the expected set. Diff lists the differing
+// partitions (see OffsetsDiff); Err is the context's error.
+type OffsetsMismatchError struct {
+	Connector string
+	Diff      string
+	Err       error
+}
+
+func (e *OffsetsMismatchError) Error() string {
+	return fmt.Sprintf("connect: offsets of connector %q do not match the expected set: %v:\n%s", e.Connector, e.Err, e.Diff)
+}
+
+// Unwrap returns the context's error.
+func (e *OffsetsMismatchError) Unwrap() error { return e.Err }
+
+// poll calls check until it reports done or an error, or ctx ends. Pauses
+// grow from 100ms to the client's poll interval. On ctx end it returns
+// onDone(ctx error).
+func (c *Client) poll(ctx context.Context, check func() (bool, error), onDone func(error) error) error {
+	wait := 100 * time.Millisecond
+	if wait > c.pollMax {
+		wait = c.pollMax
+	}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	for {
+		done, err := check()
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return onDone(cerr)
+			}
+			return err
+		}
+		if done {
+			return nil
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return onDone(ctx.Err())
+		case <-timer.C:
+		}
+		wait = min(wait*2, c.pollMax)
+	}
+}
+
+// WaitStopped polls GET /connectors/{name}/status until the connector is
+// STOPPED and lists no tasks, which is when its offsets may be altered, and
+// returns that status. It returns an *APIError matching ErrNotFound if the
+// connector does not exist, or an error wrapping ctx's error (with the last
+// state seen) when ctx ends first.
+func (c *Client) WaitStopped(ctx context.Context, name string) (*ConnectorStatus, error) {
+	var last *ConnectorStatus
+	err := c.poll(ctx, func() (bool, error) {
+		st, err := c.Status(ctx, name)
+		if err != nil {
+			return false, err
+		}
+		last = st
+		return st.Connector.State == StateStopped && len(st.Tasks) == 0, nil
+	}, func(cerr error) error {
+		return fmt.Errorf("connect: waiting for connector %q to be STOPPED with no tasks, last seen %s: %w", name, describe(last), cerr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return last, nil
+}
+
+// WaitRunning polls GET /connectors/{name}/status until the connector and at
+// least one task are RUNNING and every task is RUNNING, and returns that
+// status. A FAILED connector or task ends the wait with a *FailedError
+// carrying the worker's trace (ErrFailed). It returns an *APIError matching
+// ErrNotFound if the connector does not exist, or an error wrapping ctx's
+// error when ctx ends first.
+func (c *Client) WaitRunning(ctx context.Context, name string) (*ConnectorStatus, error) {
+	var last *ConnectorStatus
+	err := c.poll(ctx, func() (bool, error) {
+		st, err := c.Status(ctx, name)
+		if err != nil {
+			return false, err
+		}
+		last = st
+		if st.Connector.State == StateFailed {
+			return false, &FailedError{Connector: name, WorkerID: st.Connector.WorkerID, Trace: st.Connector.Trace}
+		}
+		for _, t := range st.Tasks {
+			if t.State.State == StateFailed {
+				id := t.ID
+				return false, &FailedError{Connector: name, Task: &id, WorkerID: t.WorkerID, Trace: t.Trace}
+			}
+		}
+		if st.Connector.State != StateRunning || len(st.Tasks) == 0 {
+			return false, nil
+		}
+		for _, t := range st.Tasks {
+			if t.State.State != StateRunning {
+				return false, nil
+			}
+		}
+		return true, nil
+	}, func(cerr error) error {
+		return fmt.Errorf("connect: waiting for connector %q and its tasks to be RUNNING, last seen %s: %w", name, describe(last), cerr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return last, nil
+}
+
+// WaitOffsets polls GET /connectors/{name}/offsets until the offsets read
+// back equal want as a set (see OffsetsDiff: order does not matter, a
+// tombstone expects the partition to be absent), and returns them. GET is
+// eventually consistent: right after AlterOffsets a worker may still answer
+// with the old offsets. When ctx ends first it returns an
+// *OffsetsMismatchError with the last difference.
+func (c *Client) WaitOffsets(ctx context.Context, name string, want []Offset) ([]Offset, error) {
+	var (
+		last []Offset
+		diff = "no answer yet\n"
+	)
+	err := c.poll(ctx, func() (bool, error) {
+		got, err := c.Offsets(ctx, name)
+		if err != nil {
+			return false, err
+		}
+		last = got
+		diff = OffsetsDiff(want, got)
+		return diff == "", nil
+	}, func(cerr error) error {
+		return &OffsetsMismatchError{Connector: name, Diff: diff, Err: cerr}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return last, nil
+}
+
+func describe(st *ConnectorStatus) string {
+	if st == nil {
+		return "nothing"
+	}
+	return fmt.Sprintf("%s with %d task(s)", st.Connector.State, len(st.Tasks))
+}
