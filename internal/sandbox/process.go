@@ -1,0 +1,155 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// process is one JVM the sandbox started: its own process group, stdout and
+// stderr in one log file, and a parent-death signal so that it cannot outlive
+// the test binary or example that started it.
+type process struct {
+	name string
+	argv []string
+	env  []string
+	dir  string
+	log  string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has been waited for
+	err  error         // cmd.Wait's result, valid after done
+}
+
+// start runs the process in its own process group.
+func (p *process) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil && !p.exited() {
+		return fmt.Errorf("%s is already running", p.name)
+	}
+	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(logf, "=== sandbox: starting %s at %s\n", p.name, time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd.Env = p.env
+	cmd.Dir = p.dir
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("start %s: %w", p.name, err)
+	}
+	done := make(chan struct{})
+	p.cmd, p.done = cmd, done
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		close(done)
+	}()
+	return nil
+}
+
+// exited reports whether the last started process has ended. Callers hold p.mu.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// running reports whether the process is alive.
+func (p *process) running() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cmd != nil && !p.exited()
+}
+
+// exitErr returns the channel closed when the process ends and a function that
+// reports how it ended.
+func (p *process) wait() (<-chan struct{}, func() error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	done := p.done
+	return done, func() error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.err
+	}
+}
+
+// signal sends sig to the process group.
+func (p *process) signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.exited() {
+		return nil
+	}
+	err := syscall.Kill(-p.cmd.Process.Pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// stop sends SIGTERM to the process group and waits for the process to end,
+// escalating to SIGKILL when ctx ends first. It returns the process's exit
+// error (a graceful JVM shutdown on SIGTERM exits with status 143).
+func (p *process) stop(ctx context.Context) error {
+	done, exitErr := p.wait()
+	if done == nil {
+		return nil
+	}
+	if err := p.signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case <-done:
+		return exitErr()
+	case <-ctx.Done():
+		_ = p.signal(syscall.SIGKILL)
+		<-done
+		return fmt.Errorf("%s did not stop after SIGTERM, killed: %w", p.name, ctx.Err())
+	}
+}
+
+// kill sends SIGKILL to the process group and waits for the process to end.
+func (p *process) kill() error {
+	done, _ := p.wait()
+	if done == nil {
+		return nil
+	}
+	if err := p.signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	<-done
+	return nil
+}
+
+// tail returns the last n lines of the process's log.
+func (p *process) tail(n int) string {
+	b, err := os.ReadFile(p.log)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}

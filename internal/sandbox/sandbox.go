@@ -1,0 +1,669 @@
+// Package sandbox runs real Apache Kafka and Kafka Connect on this machine for
+// tests and demos: two independent single-node KRaft clusters, "source" and
+// "target", and zero or more Kafka Connect distributed workers whose
+// management cluster is the target, with MirrorMaker 2's connectors on their
+// class path.
+//
+// The jars come from, in order, Config.KafkaHome (an Apache Kafka
+// distribution), or a cache directory filled from Maven Central by the
+// pom.xml beside this file (mvn dependency:copy-dependencies). Every process
+// is a JVM in its own process group with a parent-death signal, so none
+// outlives the program that started it; Close stops them all and removes the
+// working directory.
+//
+// Workers start through the worker image's own files (package docker/mm2):
+// docker-entrypoint.sh with connect-mm2.properties, configured by environment
+// variables exactly as in Kubernetes, except PLAINTEXT and replication factor
+// 1. Each worker listens on and advertises its own loopback address
+// (127.0.0.2, 127.0.0.3, ...) and port, so a write sent to a worker that is
+// not the leader is really forwarded.
+//
+// A running sandbox can be shared by several test binaries: WriteState
+// records its addresses in a file and Attach connects to it. An attached
+// Sandbox has no fault handles (Stop, Start, Kill return ErrNotOwner).
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	mm2 "github.com/mm2cutover/mm2cutover/docker/mm2"
+)
+
+// DefaultKafkaVersion is the newest Apache Kafka release whose broker,
+// connect-runtime, connect-mirror and connect-mirror-client jars all resolve
+// from Maven Central here (4.4.0's connect-mirror does not).
+const DefaultKafkaVersion = "4.3.1"
+
+// StateEnv names the environment variable that holds the path of a running
+// sandbox's state file (see WriteState and Attach).
+const StateEnv = "MM2CUTOVER_SANDBOX"
+
+const (
+	pollInterval   = 200 * time.Millisecond
+	startTimeout   = 3 * time.Minute
+	stopTimeout    = 60 * time.Second
+	mirrorSource   = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+	workerGroupID  = "mm2-sandbox"
+	firstWorkerIP4 = 2 // workers advertise 127.0.0.2, 127.0.0.3, ...
+)
+
+// ErrNotOwner is returned by the fault handles of an attached sandbox: only
+// the process that started a sandbox can stop, start or kill its processes.
+var ErrNotOwner = errors.New("sandbox is attached, not owned: start a dedicated sandbox for fault tests")
+
+// Config says what to start. The zero value starts the two Kafka clusters of
+// DefaultKafkaVersion from the default cache and no Connect worker.
+type Config struct {
+	// KafkaVersion is the Apache Kafka version to fetch ("" means
+	// DefaultKafkaVersion). Ignored when KafkaHome is set.
+	KafkaVersion string
+	// KafkaHome is an Apache Kafka distribution (a directory with libs/).
+	KafkaHome string
+	// CacheDir holds fetched distributions as kafka-<version>/libs
+	// ("" means the user cache directory's mm2cutover folder).
+	CacheDir string
+	// WorkDir is where data directories and logs go ("" means a new
+	// temporary directory, removed by Close).
+	WorkDir string
+	// Workers is the number of Kafka Connect workers to start; 0 starts none.
+	Workers int
+	// Logger receives progress; nil discards it.
+	Logger *slog.Logger
+}
+
+// ConfigFromEnv returns a Config filled from the environment:
+// MM2CUTOVER_KAFKA_VERSION, KAFKA_HOME and MM2CUTOVER_CACHE.
+func ConfigFromEnv() Config {
+	return Config{
+		KafkaVersion: os.Getenv("MM2CUTOVER_KAFKA_VERSION"),
+		KafkaHome:    os.Getenv("KAFKA_HOME"),
+		CacheDir:     os.Getenv("MM2CUTOVER_CACHE"),
+	}
+}
+
+// Sandbox is a running set of Kafka clusters and Connect workers.
+type Sandbox struct {
+	version string
+	source  *Broker
+	target  *Broker
+	workers []*Worker
+
+	owned   bool
+	workDir string
+	rmDir   bool
+	log     *slog.Logger
+}
+
+// Broker is one single-node KRaft cluster (broker and controller in one JVM).
+type Broker struct {
+	name      string
+	bootstrap string
+	clusterID string
+	proc      *process // nil when attached
+}
+
+// Worker is one Kafka Connect distributed worker.
+type Worker struct {
+	url  string
+	proc *process // nil when attached
+}
+
+// Start starts the source and target clusters and cfg.Workers Connect workers
+// and waits until each is usable: a broker answers metadata requests; a worker
+// answers GET / and lists MirrorSourceConnector under GET /connector-plugins.
+// On failure everything already started is stopped, and the error carries the
+// tail of the failing process's log. Errors wrap ErrNoKafka when no
+// distribution can be found or fetched.
+func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.KafkaVersion == "" {
+		cfg.KafkaVersion = DefaultKafkaVersion
+	}
+	if cfg.CacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("no cache directory: %w", err)
+		}
+		cfg.CacheDir = filepath.Join(dir, "mm2cutover")
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return nil, fmt.Errorf("%w: java is not installed (Java 17 or newer is needed)", ErrNoKafka)
+	}
+	dist, err := distribution(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sandbox{owned: true, log: log, workDir: cfg.WorkDir, version: versionOf(dist, cfg.KafkaVersion)}
+	if s.workDir == "" {
+		if s.workDir, err = os.MkdirTemp("", "mm2sandbox-"); err != nil {
+			return nil, err
+		}
+		s.rmDir = true
+	}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	confDir := filepath.Join(s.workDir, "mm2")
+	if err := os.CopyFS(confDir, mm2.Files); err != nil {
+		return nil, fmt.Errorf("write worker image files: %w", err)
+	}
+	if err := os.Chmod(filepath.Join(confDir, "docker-entrypoint.sh"), 0o755); err != nil {
+		return nil, err
+	}
+	env := baseEnv()
+
+	// The two clusters format and start in parallel; each takes a few seconds.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, name := range []string{"source", "target"} {
+		b, err := newBroker(name, java, dist, confDir, s.workDir, env)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			s.source = b
+		} else {
+			s.target = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = b.format(ctx); errs[i] == nil {
+				errs[i] = b.Start(ctx)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	log.Info("kafka clusters ready", "source", s.source.bootstrap, "target", s.target.bootstrap)
+
+	for i := range cfg.Workers {
+		w, err := newWorker(i, dist, confDir, s.workDir, s.target.bootstrap, env)
+		if err != nil {
+			return nil, err
+		}
+		s.workers = append(s.workers, w)
+	}
+	errs = make([]error, len(s.workers))
+	for i, w := range s.workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = w.Start(ctx) }()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if len(s.workers) > 0 {
+		log.Info("connect workers ready", "urls", s.workerURLs())
+	}
+	return s, nil
+}
+
+// baseEnv is the environment of every process: enough to find java, nothing
+// of the caller's Kafka settings (KAFKA_OPTS and the like would leak in).
+func baseEnv() []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// versionOf reads the Kafka version from the broker jar's name.
+func versionOf(dist, fallback string) string {
+	m, _ := filepath.Glob(filepath.Join(dist, "libs", "kafka_2.13-*.jar"))
+	for _, jar := range m {
+		v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(jar), "kafka_2.13-"), ".jar")
+		if !strings.ContainsAny(v, "-") { // skip -test, -sources
+			return v
+		}
+	}
+	return fallback
+}
+
+func newBroker(name, java, dist, confDir, workDir string, env []string) (*Broker, error) {
+	ports, err := freePorts("127.0.0.1", 2)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(workDir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	bootstrap := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	props := strings.Join([]string{
+		"process.roles=broker,controller",
+		"node.id=1",
+		fmt.Sprintf("controller.quorum.voters=1@127.0.0.1:%d", ports[1]),
+		fmt.Sprintf("listeners=PLAINTEXT://%s,CONTROLLER://127.0.0.1:%d", bootstrap, ports[1]),
+		"advertised.listeners=PLAINTEXT://" + bootstrap,
+		"controller.listener.names=CONTROLLER",
+		"inter.broker.listener.name=PLAINTEXT",
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"log.dirs=" + filepath.Join(dir, "data"),
+		"auto.create.topics.enable=false",
+		"num.partitions=1",
+		"offsets.topic.replication.factor=1",
+		"offsets.topic.num.partitions=5",
+		"transaction.state.log.replication.factor=1",
+		"transaction.state.log.min.isr=1",
+		"transaction.state.log.num.partitions=5",
+		"share.coordinator.state.topic.replication.factor=1",
+		"share.coordinator.state.topic.min.isr=1",
+		"group.initial.rebalance.delay.ms=0",
+		"",
+	}, "\n")
+	propsPath := filepath.Join(dir, "server.properties")
+	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
+		return nil, err
+	}
+	argv := append([]string{java}, strings.Fields(heapFlags+" "+jvmFlags)...)
+	argv = append(argv,
+		"-Dlog4j2.configurationFile="+filepath.Join(confDir, "connect-log4j2.properties"),
+		"-Dlog4j.configuration=file:"+filepath.Join(confDir, "connect-log4j.properties"),
+		"-cp", filepath.Join(dist, "libs", "*"), "kafka.Kafka", propsPath)
+	return &Broker{
+		name:      name,
+		bootstrap: bootstrap,
+		clusterID: newClusterID(),
+		proc:      &process{name: name + " broker", argv: argv, env: env, dir: dir, log: filepath.Join(dir, "broker.log")},
+	}, nil
+}
+
+// Flags that fit several JVMs on 2 cores: small heaps, the serial collector
+// and the client compiler, which starts fastest.
+const (
+	heapFlags = "-Xms128m -Xmx768m"
+	jvmFlags  = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true"
+)
+
+// format writes the KRaft metadata of a new cluster (kafka-storage format).
+func (b *Broker) format(ctx context.Context) error {
+	p := b.proc
+	args := append(append([]string{}, p.argv[:len(p.argv)-2]...), "kafka.tools.StorageTool",
+		"format", "-t", b.clusterID, "-c", p.argv[len(p.argv)-1])
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env, cmd.Dir = p.env, p.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("format %s cluster: %v\n%s", b.name, err, lastLines(string(out), 20))
+	}
+	return nil
+}
+
+// newClusterID returns a random KRaft cluster ID: 16 bytes, base64url without padding.
+func newClusterID() string {
+	b := make([]byte, 16)
+	rand.Read(b) // never fails: crypto/rand panics rather than return an error
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func newWorker(i int, dist, confDir, workDir, bootstrap string, env []string) (*Worker, error) {
+	host := fmt.Sprintf("127.0.0.%d", firstWorkerIP4+i)
+	ports, err := freePorts(host, 1)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(workDir, fmt.Sprintf("worker-%d", i))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	env = append(append([]string{}, env...),
+		"KAFKA_HOME="+dist,
+		"MM2_CONF_DIR="+confDir,
+		"CONNECT_BOOTSTRAP_SERVERS="+bootstrap,
+		"CONNECT_GROUP_ID="+workerGroupID,
+		"CONNECT_CONFIG_STORAGE_TOPIC="+workerGroupID+"-configs",
+		"CONNECT_OFFSET_STORAGE_TOPIC="+workerGroupID+"-offsets",
+		"CONNECT_STATUS_STORAGE_TOPIC="+workerGroupID+"-status",
+		"CONNECT_REPLICATION_FACTOR=1",
+		"CONNECT_SECURITY_PROTOCOL=PLAINTEXT",
+		"CONNECT_REST_HOST="+host,
+		"CONNECT_REST_PORT="+strconv.Itoa(ports[0]),
+		"POD_IP="+host,
+		"KAFKA_HEAP_OPTS="+heapFlags,
+		"KAFKA_JVM_PERFORMANCE_OPTS="+jvmFlags,
+	)
+	return &Worker{
+		url: fmt.Sprintf("http://%s:%d", host, ports[0]),
+		proc: &process{
+			name: fmt.Sprintf("connect worker %d", i),
+			argv: []string{filepath.Join(confDir, "docker-entrypoint.sh")},
+			env:  env, dir: dir, log: filepath.Join(dir, "worker.log"),
+		},
+	}, nil
+}
+
+// freePorts asks the kernel for n free TCP ports on host.
+func freePorts(host string, n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("no free port on %s: %w", host, err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// KafkaVersion returns the Apache Kafka version the sandbox runs.
+func (s *Sandbox) KafkaVersion() string { return s.version }
+
+// Source returns the source cluster.
+func (s *Sandbox) Source() *Broker { return s.source }
+
+// Target returns the target cluster, which is also Connect's management cluster.
+func (s *Sandbox) Target() *Broker { return s.target }
+
+// Workers returns the Connect workers in start order.
+func (s *Sandbox) Workers() []*Worker { return s.workers }
+
+// ConnectURL returns the REST URL of the first Connect worker, or "" when
+// the sandbox has none.
+func (s *Sandbox) ConnectURL() string {
+	if len(s.workers) == 0 {
+		return ""
+	}
+	return s.workers[0].url
+}
+
+func (s *Sandbox) workerURLs() []string {
+	var urls []string
+	for _, w := range s.workers {
+		urls = append(urls, w.url)
+	}
+	return urls
+}
+
+// WorkDir returns the directory that holds the data and logs.
+func (s *Sandbox) WorkDir() string { return s.workDir }
+
+// LogTails returns the last n lines of every process log, labelled, for a
+// failing test to show. An attached sandbox has none.
+func (s *Sandbox) LogTails(n int) string {
+	var b strings.Builder
+	for _, p := range s.processes() {
+		fmt.Fprintf(&b, "----- %s (%s), last %d lines -----\n%s\n", p.name, p.log, n, p.tail(n))
+	}
+	return b.String()
+}
+
+func (s *Sandbox) processes() []*process {
+	var ps []*process
+	for _, w := range s.workers {
+		if w.proc != nil {
+			ps = append(ps, w.proc)
+		}
+	}
+	for _, b := range []*Broker{s.source, s.target} {
+		if b != nil && b.proc != nil {
+			ps = append(ps, b.proc)
+		}
+	}
+	return ps
+}
+
+// Close stops the workers, then the brokers (SIGTERM, SIGKILL after a
+// minute), and removes the working directory it created. It does nothing
+// to an attached sandbox's processes.
+func (s *Sandbox) Close() error {
+	if !s.owned {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	var errs []error
+	stopAll := func(ps []*process) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for _, p := range ps {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := p.stop(ctx); err != nil && !isSignalExit(err) {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("stop %s: %w", p.name, err))
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	ps := s.processes()
+	nw := 0
+	for _, w := range s.workers {
+		if w.proc != nil {
+			nw++
+		}
+	}
+	stopAll(ps[:nw])
+	stopAll(ps[nw:])
+	if s.rmDir {
+		if err := os.RemoveAll(s.workDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// isSignalExit reports whether err is a JVM's exit after SIGTERM (status 143)
+// or a kill: the expected ends of a stopped process.
+func isSignalExit(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	return ee.ExitCode() == 143 || ee.ExitCode() == -1
+}
+
+// Bootstrap returns the cluster's bootstrap address (PLAINTEXT).
+func (b *Broker) Bootstrap() string { return b.bootstrap }
+
+// ClusterID returns the cluster's KRaft cluster ID.
+func (b *Broker) ClusterID() string { return b.clusterID }
+
+// Start starts a stopped broker (same ports and data) and waits until it
+// answers metadata requests.
+func (b *Broker) Start(ctx context.Context) error {
+	if b.proc == nil {
+		return ErrNotOwner
+	}
+	if err := b.proc.start(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	if err := waitUntil(ctx, b.proc, func(ctx context.Context) error { return brokerReady(ctx, b.bootstrap) }); err != nil {
+		return fmt.Errorf("%s broker at %s not ready: %w\n%s", b.name, b.bootstrap, err, b.proc.tail(40))
+	}
+	return nil
+}
+
+// Stop stops the broker gracefully (controlled shutdown) and waits for it to exit.
+func (b *Broker) Stop(ctx context.Context) error {
+	if b.proc == nil {
+		return ErrNotOwner
+	}
+	if err := b.proc.stop(ctx); err != nil && !isSignalExit(err) {
+		return err
+	}
+	return nil
+}
+
+// URL returns the worker's REST URL, its advertised address.
+func (w *Worker) URL() string { return w.url }
+
+// Start starts a stopped worker and waits until it is usable: GET / answers
+// and GET /connector-plugins lists MirrorSourceConnector.
+func (w *Worker) Start(ctx context.Context) error {
+	if w.proc == nil {
+		return ErrNotOwner
+	}
+	if err := w.proc.start(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	if err := waitUntil(ctx, w.proc, func(ctx context.Context) error { return workerReady(ctx, w.url) }); err != nil {
+		return fmt.Errorf("%s at %s not ready: %w\n%s", w.proc.name, w.url, err, w.proc.tail(40))
+	}
+	return nil
+}
+
+// Stop sends SIGTERM to the worker and waits until it has exited: Connect
+// stops its tasks and commits their offsets first. It returns an error if
+// the worker did not exit within ctx (it is then killed) or exited badly.
+func (w *Worker) Stop(ctx context.Context) error {
+	if w.proc == nil {
+		return ErrNotOwner
+	}
+	if err := w.proc.stop(ctx); err != nil && !isSignalExit(err) {
+		return err
+	}
+	return nil
+}
+
+// Kill sends SIGKILL to the worker: no task stop, no offset commit.
+func (w *Worker) Kill() error {
+	if w.proc == nil {
+		return ErrNotOwner
+	}
+	return w.proc.kill()
+}
+
+// Log returns the path of the worker's log file ("" when attached).
+func (w *Worker) Log() string {
+	if w.proc == nil {
+		return ""
+	}
+	return w.proc.log
+}
+
+// waitUntil polls ready until it succeeds, ctx ends, or the process exits.
+func waitUntil(ctx context.Context, p *process, ready func(context.Context) error) error {
+	done, exitErr := p.wait()
+	for {
+		err := ready(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("process exited: %v", exitErr())
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// state is the file format of WriteState and Attach.
+type state struct {
+	KafkaVersion string       `json:"kafka_version"`
+	Source       brokerState  `json:"source"`
+	Target       brokerState  `json:"target"`
+	Workers      []workerInfo `json:"workers"`
+}
+
+type brokerState struct {
+	Bootstrap string `json:"bootstrap"`
+	ClusterID string `json:"cluster_id"`
+}
+
+type workerInfo struct {
+	URL string `json:"url"`
+}
+
+// WriteState writes the sandbox's addresses to path, for Attach.
+func (s *Sandbox) WriteState(path string) error {
+	st := state{
+		KafkaVersion: s.version,
+		Source:       brokerState{s.source.bootstrap, s.source.clusterID},
+		Target:       brokerState{s.target.bootstrap, s.target.clusterID},
+	}
+	for _, w := range s.workers {
+		st.Workers = append(st.Workers, workerInfo{w.url})
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// Attach connects to a sandbox another process started and described with
+// WriteState, after checking that its brokers and workers answer.
+func Attach(ctx context.Context, path string) (*Sandbox, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("attach sandbox: %w", err)
+	}
+	var st state
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("attach sandbox: %s: %w", path, err)
+	}
+	s := &Sandbox{
+		version: st.KafkaVersion,
+		source:  &Broker{name: "source", bootstrap: st.Source.Bootstrap, clusterID: st.Source.ClusterID},
+		target:  &Broker{name: "target", bootstrap: st.Target.Bootstrap, clusterID: st.Target.ClusterID},
+		log:     slog.New(slog.DiscardHandler),
+	}
+	for _, w := range st.Workers {
+		s.workers = append(s.workers, &Worker{url: w.URL})
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, br := range []*Broker{s.source, s.target} {
+		if err := brokerReady(ctx, br.bootstrap); err != nil {
+			return nil, fmt.Errorf("attach sandbox: %s broker %s: %w", br.name, br.bootstrap, err)
+		}
+	}
+	for _, w := range s.workers {
+		if err := workerReady(ctx, w.url); err != nil {
+			return nil, fmt.Errorf("attach sandbox: worker %s: %w", w.url, err)
+		}
+	}
+	return s, nil
+}

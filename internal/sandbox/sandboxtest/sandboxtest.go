@@ -1,0 +1,123 @@
+// Package sandboxtest gives tests a real Kafka + Kafka Connect sandbox: one
+// shared by the tests of a test binary (or by several binaries, through the
+// MM2CUTOVER_SANDBOX state file), or a dedicated one for fault tests.
+//
+// The sandbox-backed tests are the point of this project: under `go test
+// -short`, or when no Java or Kafka jars can be had, they skip — except with
+// CI=true, where they fail instead.
+package sandboxtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/mm2cutover/mm2cutover/internal/sandbox"
+)
+
+// SharedWorkers is the number of Connect workers of a shared sandbox: two,
+// so that requests are forwarded between workers.
+const SharedWorkers = 2
+
+// shared is the sandbox of this test binary; Main closes it.
+var shared struct {
+	once sync.Once
+	sb   *sandbox.Sandbox
+	err  error
+}
+
+// Main runs the tests and then closes the shared sandbox, if one was started.
+// Call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if shared.sb != nil {
+		if err := shared.sb.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "sandboxtest: close:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// Shared returns the sandbox shared by the tests of this binary, starting it
+// on first use with two Connect workers, or attaching to the running one that
+// MM2CUTOVER_SANDBOX names. Tests that use it choose unique topic, group and
+// connector names and never stop or kill its processes.
+func Shared(t testing.TB) *sandbox.Sandbox {
+	t.Helper()
+	requireIntegration(t)
+	shared.once.Do(func() {
+		ctx := context.Background()
+		if path := os.Getenv(sandbox.StateEnv); path != "" {
+			shared.sb, shared.err = sandbox.Attach(ctx, path)
+			return
+		}
+		cfg := sandbox.ConfigFromEnv()
+		cfg.Workers = SharedWorkers
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		shared.sb, shared.err = sandbox.Start(ctx, cfg)
+	})
+	if shared.err != nil {
+		unavailable(t, shared.err)
+	}
+	sb := shared.sb
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log("sandbox logs:\n" + sb.LogTails(40))
+		}
+	})
+	return sb
+}
+
+// Dedicated starts a sandbox of its own for t, closed when t ends; use it
+// for tests that stop, start or kill brokers and workers.
+func Dedicated(t testing.TB, cfg sandbox.Config) *sandbox.Sandbox {
+	t.Helper()
+	requireIntegration(t)
+	env := sandbox.ConfigFromEnv()
+	if cfg.KafkaVersion == "" {
+		cfg.KafkaVersion = env.KafkaVersion
+	}
+	if cfg.KafkaHome == "" {
+		cfg.KafkaHome = env.KafkaHome
+	}
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = env.CacheDir
+	}
+	sb, err := sandbox.Start(context.Background(), cfg)
+	if err != nil {
+		unavailable(t, err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log("sandbox logs:\n" + sb.LogTails(40))
+		}
+		if err := sb.Close(); err != nil {
+			t.Errorf("close sandbox: %v", err)
+		}
+	})
+	return sb
+}
+
+func inCI() bool { return os.Getenv("CI") == "true" }
+
+func requireIntegration(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		if inCI() {
+			t.Fatal("integration test skipped by -short, which CI=true does not allow")
+		}
+		t.Skip("integration test: runs without -short")
+	}
+}
+
+func unavailable(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, sandbox.ErrNoKafka) && !inCI() {
+		t.Skipf("no Kafka sandbox here: %v", err)
+	}
+	t.Fatalf("start sandbox: %v", err)
+}

@@ -1,0 +1,233 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// SmokeReport is what Smoke checked.
+type SmokeReport struct {
+	KafkaVersion string
+	Topic        string
+	Records      int // produced per cluster, and replicated by MirrorMaker 2
+	Replicated   time.Duration
+}
+
+// Smoke proves the sandbox usable end to end: it produces records with keys
+// and headers to a new topic on each cluster and reads them back, then
+// creates a MirrorSourceConnector (IdentityReplicationPolicy,
+// ByteArrayConverter) that copies the source topic to the same-named target
+// topic, checks every replicated record byte for byte (key, value, headers),
+// and deletes the connector. It needs at least one Connect worker.
+func Smoke(ctx context.Context, s *Sandbox, records int) (SmokeReport, error) {
+	rep := SmokeReport{KafkaVersion: s.version, Records: records}
+	if len(s.workers) == 0 {
+		return rep, fmt.Errorf("smoke: the sandbox has no connect worker")
+	}
+	rep.Topic = fmt.Sprintf("smoke-%d", time.Now().UnixNano())
+	src := newTestRecords(rep.Topic, records)
+	for _, b := range []*Broker{s.source, s.target} {
+		if err := CreateTopic(ctx, b.bootstrap, rep.Topic, 1); err != nil {
+			return rep, err
+		}
+	}
+	if err := Produce(ctx, s.source.bootstrap, src); err != nil {
+		return rep, fmt.Errorf("smoke: produce to source: %w", err)
+	}
+	if err := compareTopic(ctx, s.source.bootstrap, rep.Topic, src); err != nil {
+		return rep, fmt.Errorf("smoke: source cluster: %w", err)
+	}
+	own := newTestRecords(rep.Topic+"-own", records)
+	if err := CreateTopic(ctx, s.target.bootstrap, rep.Topic+"-own", 1); err != nil {
+		return rep, err
+	}
+	if err := Produce(ctx, s.target.bootstrap, own); err != nil {
+		return rep, fmt.Errorf("smoke: produce to target: %w", err)
+	}
+	if err := compareTopic(ctx, s.target.bootstrap, rep.Topic+"-own", own); err != nil {
+		return rep, fmt.Errorf("smoke: target cluster: %w", err)
+	}
+
+	name := rep.Topic + "-mirror"
+	cfg := map[string]string{
+		"connector.class":                   mirrorSource,
+		"source.cluster.alias":              "source",
+		"target.cluster.alias":              "target",
+		"source.cluster.bootstrap.servers":  s.source.bootstrap,
+		"target.cluster.bootstrap.servers":  s.target.bootstrap,
+		"topics":                            rep.Topic,
+		"tasks.max":                         "1",
+		"replication.policy.class":          "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+		"key.converter":                     "org.apache.kafka.connect.converters.ByteArrayConverter",
+		"value.converter":                   "org.apache.kafka.connect.converters.ByteArrayConverter",
+		"header.converter":                  "org.apache.kafka.connect.converters.ByteArrayConverter",
+		"sync.topic.configs.enabled":        "false",
+		"sync.topic.acls.enabled":           "false",
+		"emit.offset-syncs.enabled":         "false",
+		"replication.factor":                "1",
+		"source.consumer.auto.offset.reset": "earliest",
+	}
+	body, _ := json.Marshal(map[string]any{"name": name, "config": cfg})
+	start := time.Now()
+	if err := restCall(ctx, http.MethodPost, s.ConnectURL()+"/connectors", body, http.StatusCreated); err != nil {
+		return rep, fmt.Errorf("smoke: create connector: %w", err)
+	}
+	defer restCall(context.WithoutCancel(ctx), http.MethodDelete, s.ConnectURL()+"/connectors/"+name, nil, http.StatusNoContent)
+	if err := compareTopic(ctx, s.target.bootstrap, rep.Topic, src); err != nil {
+		return rep, fmt.Errorf("smoke: replicated records: %w", err)
+	}
+	rep.Replicated = time.Since(start)
+	return rep, nil
+}
+
+func newTestRecords(topic string, n int) []*sarama.ProducerMessage {
+	msgs := make([]*sarama.ProducerMessage, n)
+	for i := range msgs {
+		msgs[i] = &sarama.ProducerMessage{
+			Topic: topic,
+			Key:   sarama.ByteEncoder("key-" + strconv.Itoa(i)),
+			Value: sarama.ByteEncoder(bytes.Repeat([]byte{byte(i)}, 1+i%7)),
+			Headers: []sarama.RecordHeader{
+				{Key: []byte("seq"), Value: []byte(strconv.Itoa(i))},
+				{Key: []byte("bin"), Value: []byte{0, 255, byte(i)}},
+			},
+		}
+	}
+	return msgs
+}
+
+// compareTopic reads partition 0 of topic from the start until it holds as
+// many records as want, and compares them byte for byte.
+func compareTopic(ctx context.Context, bootstrap, topic string, want []*sarama.ProducerMessage) error {
+	got, err := Consume(ctx, bootstrap, topic, 0, 0, len(want))
+	if err != nil {
+		return err
+	}
+	for i, w := range want {
+		g := got[i]
+		wk, _ := w.Key.Encode()
+		wv, _ := w.Value.Encode()
+		if !bytes.Equal(g.Key, wk) || !bytes.Equal(g.Value, wv) {
+			return fmt.Errorf("%s offset %d: got key %q value %x, want key %q value %x", topic, g.Offset, g.Key, g.Value, wk, wv)
+		}
+		if len(g.Headers) != len(w.Headers) {
+			return fmt.Errorf("%s offset %d: got %d headers, want %d", topic, g.Offset, len(g.Headers), len(w.Headers))
+		}
+		for j, h := range w.Headers {
+			if !bytes.Equal(g.Headers[j].Key, h.Key) || !bytes.Equal(g.Headers[j].Value, h.Value) {
+				return fmt.Errorf("%s offset %d: header %d differs", topic, g.Offset, j)
+			}
+		}
+	}
+	return nil
+}
+
+// NewSaramaConfig returns the client configuration the sandbox's helpers use.
+func NewSaramaConfig() *sarama.Config {
+	cfg := sarama.NewConfig()
+	cfg.ClientID = "mm2cutover-sandbox"
+	cfg.Version = sarama.V3_6_0_0
+	cfg.Metadata.AllowAutoTopicCreation = false
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.Idempotent = false
+	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
+	return cfg
+}
+
+// CreateTopic creates topic with the given number of partitions
+// (replication factor 1) and waits until its metadata is visible.
+func CreateTopic(ctx context.Context, bootstrap, topic string, partitions int32) error {
+	admin, err := sarama.NewClusterAdmin([]string{bootstrap}, NewSaramaConfig())
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
+		return fmt.Errorf("create topic %s on %s: %w", topic, bootstrap, err)
+	}
+	for {
+		md, err := admin.DescribeTopics([]string{topic})
+		if err == nil && len(md) == 1 && md[0].Err == sarama.ErrNoError && len(md[0].Partitions) == int(partitions) {
+			return nil
+		}
+		if err := sleep(ctx, pollInterval); err != nil {
+			return fmt.Errorf("topic %s not visible: %w", topic, err)
+		}
+	}
+}
+
+// Produce sends msgs synchronously, acknowledged by all in-sync replicas.
+func Produce(ctx context.Context, bootstrap string, msgs []*sarama.ProducerMessage) error {
+	p, err := sarama.NewSyncProducer([]string{bootstrap}, NewSaramaConfig())
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return p.SendMessages(msgs)
+}
+
+// Consume reads n records of one partition starting at offset from, or
+// returns an error when ctx ends first.
+func Consume(ctx context.Context, bootstrap, topic string, partition int32, from int64, n int) ([]*sarama.ConsumerMessage, error) {
+	c, err := sarama.NewConsumer([]string{bootstrap}, NewSaramaConfig())
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	pc, err := c.ConsumePartition(topic, partition, from)
+	if err != nil {
+		return nil, err
+	}
+	defer pc.AsyncClose()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var got []*sarama.ConsumerMessage
+	for len(got) < n {
+		select {
+		case m := <-pc.Messages():
+			got = append(got, m)
+		case err := <-pc.Errors():
+			return got, err
+		case <-ctx.Done():
+			return got, fmt.Errorf("%s-%d: read %d of %d records: %w", topic, partition, len(got), n, ctx.Err())
+		}
+	}
+	return got, nil
+}
+
+func restCall(ctx context.Context, method, url string, body []byte, want int) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		if resp.StatusCode == want {
+			return nil
+		}
+		// 409 while the worker group rebalances (a worker just joined).
+		if resp.StatusCode != http.StatusConflict || bytes.Contains(b, []byte("already exists")) {
+			return fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, b)
+		}
+		if err := sleep(ctx, time.Second); err != nil {
+			return fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, b)
+		}
+	}
+}
