@@ -61,7 +61,7 @@ const (
 	msgForwarding    = "IO Error trying to forward REST request"
 	msgMomentarily   = "Cannot complete request momentarily"
 	msgConflictingOp = "conflicting operation"
-	msgRebalance     = "rebalance"
+	msgRebalance     = "rebalanc" // rebalance, rebalancing
 )
 
 // forwardingAdvice is appended to forwarding failures. Connect workers forward

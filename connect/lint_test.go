@@ -1,0 +1,208 @@
+package connect
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func goodConfig(t *testing.T) map[string]string {
+	t.Helper()
+	cfg, err := MirrorSource{
+		Name:            "flink-to-mm2",
+		SourceBootstrap: "source:9092",
+		TargetBootstrap: "target:9092",
+		Topics:          []string{"orders", "payments.v1"},
+		TasksMax:        4,
+		IsolationLevel:  "read_committed",
+	}.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+type keySev struct {
+	Key      string
+	Severity Severity
+}
+
+func TestLint(t *testing.T) {
+	exp := LintExpectations{SourceAlias: "source", HasClearedPartition: true}
+	tests := []struct {
+		name    string
+		edit    func(map[string]string)
+		version string
+		exp     LintExpectations
+		want    []keySev
+	}{
+		{name: "builder output on 3.9", version: "3.9.0", exp: exp},
+		{name: "builder output on 4.3", version: "4.3.1", exp: exp},
+		{name: "builder output on 3.8 warns offset-syncs still written", version: "3.8.1", exp: exp,
+			want: []keySev{{"emit.offset-syncs.enabled", SeverityWarning}}},
+		{name: "unknown version", version: "", exp: exp,
+			want: []keySev{{"emit.offset-syncs.enabled", SeverityWarning}}},
+		{name: "topics missing", version: "4.3.1", exp: exp, edit: func(c map[string]string) { delete(c, "topics") },
+			want: []keySev{{"topics", SeverityError}}},
+		{name: "topics .*", version: "4.3.1", exp: exp, edit: func(c map[string]string) { c["topics"] = "orders, .*" },
+			want: []keySev{{"topics", SeverityError}}},
+		{name: "sync configs missing", version: "4.3.1", exp: exp, edit: func(c map[string]string) { delete(c, "sync.topic.configs.enabled") },
+			want: []keySev{{"sync.topic.configs.enabled", SeverityError}}},
+		{name: "sync acls true", version: "4.3.1", exp: exp, edit: func(c map[string]string) { c["sync.topic.acls.enabled"] = "true" },
+			want: []keySev{{"sync.topic.acls.enabled", SeverityError}}},
+		{name: "sync FALSE accepted", version: "4.3.1", exp: exp, edit: func(c map[string]string) { c["sync.topic.acls.enabled"] = "FALSE" }},
+		{name: "json value converter", version: "4.3.1", exp: exp,
+			edit: func(c map[string]string) { c["value.converter"] = "org.apache.kafka.connect.json.JsonConverter" },
+			want: []keySev{{"value.converter", SeverityError}}},
+		{name: "header converter missing", version: "4.3.1", exp: exp, edit: func(c map[string]string) { delete(c, "header.converter") },
+			want: []keySev{{"header.converter", SeverityError}}},
+		{name: "emit offset-syncs true on 3.9", version: "3.9.0", exp: exp, edit: func(c map[string]string) { c["emit.offset-syncs.enabled"] = "true" },
+			want: []keySev{{"emit.offset-syncs.enabled", SeverityError}}},
+		{name: "emit offset-syncs missing on 4.0", version: "4.0.0", exp: exp, edit: func(c map[string]string) { delete(c, "emit.offset-syncs.enabled") },
+			want: []keySev{{"emit.offset-syncs.enabled", SeverityError}}},
+		{name: "emit offset-syncs missing on 3.7 only warns", version: "3.7.2", exp: exp, edit: func(c map[string]string) { delete(c, "emit.offset-syncs.enabled") },
+			want: []keySev{{"emit.offset-syncs.enabled", SeverityWarning}}},
+		{name: "alias differs from plan", version: "4.3.1", exp: LintExpectations{SourceAlias: "dc1"},
+			want: []keySev{{"source.cluster.alias", SeverityError}}},
+		{name: "alias default source", version: "4.3.1", exp: exp, edit: func(c map[string]string) { delete(c, "source.cluster.alias") }},
+		{name: "no alias expectation", version: "4.3.1", exp: LintExpectations{}, edit: func(c map[string]string) { c["source.cluster.alias"] = "dc1" }},
+		{name: "auto.offset.reset latest with cleared partition", version: "4.3.1", exp: exp,
+			edit: func(c map[string]string) { c["source.consumer.auto.offset.reset"] = "latest" },
+			want: []keySev{{"source.consumer.auto.offset.reset", SeverityError}}},
+		{name: "consumer.auto.offset.reset latest with cleared partition", version: "4.3.1", exp: exp,
+			edit: func(c map[string]string) {
+				delete(c, "source.consumer.auto.offset.reset")
+				c["consumer.auto.offset.reset"] = "latest"
+			},
+			want: []keySev{{"consumer.auto.offset.reset", SeverityError}}},
+		{name: "auto.offset.reset unset defaults to earliest", version: "4.3.1", exp: exp,
+			edit: func(c map[string]string) { delete(c, "source.consumer.auto.offset.reset") }},
+		{name: "auto.offset.reset latest without cleared partition", version: "4.3.1", exp: LintExpectations{SourceAlias: "source"},
+			edit: func(c map[string]string) { c["source.consumer.auto.offset.reset"] = "latest" }},
+		{name: "plain text jaas", version: "4.3.1", exp: exp,
+			edit: func(c map[string]string) {
+				c["source.cluster.sasl.jaas.config"] = `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="hunter2";`
+			},
+			want: []keySev{{"source.cluster.sasl.jaas.config", SeverityWarning}}},
+		{name: "provider reference", version: "4.3.1", exp: exp,
+			edit: func(c map[string]string) { c["target.cluster.ssl.truststore.password"] = "${file:/etc/secrets/mm2.properties:truststore.password}" }},
+		{name: "offset.consistency.enabled", version: "4.3.1", exp: exp, edit: func(c map[string]string) { c["offset.consistency.enabled"] = "false" },
+			want: []keySev{{"offset.consistency.enabled", SeverityWarning}}},
+		{name: "isolation level not stated", version: "4.3.1", exp: exp, edit: func(c map[string]string) { delete(c, "source.consumer.isolation.level") },
+			want: []keySev{{"source.consumer.isolation.level", SeverityWarning}}},
+		{name: "isolation level via consumer prefix", version: "4.3.1", exp: exp, edit: func(c map[string]string) {
+			delete(c, "source.consumer.isolation.level")
+			c["consumer.isolation.level"] = "read_uncommitted"
+		}},
+		{name: "errors sort first", version: "3.8.0", exp: exp, edit: func(c map[string]string) {
+			delete(c, "source.consumer.isolation.level")
+			c["topics"] = ".*"
+		}, want: []keySev{{"topics", SeverityError}, {"emit.offset-syncs.enabled", SeverityWarning}, {"source.consumer.isolation.level", SeverityWarning}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := goodConfig(t)
+			if tt.edit != nil {
+				tt.edit(cfg)
+			}
+			fs := Lint(cfg, tt.version, tt.exp)
+			var got []keySev
+			for _, f := range fs {
+				got = append(got, keySev{f.Key, f.Severity})
+				if f.Message == "" || f.Advice == "" || f.Origin != OriginLint {
+					t.Errorf("finding %+v lacks message, advice or origin", f)
+				}
+				if strings.Contains(f.String(), "hunter2") {
+					t.Errorf("finding shows a secret: %s", f)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Lint findings mismatch (-want +got):\n%s", diff)
+			}
+			if HasErrors(fs) != (len(tt.want) > 0 && tt.want[0].Severity == SeverityError) {
+				t.Errorf("HasErrors = %v for %v", HasErrors(fs), got)
+			}
+		})
+	}
+}
+
+func TestMirrorSourceConfig(t *testing.T) {
+	cfg := goodConfig(t)
+	want := map[string]string{
+		"name":                              "flink-to-mm2",
+		"connector.class":                   MirrorSourceConnectorClass,
+		"source.cluster.alias":              "source",
+		"target.cluster.alias":              "target",
+		"source.cluster.bootstrap.servers":  "source:9092",
+		"target.cluster.bootstrap.servers":  "target:9092",
+		"topics":                            `orders,payments\.v1`,
+		"tasks.max":                         "4",
+		"replication.policy.class":          IdentityPolicyClass,
+		"emit.offset-syncs.enabled":         "false",
+		"sync.topic.configs.enabled":        "false",
+		"sync.topic.acls.enabled":           "false",
+		"refresh.topics.enabled":            "true",
+		"refresh.topics.interval.seconds":   "60",
+		"source.consumer.auto.offset.reset": "earliest",
+		"source.consumer.isolation.level":   "read_committed",
+		"key.converter":                     ByteArrayConverterClass,
+		"value.converter":                   ByteArrayConverterClass,
+		"header.converter":                  ByteArrayConverterClass,
+	}
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Errorf("Config mismatch (-want +got):\n%s", diff)
+	}
+
+	bad := []MirrorSource{
+		{SourceBootstrap: "s", TargetBootstrap: "t", Topics: []string{"a"}},
+		{Name: "n", TargetBootstrap: "t", Topics: []string{"a"}},
+		{Name: "n", SourceBootstrap: "s", TargetBootstrap: "t"},
+		{Name: "n", SourceBootstrap: "s", TargetBootstrap: "t", Topics: []string{"a b"}},
+		{Name: "n", SourceBootstrap: "s", TargetBootstrap: "t", TopicPatterns: []string{"a,b"}},
+		{Name: "n", SourceBootstrap: "s", TargetBootstrap: "t", Topics: []string{"a"}, IsolationLevel: "committed"},
+	}
+	for _, m := range bad {
+		if _, err := m.Config(); err == nil {
+			t.Errorf("%#v.Config() = nil error, want one", m)
+		}
+	}
+}
+
+func TestMirrorSourceStringRedacts(t *testing.T) {
+	m := MirrorSource{
+		Name: "n", SourceBootstrap: "s:9092", TargetBootstrap: "t:9092", Topics: []string{"a"},
+		SourceClient: map[string]string{
+			"security.protocol": "SASL_SSL",
+			"sasl.jaas.config":  `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="hunter2";`,
+		},
+		TargetClient: map[string]string{"ssl.keystore.password": "kspw-123"},
+	}
+	s := m.String()
+	for _, secret := range []string{"hunter2", "kspw-123"} {
+		if strings.Contains(s, secret) {
+			t.Errorf("String() shows %q:\n%s", secret, s)
+		}
+	}
+	if !strings.Contains(s, "source.cluster.sasl.jaas.config=[redacted]") || !strings.Contains(s, "source.cluster.security.protocol=SASL_SSL") {
+		t.Errorf("String() = %s", s)
+	}
+}
+
+func TestValidationFindings(t *testing.T) {
+	v := "x"
+	infos := &ConfigInfos{Name: MirrorSourceConnectorClass, ErrorCount: 2, Configs: []ConfigInfo{
+		{Value: ConfigValueInfo{Name: "tasks.max", Value: &v, Errors: []string{"Invalid value x for configuration tasks.max: Not a number of type INT"}}},
+		{Value: ConfigValueInfo{Name: "topics"}},
+		{Value: ConfigValueInfo{Name: "source.cluster.sasl.jaas.config", Errors: []string{`bad value password="hunter2"`}}},
+	}}
+	fs := ValidationFindings(infos, map[string]string{"source.cluster.sasl.jaas.config": `x password="hunter2";`})
+	if len(fs) != 2 {
+		t.Fatalf("got %d findings, want 2: %v", len(fs), fs)
+	}
+	for _, f := range fs {
+		if f.Severity != SeverityError || f.Origin != OriginValidate || strings.Contains(f.Message, "hunter2") {
+			t.Errorf("bad finding %+v", f)
+		}
+	}
+}
