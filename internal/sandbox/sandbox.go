@@ -98,6 +98,7 @@ func ConfigFromEnv() Config {
 // Sandbox is a running set of Kafka clusters and Connect workers.
 type Sandbox struct {
 	version string
+	libs    string
 	source  *Broker
 	target  *Broker
 	workers []*Worker
@@ -151,7 +152,8 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sandbox{owned: true, log: log, workDir: cfg.WorkDir, version: versionOf(dist, cfg.KafkaVersion)}
+	s := &Sandbox{owned: true, log: log, workDir: cfg.WorkDir, version: versionOf(dist, cfg.KafkaVersion),
+		libs: filepath.Join(dist, "libs")}
 	if s.workDir == "" {
 		if s.workDir, err = os.MkdirTemp("", "mm2sandbox-"); err != nil {
 			return nil, err
@@ -379,6 +381,9 @@ func freePorts(host string, n int) ([]int, error) {
 
 // KafkaVersion returns the Apache Kafka version the sandbox runs.
 func (s *Sandbox) KafkaVersion() string { return s.version }
+
+// KafkaLibs returns the directory of the Kafka jars the sandbox runs ("" when attached).
+func (s *Sandbox) KafkaLibs() string { return s.libs }
 
 // Source returns the source cluster.
 func (s *Sandbox) Source() *Broker { return s.source }

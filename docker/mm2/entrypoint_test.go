@@ -1,0 +1,190 @@
+package mm2_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/internal/sandbox"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+)
+
+// fakeKafkaHome is just enough of a Kafka distribution for the entrypoint's
+// checks, which all run before the JVM starts.
+func fakeKafkaHome(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "libs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "libs", "connect-mirror-4.3.1.jar"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func runEntrypoint(t *testing.T, env ...string) (exitCode int, stderr string) {
+	t.Helper()
+	cmd := exec.Command("./docker-entrypoint.sh")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), errb.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, errb.String()
+}
+
+func TestEntrypointRefusesBadEnvironment(t *testing.T) {
+	home := fakeKafkaHome(t)
+	base := []string{"KAFKA_HOME=" + home, "CONNECT_BOOTSTRAP_SERVERS=127.0.0.1:1", "CONNECT_SECURITY_PROTOCOL=PLAINTEXT", "POD_IP=127.0.0.1"}
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"no bootstrap", []string{"KAFKA_HOME=" + home}, "CONNECT_BOOTSTRAP_SERVERS is required"},
+		{"port not a number", append(base, "CONNECT_REST_PORT=http"), "CONNECT_REST_PORT must be a TCP port"},
+		{"port zero", append(base, "CONNECT_REST_PORT=0"), "CONNECT_REST_PORT must be a TCP port"},
+		{"port too large", append(base, "CONNECT_REST_PORT=65536"), "CONNECT_REST_PORT must be a TCP port"},
+		{"port negative", append(base, "CONNECT_REST_PORT=-1"), "CONNECT_REST_PORT must be a TCP port"},
+		{"port with space", append(base, "CONNECT_REST_PORT=80 80"), "CONNECT_REST_PORT must be a TCP port"},
+		{"jmx port bad", append(base, "JMX_EXPORTER_PORT=9x"), "JMX_EXPORTER_PORT must be a TCP port"},
+		{"jmx without agent", append(base, "JMX_EXPORTER_PORT=9404", "JMX_EXPORTER_JAR=/nonexistent/agent.jar"), "agent /nonexistent/agent.jar is missing"},
+		{"sasl without jaas", append(base[:2:2], "CONNECT_SECURITY_PROTOCOL=SASL_SSL", "POD_IP=127.0.0.1"), "CONNECT_SASL_JAAS_CONFIG is required"},
+		{"default protocol is sasl", base[:2], "CONNECT_SASL_JAAS_CONFIG is required with CONNECT_SECURITY_PROTOCOL=SASL_PLAINTEXT"},
+		{"unknown protocol", append(base, "CONNECT_SECURITY_PROTOCOL=TLS"), "must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"},
+		{"replication factor", append(base, "CONNECT_REPLICATION_FACTOR=0"), "CONNECT_REPLICATION_FACTOR must be a positive integer"},
+		{"not a kafka home", []string{"KAFKA_HOME=" + t.TempDir(), "CONNECT_BOOTSTRAP_SERVERS=x:1"}, "no connect-mirror jar"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr := runEntrypoint(t, tc.env...)
+			if code != 64 {
+				t.Errorf("exit status %d, want 64; stderr: %s", code, stderr)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q does not say %q", stderr, tc.want)
+			}
+		})
+	}
+}
+
+func TestEntrypointNeverEchoesTheJAASConfig(t *testing.T) {
+	secret := `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="s3cr3t-value";`
+	_, stderr := runEntrypoint(t, "KAFKA_HOME="+fakeKafkaHome(t), "CONNECT_BOOTSTRAP_SERVERS=x:1",
+		"CONNECT_SASL_JAAS_CONFIG="+secret, "CONNECT_REST_PORT=bad")
+	if strings.Contains(stderr, "s3cr3t") {
+		t.Fatalf("stderr shows the secret: %s", stderr)
+	}
+}
+
+// TestSIGTERMStopsTheWorkerGracefully starts a worker through the entrypoint
+// against a real Kafka cluster, checks that the entrypoint exec'd the JVM
+// (the entrypoint's PID is java), sends SIGTERM to that PID alone and expects
+// Connect's orderly shutdown: "Kafka Connect stopped" in the log and exit
+// status 143.
+func TestSIGTERMStopsTheWorkerGracefully(t *testing.T) {
+	sb := sandboxtest.Dedicated(t, sandbox.Config{})
+	kafkaHome := filepath.Dir(kafkaLibs(t, sb))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	var out bytes.Buffer
+	cmd := exec.Command("./docker-entrypoint.sh")
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"KAFKA_HOME=" + kafkaHome,
+		"CONNECT_BOOTSTRAP_SERVERS=" + sb.Target().Bootstrap(),
+		"CONNECT_SECURITY_PROTOCOL=PLAINTEXT", "CONNECT_REPLICATION_FACTOR=1",
+		"CONNECT_REST_HOST=127.0.0.1", fmt.Sprintf("CONNECT_REST_PORT=%d", port), "POD_IP=127.0.0.1",
+		"KAFKA_HEAP_OPTS=-Xms128m -Xmx512m", "KAFKA_JVM_PERFORMANCE_OPTS=-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+	}
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("worker exited before it was ready: %v\n%s", err, out.String())
+		case <-ctx.Done():
+			t.Fatalf("worker not ready: %v\n%s", ctx.Err(), out.String())
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(comm)); got != "java" {
+		t.Fatalf("entrypoint PID runs %q, want java: the entrypoint must exec the JVM", got)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+			t.Errorf("exit after SIGTERM: %v, want exit status 143", err)
+		}
+	case <-ctx.Done():
+		t.Fatalf("worker still running after SIGTERM\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "Kafka Connect stopped") {
+		t.Errorf("log does not show an orderly shutdown:\n%s", lastLines(out.String(), 30))
+	}
+}
+
+// kafkaLibs finds the libs directory of the distribution the sandbox runs,
+// from its broker's command line.
+func kafkaLibs(t *testing.T, sb *sandbox.Sandbox) string {
+	t.Helper()
+	dir := sb.KafkaLibs()
+	if dir == "" {
+		t.Fatal("sandbox has no kafka libs directory")
+	}
+	return dir
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
