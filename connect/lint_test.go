@@ -86,7 +86,9 @@ func TestLint(t *testing.T) {
 			},
 			want: []keySev{{"source.cluster.sasl.jaas.config", SeverityWarning}}},
 		{name: "provider reference", version: "4.3.1", exp: exp,
-			edit: func(c map[string]string) { c["target.cluster.ssl.truststore.password"] = "${file:/etc/secrets/mm2.properties:truststore.password}" }},
+			edit: func(c map[string]string) {
+				c["target.cluster.ssl.truststore.password"] = "${file:/etc/secrets/mm2.properties:truststore.password}"
+			}},
 		{name: "offset.consistency.enabled", version: "4.3.1", exp: exp, edit: func(c map[string]string) { c["offset.consistency.enabled"] = "false" },
 			want: []keySev{{"offset.consistency.enabled", SeverityWarning}}},
 		{name: "isolation level not stated", version: "4.3.1", exp: exp, edit: func(c map[string]string) { delete(c, "source.consumer.isolation.level") },
