@@ -1,0 +1,52 @@
+// Package mm2cutover moves Kafka cluster-to-cluster replication from a Flink
+// job (or MirrorMaker 1, or any consumer/producer replicator) to MirrorMaker
+// 2's MirrorSourceConnector on a distributed Kafka Connect cluster, without
+// losing a record.
+//
+// What moves is the source read position. The old job's consumer group holds,
+// per source partition, the committed offset C: the next offset to read.
+// MirrorSourceConnector keeps, per source partition, the offset M of the last
+// record it replicated, under the Connect source partition
+// {"cluster": <source alias>, "topic": <topic>, "partition": <n>}, and on start
+// seeks to M+1. So the cutover writes M = C-1 for every partition with C > 0,
+// deletes the stored offset where C = 0 (the consumer's auto.offset.reset =
+// earliest then reads from 0), and refuses to go on when C is missing, below
+// the log start (the data expired) or beyond the log end. Source and target
+// offsets are never compared or translated.
+//
+// The cutover, step by step:
+//
+//  1. Precheck, read-only: the group has committed offsets for every partition
+//     of the topics in scope; log start <= C <= log end; the offsets stay
+//     unchanged over a window (a Flink group looks Empty even while Flink
+//     runs, so only stability and the operator's word prove it stopped); the
+//     target topics exist with equal partition counts; the Connect worker is
+//     new enough and has the connector plugin; the connector config passes
+//     the lint and Connect's own validation.
+//  2. Plan: a versioned manifest with a per-partition decision (set M, clear,
+//     or block) and its reason, fingerprinted; a plan with a blocked entry
+//     cannot be applied.
+//  3. Create the connector STOPPED (Kafka 3.7+), so it never runs before its
+//     offsets are set.
+//  4. Back up whatever offsets the connector name already has (offsets are
+//     keyed by name and outlive a deleted connector).
+//  5. Guard: offsets that differ from the plan mean the connector ran or
+//     another plan was applied: refuse. Offsets equal to the plan: already
+//     applied, nothing to do.
+//  6. Apply the plan with one PATCH /connectors/{name}/offsets.
+//  7. Read the offsets back until they equal the plan (GET is eventually
+//     consistent) or a deadline passes.
+//  8. Resume only on explicit approval.
+//  9. Verify after resume: tasks RUNNING, offsets advancing, the first record
+//     replicated per partition is the source record at C, lag converging.
+//  10. Rollback: before resume, delete the connector and its offsets; after
+//     resume, stop it and turn its offsets M' back into group offsets M'+1.
+//
+// The packages: offsets (the pure conversion rules), plan (the manifest and
+// its renderings), connect (the Kafka Connect REST client, its state guards
+// and retries, the connector config builder and lint), kafkaadmin (group
+// offsets, group state and log bounds read with sarama), verify (read-back
+// and post-resume checks). Every I/O call takes a context.Context first; the
+// library never prints, it logs to the *slog.Logger it is given; secrets never
+// reach a plan, a log line, an error or a report.
+package mm2cutover

@@ -1,0 +1,82 @@
+// Command testsummary reads `go test -json` on stdin, prints each package's
+// result line as it arrives and the full output of every failed or skipped
+// test, and ends with "N passed, N failed, N skipped". It exits non-zero when
+// a test failed, when no test ran, or — with -no-skip — when any test was
+// skipped: in CI the sandbox-backed integration tests must run.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+)
+
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+func main() {
+	noSkip := flag.Bool("no-skip", false, "fail when any test was skipped")
+	flag.Parse()
+	outputs := map[string][]string{} // package/test -> output lines
+	var passed, failed, skipped []string
+	badPkgs := 0
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			fmt.Println(sc.Text()) // build errors and other plain lines
+			continue
+		}
+		key := e.Package + " " + e.Test
+		switch e.Action {
+		case "output":
+			if e.Test == "" {
+				if strings.HasPrefix(e.Output, "ok ") || strings.HasPrefix(e.Output, "FAIL") || strings.HasPrefix(e.Output, "?") || strings.HasPrefix(e.Output, "---") || strings.Contains(e.Output, "[build failed]") {
+					fmt.Print(e.Output)
+				}
+				outputs[key] = append(outputs[key], e.Output)
+				continue
+			}
+			outputs[key] = append(outputs[key], e.Output)
+		case "pass":
+			if e.Test != "" {
+				passed = append(passed, key)
+			}
+			delete(outputs, key)
+		case "fail":
+			if e.Test != "" {
+				failed = append(failed, key)
+				fmt.Printf("=== FAILED %s\n%s", key, strings.Join(outputs[key], ""))
+			} else {
+				badPkgs++
+				fmt.Print(strings.Join(outputs[key], ""))
+			}
+			delete(outputs, key)
+		case "skip":
+			if e.Test != "" {
+				skipped = append(skipped, key)
+				fmt.Printf("=== SKIPPED %s\n%s", key, strings.Join(outputs[key], ""))
+			}
+			delete(outputs, key)
+		}
+	}
+	fmt.Printf("%d passed, %d failed, %d skipped\n", len(passed), len(failed), len(skipped))
+	switch {
+	case len(failed) > 0 || badPkgs > 0:
+		os.Exit(1)
+	case len(passed) == 0:
+		fmt.Println("testsummary: no test ran")
+		os.Exit(1)
+	case *noSkip && len(skipped) > 0:
+		fmt.Println("testsummary: tests were skipped; in CI every integration test must run")
+		os.Exit(1)
+	}
+}
