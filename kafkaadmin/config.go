@@ -1,0 +1,218 @@
+package kafkaadmin
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SecurityProtocol is Kafka's security.protocol: how a client connects to
+// the brokers.
+type SecurityProtocol string
+
+// The security protocols Kafka clients support.
+const (
+	Plaintext     SecurityProtocol = "PLAINTEXT"
+	SSL           SecurityProtocol = "SSL"
+	SASLPlaintext SecurityProtocol = "SASL_PLAINTEXT"
+	SASLSSL       SecurityProtocol = "SASL_SSL"
+)
+
+func (p SecurityProtocol) tls() bool  { return p == SSL || p == SASLSSL }
+func (p SecurityProtocol) sasl() bool { return p == SASLPlaintext || p == SASLSSL }
+
+// SASLMechanism is Kafka's sasl.mechanism.
+type SASLMechanism string
+
+// The SASL mechanisms this package supports.
+const (
+	Plain       SASLMechanism = "PLAIN"
+	ScramSHA256 SASLMechanism = "SCRAM-SHA-256"
+	ScramSHA512 SASLMechanism = "SCRAM-SHA-512"
+)
+
+// Secret is a credential. Its String, GoString, LogValue and MarshalText
+// methods all return "[redacted]" (or "" when empty), so a Secret printed,
+// logged or encoded never shows its value. Convert it with string(s) to use
+// it.
+type Secret string
+
+const redacted = "[redacted]"
+
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// GoString redacts the secret for the %#v verb.
+func (s Secret) GoString() string { return strconv.Quote(s.String()) }
+
+// LogValue redacts the secret for log/slog.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalText redacts the secret for encoding/json and similar encoders.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// TLSConfig holds the TLS settings used with the SSL and SASL_SSL
+// protocols. Files are PEM encoded and read by [NewReader].
+type TLSConfig struct {
+	// CAFile holds the certificates that sign the brokers' certificates
+	// (ssl.truststore). Empty means the system roots.
+	CAFile string
+	// CertFile and KeyFile hold the client certificate and its key, for
+	// brokers that require client authentication (ssl.keystore). Both or
+	// neither.
+	CertFile, KeyFile string
+	// ServerName is the name to verify the brokers' certificates against.
+	// Empty means the host of each broker's address.
+	ServerName string
+}
+
+// Config configures a [Reader]. The zero value is not usable:
+// BootstrapServers is required. Printing a Config never shows the
+// password.
+type Config struct {
+	// BootstrapServers are "host:port" addresses of some brokers
+	// (bootstrap.servers).
+	BootstrapServers []string
+	// ClientID is sent with every request (client.id). Empty means
+	// "mm2cutover".
+	ClientID string
+	// SecurityProtocol is how to connect. Empty means PLAINTEXT.
+	SecurityProtocol SecurityProtocol
+	// SASLMechanism, Username and Password authenticate with SASL_PLAINTEXT
+	// and SASL_SSL, and must be empty otherwise.
+	SASLMechanism SASLMechanism
+	Username      string
+	Password      Secret
+	// TLS is used with SSL and SASL_SSL, and must be empty otherwise.
+	TLS TLSConfig
+	// RequestTimeout bounds dialing and each request's round trip. Zero
+	// means 30s.
+	RequestTimeout time.Duration
+	// RetryTimeout bounds how long a call retries transient errors, such as
+	// a leader that moved or a broker that is restarting. Zero means 30s.
+	RetryTimeout time.Duration
+	// Logger receives retry notices. Nil means discard.
+	Logger *slog.Logger
+}
+
+// String describes the config with the password redacted.
+func (c Config) String() string {
+	return fmt.Sprintf("kafkaadmin.Config{BootstrapServers:%v ClientID:%q SecurityProtocol:%s SASLMechanism:%s Username:%q Password:%q TLS:%+v RequestTimeout:%v RetryTimeout:%v}",
+		c.BootstrapServers, c.ClientID, c.protocol(), c.SASLMechanism, c.Username, c.Password.String(), c.TLS, c.RequestTimeout, c.RetryTimeout)
+}
+
+// GoString is String, for the %#v verb.
+func (c Config) GoString() string { return c.String() }
+
+// LogValue describes the config for log/slog, with the password redacted.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.Any("bootstrap_servers", c.BootstrapServers),
+		slog.String("client_id", c.ClientID),
+		slog.String("security_protocol", string(c.protocol())),
+		slog.String("sasl_mechanism", string(c.SASLMechanism)),
+		slog.String("username", c.Username),
+		slog.String("password", c.Password.String()),
+	)
+}
+
+func (c Config) protocol() SecurityProtocol {
+	if c.SecurityProtocol == "" {
+		return Plaintext
+	}
+	return c.SecurityProtocol
+}
+
+// Validate checks the config without reading files or contacting Kafka. It
+// returns a [*ConfigError] naming the first bad field.
+func (c Config) Validate() error {
+	if len(c.BootstrapServers) == 0 {
+		return &ConfigError{Field: "BootstrapServers", Reason: "at least one host:port is required"}
+	}
+	for _, addr := range c.BootstrapServers {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil || host == "" {
+			return &ConfigError{Field: "BootstrapServers", Reason: fmt.Sprintf("%q is not host:port", addr)}
+		}
+		if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+			return &ConfigError{Field: "BootstrapServers", Reason: fmt.Sprintf("%q has an invalid port", addr)}
+		}
+	}
+	if strings.ContainsAny(c.ClientID, "\x00\n") {
+		return &ConfigError{Field: "ClientID", Reason: "contains a control character"}
+	}
+	p := c.protocol()
+	switch p {
+	case Plaintext, SSL, SASLPlaintext, SASLSSL:
+	default:
+		return &ConfigError{Field: "SecurityProtocol", Reason: fmt.Sprintf("%q is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", string(p))}
+	}
+	if p.sasl() {
+		switch c.SASLMechanism {
+		case Plain, ScramSHA256, ScramSHA512:
+		case "":
+			return &ConfigError{Field: "SASLMechanism", Reason: "required with " + string(p)}
+		default:
+			return &ConfigError{Field: "SASLMechanism", Reason: fmt.Sprintf("%q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512", string(c.SASLMechanism))}
+		}
+		if c.Username == "" {
+			return &ConfigError{Field: "Username", Reason: "required with " + string(p)}
+		}
+		if c.Password == "" {
+			return &ConfigError{Field: "Password", Reason: "required with " + string(p)}
+		}
+	} else if c.SASLMechanism != "" || c.Username != "" || c.Password != "" {
+		return &ConfigError{Field: "SASLMechanism", Reason: "SASL settings given but " + string(p) + " does not use SASL"}
+	}
+	if p.tls() {
+		if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
+			return &ConfigError{Field: "TLS.CertFile", Reason: "CertFile and KeyFile go together"}
+		}
+	} else if c.TLS != (TLSConfig{}) {
+		return &ConfigError{Field: "TLS", Reason: "TLS settings given but " + string(p) + " does not use TLS"}
+	}
+	if c.RequestTimeout < 0 {
+		return &ConfigError{Field: "RequestTimeout", Reason: "negative"}
+	}
+	if c.RetryTimeout < 0 {
+		return &ConfigError{Field: "RetryTimeout", Reason: "negative"}
+	}
+	return nil
+}
+
+// tlsConfig reads the TLS files. It returns nil for protocols without TLS.
+func (c Config) tlsConfig() (*tls.Config, error) {
+	if !c.protocol().tls() {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.TLS.ServerName}
+	if c.TLS.CAFile != "" {
+		pem, err := os.ReadFile(c.TLS.CAFile)
+		if err != nil {
+			return nil, &ConfigError{Field: "TLS.CAFile", Reason: "cannot read", Err: err}
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, &ConfigError{Field: "TLS.CAFile", Reason: "no PEM certificate found in " + c.TLS.CAFile}
+		}
+		tc.RootCAs = pool
+	}
+	if c.TLS.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.TLS.CertFile, c.TLS.KeyFile)
+		if err != nil {
+			return nil, &ConfigError{Field: "TLS.CertFile", Reason: "cannot load the client certificate and key", Err: err}
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}

@@ -1,0 +1,148 @@
+package kafkaadmin
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"net"
+	"sync"
+	"sync/atomic"
+)
+
+// callDialer opens the connections of one Reader call. Every connection is
+// bound to the call's context: when the context is done the socket is
+// closed, so a sarama request blocked on it fails at once. closeAll closes
+// whatever is still open when the call ends. It implements the Dial method
+// sarama expects from Config.Net.Proxy.Dialer, and does TLS itself so that
+// the requests it counts are Kafka frames rather than TLS records.
+type callDialer struct {
+	ctx      context.Context
+	dialer   net.Dialer
+	tls      *tls.Config
+	requests *atomic.Int64
+
+	mu     sync.Mutex
+	conns  map[*countingConn]struct{}
+	closed bool
+}
+
+func (d *callDialer) Dial(network, addr string) (net.Conn, error) {
+	return d.DialContext(d.ctx, network, addr)
+}
+
+func (d *callDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if err := d.ctx.Err(); err != nil {
+		return nil, err
+	}
+	raw, err := d.dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(d.ctx, func() { raw.Close() })
+	var c net.Conn = raw
+	if d.tls != nil {
+		cfg := d.tls.Clone()
+		if cfg.ServerName == "" {
+			host, _, _ := net.SplitHostPort(addr)
+			cfg.ServerName = host
+		}
+		tc := tls.Client(raw, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			stop()
+			raw.Close()
+			return nil, err
+		}
+		c = tc
+	}
+	cc := &countingConn{Conn: c, requests: d.requests, stop: stop, owner: d}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		cc.Close()
+		return nil, net.ErrClosed
+	}
+	if d.conns == nil {
+		d.conns = make(map[*countingConn]struct{})
+	}
+	d.conns[cc] = struct{}{}
+	d.mu.Unlock()
+	return cc, nil
+}
+
+// closeAll closes the connections still open and refuses new ones.
+func (d *callDialer) closeAll() {
+	d.mu.Lock()
+	d.closed = true
+	conns := d.conns
+	d.conns = nil
+	d.mu.Unlock()
+	for c := range conns {
+		c.Close()
+	}
+}
+
+func (d *callDialer) forget(c *countingConn) {
+	d.mu.Lock()
+	delete(d.conns, c)
+	d.mu.Unlock()
+}
+
+// countingConn counts the Kafka requests written to it. A Kafka request is
+// a frame: a 4-byte big-endian size, then that many bytes. sarama writes
+// to a connection from one goroutine at a time.
+type countingConn struct {
+	net.Conn
+	requests *atomic.Int64
+	stop     func() bool
+	owner    *callDialer
+	frames   frameCounter
+	once     sync.Once
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if k := c.frames.scan(p[:n]); k > 0 {
+		c.requests.Add(int64(k))
+	}
+	return n, err
+}
+
+func (c *countingConn) Close() error {
+	var err error
+	c.once.Do(func() {
+		c.stop()
+		err = c.Conn.Close()
+		c.owner.forget(c)
+	})
+	return err
+}
+
+// frameCounter counts the starts of length-prefixed frames in a byte
+// stream that may be split anywhere.
+type frameCounter struct {
+	header    [4]byte
+	headerLen int
+	remaining uint32
+}
+
+// scan consumes written bytes and returns how many frames started in them.
+func (f *frameCounter) scan(p []byte) int {
+	frames := 0
+	for len(p) > 0 {
+		if f.remaining > 0 {
+			k := min(uint32(len(p)), f.remaining)
+			f.remaining -= k
+			p = p[k:]
+			continue
+		}
+		k := copy(f.header[f.headerLen:], p)
+		f.headerLen += k
+		p = p[k:]
+		if f.headerLen == len(f.header) {
+			f.remaining = binary.BigEndian.Uint32(f.header[:])
+			f.headerLen = 0
+			frames++
+		}
+	}
+	return frames
+}

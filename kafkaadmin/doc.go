@@ -1,0 +1,75 @@
+// Package kafkaadmin reads what a cutover needs from a Kafka cluster, built
+// on github.com/IBM/sarama: the cluster ID, topics and their partition
+// counts, a consumer group's committed offsets and state, and each
+// partition's log bounds. It writes one thing, a group's committed offsets,
+// for rolling a cutover back.
+//
+// # Values
+//
+// A partition is a [TopicPartition]. A committed offset C is the next offset
+// the group would read (Kafka's convention, and what Flink commits:
+// lastRecord+1). [GroupOffsets] holds C for the partitions that have a
+// commit; a partition without a commit is absent from the map, never -1.
+// [LogBounds] holds a partition's log start offset, its high watermark (the
+// end a read_uncommitted consumer sees) and its last stable offset (the end
+// a read_committed consumer sees; lower than the high watermark while a
+// transaction is open). [Topics] maps topic names to partition counts.
+//
+// The rules over these values are pure functions on snapshots already read:
+// [DiffCommitted] compares two readings of a group, [CheckTargets] compares
+// source topics with target topics under a [ReplicationPolicy]. The
+// [Reader] methods only fetch.
+//
+// # Partial failure
+//
+// Calls over many partitions return a result for every partition asked
+// for. A partition that could not be read carries its own Err, and the
+// call then also returns a [*PartitionErrors] that lists them; nil means
+// every partition was read. Whole-call failures (bad input, unknown topics,
+// an active group, a cancelled context) return a typed error and no
+// partial result.
+//
+// # Requests and batching
+//
+// Log bounds are read with ListOffsets requests grouped per partition
+// leader: three requests per broker (earliest, latest read_uncommitted,
+// latest read_committed) whatever the number of partitions. Committed
+// offsets are read with one OffsetFetch request to the group coordinator.
+// [Reader.Requests] counts the requests a Reader has sent, so the cost can
+// be measured.
+//
+// # Retries
+//
+// Transient errors (a leader that moved, a coordinator loading, a broker
+// restarting, a refused or reset connection) are retried with backoff
+// until Config.RetryTimeout has passed, refreshing metadata or the group
+// coordinator first. Every wait selects on the context. Sarama's own
+// retries are turned off so that sarama never sleeps on our behalf.
+//
+// # Cancellation
+//
+// sarama's ClusterAdmin and Broker calls take no context. Each Reader call
+// therefore opens its own connections through a dialer bound to the call's
+// context and closes them before it returns: when the context is done, the
+// sockets are closed, blocked reads fail at once, and the call returns the
+// context's error with no goroutine left running. The cost is a connection
+// setup (ApiVersions, and SASL if configured) per broker per call, which
+// [Reader.Requests] includes.
+//
+// # Flink groups
+//
+// Flink's KafkaSource assigns partitions itself (assign(), not group
+// membership) and commits offsets when a checkpoint completes. Its group is
+// therefore a "simple" group: [Reader.DescribeGroup] reports it Empty, with
+// protocol type "" and no members, even while the Flink job is running. An
+// empty group proves nothing. The signal that Flink has stopped is that the
+// group's committed offsets stay unchanged over a window:
+// [Reader.StableSnapshot] reads twice, a window apart, and reports every
+// partition whose commit moved.
+//
+// # Secrets and logging
+//
+// The package never prints. It logs retries to Config.Logger (discarded
+// when nil) and never logs or formats a password: [Secret] and [Config]
+// redact it. It does not touch sarama's global Logger.
+package kafkaadmin

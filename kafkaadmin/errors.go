@@ -1,0 +1,239 @@
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/IBM/sarama"
+)
+
+// Sentinel errors. Match them with errors.Is; the typed errors below wrap
+// them and carry the details.
+var (
+	// ErrInvalidConfig means a Config was rejected; see [*ConfigError].
+	ErrInvalidConfig = errors.New("kafkaadmin: invalid config")
+	// ErrInvalidArgument means a call's arguments were rejected before any
+	// request was sent; see [*ArgumentError].
+	ErrInvalidArgument = errors.New("kafkaadmin: invalid argument")
+	// ErrUnknownTopic means a topic asked for does not exist in the
+	// cluster; see [*UnknownTopicsError].
+	ErrUnknownTopic = errors.New("kafkaadmin: unknown topic")
+	// ErrGroupActive means a group has members, so its offsets belong to
+	// them and were not written; see [*GroupActiveError].
+	ErrGroupActive = errors.New("kafkaadmin: group is active")
+	// ErrTopicsChanged means a topic's partition count changed between the
+	// two readings of a stable snapshot; see [*TopicsChangedError].
+	ErrTopicsChanged = errors.New("kafkaadmin: topics changed during the window")
+	// ErrPartial means some partitions of a call failed; see
+	// [*PartitionErrors].
+	ErrPartial = errors.New("kafkaadmin: some partitions failed")
+)
+
+// ConfigError reports a Config field that is missing or invalid. It
+// matches [ErrInvalidConfig]. It never contains a secret.
+type ConfigError struct {
+	Field  string // the Config field, e.g. "SASLMechanism" or "TLS.CertFile"
+	Reason string
+	Err    error // an underlying error, such as a TLS file that failed to load
+}
+
+func (e *ConfigError) Error() string {
+	s := "kafkaadmin: invalid config: " + e.Field + ": " + e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Is reports whether target is [ErrInvalidConfig].
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Unwrap returns the underlying error, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ArgumentError reports a call argument rejected before any request was
+// sent: an empty group ID, a negative offset, an empty partition list. It
+// matches [ErrInvalidArgument].
+type ArgumentError struct {
+	Op     string // the Reader method, e.g. "CommitOffsets"
+	Reason string
+}
+
+func (e *ArgumentError) Error() string {
+	return "kafkaadmin: " + e.Op + ": invalid argument: " + e.Reason
+}
+
+// Is reports whether target is [ErrInvalidArgument].
+func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArgument }
+
+// UnknownTopicsError lists topics that do not exist in the cluster (or
+// that this principal may not describe). It matches [ErrUnknownTopic].
+type UnknownTopicsError struct {
+	Topics []string // sorted
+}
+
+func (e *UnknownTopicsError) Error() string {
+	return "kafkaadmin: unknown topics: " + strings.Join(e.Topics, ", ")
+}
+
+// Is reports whether target is [ErrUnknownTopic].
+func (e *UnknownTopicsError) Is(target error) bool { return target == ErrUnknownTopic }
+
+// GroupActiveError reports that a group has members, so its offsets were
+// not written. Stop the group's consumers first. It matches
+// [ErrGroupActive].
+type GroupActiveError struct {
+	Group   string
+	State   GroupState
+	Members int
+	Err     error // the broker's error, when the broker refused the commit
+}
+
+func (e *GroupActiveError) Error() string {
+	s := fmt.Sprintf("kafkaadmin: group %q is active (state %s, %d members): stop its consumers before writing its offsets", e.Group, e.State, e.Members)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Is reports whether target is [ErrGroupActive].
+func (e *GroupActiveError) Is(target error) bool { return target == ErrGroupActive }
+
+// Unwrap returns the broker's error, if any.
+func (e *GroupActiveError) Unwrap() error { return e.Err }
+
+// TopicsChangedError reports topics whose partition count changed between
+// the two readings of a stable snapshot. It matches [ErrTopicsChanged].
+type TopicsChangedError struct {
+	Before, After Topics
+}
+
+func (e *TopicsChangedError) Error() string {
+	var changed []string
+	for _, name := range e.Before.Names() {
+		if a, ok := e.After[name]; !ok || a != e.Before[name] {
+			changed = append(changed, fmt.Sprintf("%s %d->%d", name, e.Before[name], a))
+		}
+	}
+	return "kafkaadmin: partition counts changed during the window: " + strings.Join(changed, ", ")
+}
+
+// Is reports whether target is [ErrTopicsChanged].
+func (e *TopicsChangedError) Is(target error) bool { return target == ErrTopicsChanged }
+
+// PartitionErrors is returned, with a complete result, when some
+// partitions of a call failed. Each failed partition also carries its
+// error in the result. It matches [ErrPartial], and errors.Is matches the
+// partitions' own errors too (for example sarama.ErrNotLeaderForPartition).
+type PartitionErrors struct {
+	Op    string // the Reader method
+	Total int    // partitions asked for
+	Errs  map[TopicPartition]error
+}
+
+func (e *PartitionErrors) Error() string {
+	tps := make([]TopicPartition, 0, len(e.Errs))
+	for tp := range e.Errs {
+		tps = append(tps, tp)
+	}
+	SortPartitions(tps)
+	const show = 3
+	var b strings.Builder
+	fmt.Fprintf(&b, "kafkaadmin: %s: %d of %d partitions failed", e.Op, len(tps), e.Total)
+	for i, tp := range tps {
+		if i == show {
+			fmt.Fprintf(&b, "; and %d more", len(tps)-show)
+			break
+		}
+		fmt.Fprintf(&b, "; %s: %v", tp, e.Errs[tp])
+	}
+	return b.String()
+}
+
+// Is reports whether target is [ErrPartial].
+func (e *PartitionErrors) Is(target error) bool { return target == ErrPartial }
+
+// Unwrap returns the distinct partition errors, so that errors.Is and
+// errors.As see them.
+func (e *PartitionErrors) Unwrap() []error {
+	seen := make(map[string]bool)
+	var out []error
+	for _, err := range e.Errs {
+		if k := err.Error(); !seen[k] {
+			seen[k] = true
+			out = append(out, err)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Error() < out[j].Error() })
+	return out
+}
+
+func partitionErrors(op string, total int, errs map[TopicPartition]error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return &PartitionErrors{Op: op, Total: total, Errs: errs}
+}
+
+// kerr turns a sarama KError into an error, with ErrNoError as nil: sarama
+// stores "no error" as a non-nil value, which this package never exposes.
+func kerr(k sarama.KError) error {
+	if k == sarama.ErrNoError {
+		return nil
+	}
+	return k
+}
+
+// retriable reports whether an error is transient: retrying the same
+// request, after refreshing metadata or the coordinator, may succeed.
+func retriable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var k sarama.KError
+	if errors.As(err, &k) {
+		switch k {
+		case sarama.ErrUnknownTopicOrPartition, // a partition being created or moved
+			sarama.ErrLeaderNotAvailable,
+			sarama.ErrNotLeaderForPartition,
+			sarama.ErrRequestTimedOut,
+			sarama.ErrBrokerNotAvailable,
+			sarama.ErrReplicaNotAvailable,
+			sarama.ErrNetworkException,
+			sarama.ErrOffsetsLoadInProgress,
+			sarama.ErrConsumerCoordinatorNotAvailable,
+			sarama.ErrNotCoordinatorForConsumer,
+			sarama.ErrKafkaStorageError,
+			sarama.ErrFencedLeaderEpoch,
+			sarama.ErrUnknownLeaderEpoch,
+			sarama.ErrOffsetNotAvailable,
+			sarama.ErrUnstableOffsetCommit,
+			sarama.ErrNotController:
+			return true
+		}
+		return false
+	}
+	switch {
+	case errors.Is(err, sarama.ErrOutOfBrokers),
+		errors.Is(err, sarama.ErrNotConnected),
+		errors.Is(err, sarama.ErrIncompleteResponse),
+		errors.Is(err, sarama.ErrControllerNotAvailable),
+		errors.Is(err, io.EOF),
+		errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, net.ErrClosed),
+		errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.ECONNABORTED),
+		errors.Is(err, syscall.EPIPE):
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -1,0 +1,83 @@
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/IBM/sarama"
+)
+
+func TestRetriable(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{sarama.ErrNotLeaderForPartition, true},
+		{fmt.Errorf("wrapped: %w", sarama.ErrLeaderNotAvailable), true},
+		{sarama.ErrOffsetsLoadInProgress, true},
+		{sarama.ErrNotCoordinatorForConsumer, true},
+		{sarama.ErrOffsetNotAvailable, true},
+		{sarama.ErrOutOfBrokers, true},
+		{io.EOF, true},
+		{syscall.ECONNREFUSED, true},
+		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, true},
+		{net.ErrClosed, true},
+		{sarama.ErrGroupAuthorizationFailed, false},
+		{sarama.ErrSASLAuthenticationFailed, false},
+		{sarama.ErrUnknownMemberId, false},
+		{context.Canceled, false},
+		{context.DeadlineExceeded, false},
+		{&GroupActiveError{Group: "g", Err: sarama.ErrIllegalGeneration}, false},
+		{&UnknownTopicsError{Topics: []string{"x"}}, false},
+		{errors.New("something else"), false},
+	}
+	for _, tt := range tests {
+		if got := retriable(tt.err); got != tt.want {
+			t.Errorf("retriable(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestKerr(t *testing.T) {
+	if err := kerr(sarama.ErrNoError); err != nil {
+		t.Errorf("kerr(ErrNoError) = %v, want nil", err)
+	}
+	if err := kerr(sarama.ErrNotLeaderForPartition); !errors.Is(err, sarama.ErrNotLeaderForPartition) {
+		t.Errorf("kerr lost the error: %v", err)
+	}
+}
+
+func TestPartitionErrors(t *testing.T) {
+	if err := partitionErrors("Op", 3, nil); err != nil {
+		t.Fatalf("partitionErrors(nil) = %v, want nil", err)
+	}
+	errs := map[TopicPartition]error{
+		{"t", 0}: sarama.ErrNotLeaderForPartition,
+		{"t", 1}: sarama.ErrNotLeaderForPartition,
+		{"t", 2}: sarama.ErrRequestTimedOut,
+		{"u", 0}: sarama.ErrRequestTimedOut,
+	}
+	err := partitionErrors("LogBounds", 10, errs)
+	if !errors.Is(err, ErrPartial) || !errors.Is(err, sarama.ErrRequestTimedOut) || !errors.Is(err, sarama.ErrNotLeaderForPartition) {
+		t.Errorf("%v does not match ErrPartial and its partitions' errors", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"LogBounds: 4 of 10 partitions failed", "t-0:", "and 1 more"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if opError("x", err) != err {
+		t.Error("opError wrapped a typed error")
+	}
+	if got := opError("read", io.EOF); !errors.Is(got, io.EOF) || got.Error() != "kafkaadmin: read: EOF" {
+		t.Errorf("opError = %v", got)
+	}
+}

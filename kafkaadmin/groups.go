@@ -1,0 +1,302 @@
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/IBM/sarama"
+)
+
+// coordinator returns the group's coordinator, finding it if needed.
+func (s *session) coordinator(group string) (*sarama.Broker, error) {
+	if b := s.coord[group]; b != nil {
+		if ok, _ := b.Connected(); ok {
+			return b, nil
+		}
+	}
+	b, err := s.any()
+	if err != nil {
+		return nil, err
+	}
+	resp, err := b.FindCoordinator(&sarama.FindCoordinatorRequest{
+		Version:         2,
+		CoordinatorKey:  group,
+		CoordinatorType: sarama.CoordinatorGroup,
+	})
+	if err != nil {
+		s.transportFailed(b)
+		return nil, err
+	}
+	if err := kerr(resp.Err); err != nil {
+		return nil, err
+	}
+	if resp.Coordinator == nil {
+		return nil, sarama.ErrConsumerCoordinatorNotAvailable
+	}
+	c, err := s.broker(resp.Coordinator.Addr())
+	if err != nil {
+		return nil, err
+	}
+	if s.coord == nil {
+		s.coord = make(map[string]*sarama.Broker)
+	}
+	s.coord[group] = c
+	return c, nil
+}
+
+// coordinatorFailed reacts to an error from the group's coordinator: a
+// transport error or a coordinator error means finding it again.
+func (s *session) coordinatorFailed(group string, b *sarama.Broker, err error) {
+	if errors.Is(err, sarama.ErrNotCoordinatorForConsumer) || errors.Is(err, sarama.ErrConsumerCoordinatorNotAvailable) {
+		delete(s.coord, group)
+		return
+	}
+	var k sarama.KError
+	if !errors.As(err, &k) {
+		s.transportFailed(b)
+		delete(s.coord, group)
+	}
+}
+
+// groupOffsets reads the group's commits for the partitions with one
+// OffsetFetch request to the coordinator.
+func (s *session) groupOffsets(group string, parts []TopicPartition) (GroupOffsets, error) {
+	out := GroupOffsets{Group: group, Partitions: parts}
+	byTopic := make(map[string][]int32)
+	for _, tp := range parts {
+		byTopic[tp.Topic] = append(byTopic[tp.Topic], tp.Partition)
+	}
+	err := s.r.retry(s.ctx, "offset fetch", func(int) error {
+		c, err := s.coordinator(group)
+		if err != nil {
+			return err
+		}
+		resp, err := c.FetchOffset(sarama.NewOffsetFetchRequest(s.conf.Version, group, byTopic))
+		if err == nil {
+			err = kerr(resp.GroupError())
+		}
+		if err != nil {
+			s.coordinatorFailed(group, c, err)
+			return err
+		}
+		out.Committed = make(map[TopicPartition]Commit, len(parts))
+		out.Errors = nil
+		for _, tp := range parts {
+			b := resp.GetBlock(tp.Topic, tp.Partition)
+			switch {
+			case b == nil:
+				out.setErr(tp, sarama.ErrIncompleteResponse)
+			case kerr(b.Err) != nil:
+				out.setErr(tp, b.Err)
+			case b.Offset >= 0: // -1 means no commit
+				out.Committed[tp] = Commit{Offset: b.Offset, Metadata: b.Metadata}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return GroupOffsets{}, err
+	}
+	return out, partitionErrors("GroupOffsets", len(parts), out.Errors)
+}
+
+func (g *GroupOffsets) setErr(tp TopicPartition, err error) {
+	if g.Errors == nil {
+		g.Errors = make(map[TopicPartition]error)
+	}
+	g.Errors[tp] = err
+}
+
+// GroupOffsets reads the group's committed offsets for every partition of
+// the named topics, with one OffsetFetch request to the group
+// coordinator. A partition without a commit is absent from Committed and
+// listed by Missing; it is never reported as -1.
+//
+// Errors: an [*ArgumentError] for an empty group or topic list, an
+// [*UnknownTopicsError], a [*PartitionErrors] (with the result) when some
+// partitions could not be read, the context's error, or a Kafka or
+// connection error after retries (for example
+// sarama.ErrGroupAuthorizationFailed).
+func (r *Reader) GroupOffsets(ctx context.Context, group string, topics []string) (GroupOffsets, error) {
+	if group == "" {
+		return GroupOffsets{}, &ArgumentError{Op: "GroupOffsets", Reason: "empty group"}
+	}
+	if err := checkTopicNames("GroupOffsets", topics); err != nil {
+		return GroupOffsets{}, err
+	}
+	var out GroupOffsets
+	err := r.do(ctx, "group offsets", func(s *session) error {
+		t, err := s.topics(dedupe(topics))
+		if err != nil {
+			return err
+		}
+		out, err = s.groupOffsets(group, t.Partitions())
+		return err
+	})
+	return out, err
+}
+
+func (s *session) describeGroup(group string) (Group, error) {
+	var out Group
+	err := s.r.retry(s.ctx, "describe group", func(int) error {
+		c, err := s.coordinator(group)
+		if err != nil {
+			return err
+		}
+		resp, err := c.DescribeGroups(&sarama.DescribeGroupsRequest{Version: 5, Groups: []string{group}})
+		if err == nil && len(resp.Groups) != 1 {
+			err = sarama.ErrIncompleteResponse
+		}
+		if err != nil {
+			s.coordinatorFailed(group, c, err)
+			return err
+		}
+		d := resp.Groups[0]
+		switch err := kerr(d.Err); {
+		case err == nil:
+		case errors.Is(err, sarama.ErrGroupIDNotFound):
+			out = Group{ID: group, State: GroupDead}
+			return nil
+		default:
+			s.coordinatorFailed(group, c, err)
+			return err
+		}
+		out = Group{ID: group, State: GroupState(d.State), ProtocolType: d.ProtocolType, Protocol: d.Protocol}
+		for _, m := range d.Members {
+			mem := Member{ID: m.MemberId, ClientID: m.ClientId, ClientHost: m.ClientHost}
+			if m.GroupInstanceId != nil {
+				mem.InstanceID = *m.GroupInstanceId
+			}
+			out.Members = append(out.Members, mem)
+		}
+		slices.SortFunc(out.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
+		return nil
+	})
+	return out, err
+}
+
+// DescribeGroup returns the group's state, protocol type and members, from
+// a DescribeGroups request to its coordinator. A group that does not exist
+// is reported with state Dead and no error.
+//
+// A Flink KafkaSource group is reported Empty, with protocol type "" and
+// no members, even while the job runs: Flink assigns partitions itself and
+// only commits offsets. An Empty group does not show that Flink stopped;
+// use [Reader.StableSnapshot] for that.
+//
+// Errors: an [*ArgumentError] for an empty group, the context's error, or
+// a Kafka or connection error after retries.
+func (r *Reader) DescribeGroup(ctx context.Context, group string) (Group, error) {
+	if group == "" {
+		return Group{}, &ArgumentError{Op: "DescribeGroup", Reason: "empty group"}
+	}
+	var out Group
+	err := r.do(ctx, "describe group", func(s *session) error {
+		var err error
+		out, err = s.describeGroup(group)
+		return err
+	})
+	return out, err
+}
+
+// CommitOffsets writes committed offsets for the group, as a rollback
+// does: each offset is the next offset the group will read. It commits
+// outside any group generation (generation -1, no member ID), as Flink
+// does, so it is refused while the group has members; the check is made
+// first, and the broker enforces it again.
+//
+// Nothing is written when an argument is invalid, a topic or partition
+// does not exist, or the group is active. Errors: an [*ArgumentError] (no
+// offsets, an empty group, a negative offset or partition), an
+// [*UnknownTopicsError] (also for a partition beyond the topic's count), a
+// [*GroupActiveError], a [*PartitionErrors] when the coordinator refused
+// some partitions, the context's error, or a Kafka or connection error
+// after retries. A retry after a lost response writes the same offsets
+// again, which is harmless.
+func (r *Reader) CommitOffsets(ctx context.Context, group string, offsets map[TopicPartition]int64) error {
+	if group == "" {
+		return &ArgumentError{Op: "CommitOffsets", Reason: "empty group"}
+	}
+	if len(offsets) == 0 {
+		return &ArgumentError{Op: "CommitOffsets", Reason: "no offsets"}
+	}
+	var topics []string
+	for tp, off := range offsets {
+		if tp.Topic == "" || tp.Partition < 0 || off < 0 {
+			return &ArgumentError{Op: "CommitOffsets", Reason: fmt.Sprintf("bad entry %s=%d", tp, off)}
+		}
+		topics = append(topics, tp.Topic)
+	}
+	slices.Sort(topics)
+	topics = slices.Compact(topics)
+	return r.do(ctx, "commit offsets", func(s *session) error {
+		g, err := s.describeGroup(group)
+		if err != nil {
+			return err
+		}
+		if g.Active() || (g.State != GroupEmpty && g.State != GroupDead) {
+			return &GroupActiveError{Group: group, State: g.State, Members: len(g.Members)}
+		}
+		t, err := s.topics(topics)
+		if err != nil {
+			return err
+		}
+		var beyond []string
+		for tp := range offsets {
+			if tp.Partition >= t[tp.Topic] {
+				beyond = append(beyond, tp.String())
+			}
+		}
+		if len(beyond) > 0 {
+			slices.Sort(beyond)
+			return &UnknownTopicsError{Topics: beyond}
+		}
+		return s.commit(group, offsets)
+	})
+}
+
+func (s *session) commit(group string, offsets map[TopicPartition]int64) error {
+	req := sarama.NewOffsetCommitRequest(s.conf, group) // generation -1, no member
+	for tp, off := range offsets {
+		req.AddBlockWithLeaderEpoch(tp.Topic, tp.Partition, off, -1, 0, "")
+	}
+	var errs map[TopicPartition]error
+	err := s.r.retry(s.ctx, "offset commit", func(int) error {
+		c, err := s.coordinator(group)
+		if err != nil {
+			return err
+		}
+		resp, err := c.CommitOffset(req)
+		if err != nil {
+			s.coordinatorFailed(group, c, err)
+			return err
+		}
+		errs = nil
+		for topic, parts := range resp.Errors {
+			for p, k := range parts {
+				err := kerr(k)
+				switch {
+				case err == nil:
+					continue
+				case errors.Is(err, sarama.ErrNotCoordinatorForConsumer), errors.Is(err, sarama.ErrConsumerCoordinatorNotAvailable), errors.Is(err, sarama.ErrOffsetsLoadInProgress):
+					s.coordinatorFailed(group, c, err)
+					return err
+				case errors.Is(err, sarama.ErrUnknownMemberId), errors.Is(err, sarama.ErrIllegalGeneration), errors.Is(err, sarama.ErrRebalanceInProgress):
+					return &GroupActiveError{Group: group, State: "unknown", Err: err}
+				}
+				if errs == nil {
+					errs = make(map[TopicPartition]error)
+				}
+				errs[TopicPartition{Topic: topic, Partition: p}] = err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return partitionErrors("CommitOffsets", len(offsets), errs)
+}

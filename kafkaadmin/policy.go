@@ -1,0 +1,161 @@
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/IBM/sarama"
+)
+
+// PolicyKind names a MirrorMaker 2 replication policy
+// (replication.policy.class).
+type PolicyKind string
+
+// The replication policies MirrorMaker 2 ships.
+const (
+	// IdentityPolicy is IdentityReplicationPolicy: a source topic keeps
+	// its name on the target.
+	IdentityPolicy PolicyKind = "identity"
+	// DefaultPolicy is DefaultReplicationPolicy: a source topic t becomes
+	// "<source alias><separator>t" on the target, "source.t" by default.
+	DefaultPolicy PolicyKind = "default"
+)
+
+// ReplicationPolicy maps source topic names to target topic names as
+// MirrorMaker 2 does.
+type ReplicationPolicy struct {
+	Kind PolicyKind
+	// SourceAlias is source.cluster.alias; required by DefaultPolicy.
+	SourceAlias string
+	// Separator is replication.policy.separator. Empty means ".".
+	Separator string
+}
+
+// Validate reports a policy that cannot name target topics, as an
+// [*ArgumentError].
+func (p ReplicationPolicy) Validate() error {
+	switch p.Kind {
+	case IdentityPolicy:
+		return nil
+	case DefaultPolicy:
+		if p.SourceAlias == "" {
+			return &ArgumentError{Op: "ReplicationPolicy", Reason: "default policy needs a source alias"}
+		}
+		if strings.Contains(p.SourceAlias, p.separator()) {
+			return &ArgumentError{Op: "ReplicationPolicy", Reason: fmt.Sprintf("source alias %q contains the separator %q", p.SourceAlias, p.separator())}
+		}
+		return nil
+	}
+	return &ArgumentError{Op: "ReplicationPolicy", Reason: fmt.Sprintf("unknown policy kind %q", string(p.Kind))}
+}
+
+func (p ReplicationPolicy) separator() string {
+	if p.Separator == "" {
+		return "."
+	}
+	return p.Separator
+}
+
+// TargetTopic returns the target topic name of a source topic. Errors:
+// the [*ArgumentError] of Validate.
+func (p ReplicationPolicy) TargetTopic(source string) (string, error) {
+	if err := p.Validate(); err != nil {
+		return "", err
+	}
+	if p.Kind == IdentityPolicy {
+		return source, nil
+	}
+	return p.SourceAlias + p.separator() + source, nil
+}
+
+// TargetCheck is the check of one source topic against its target topic.
+type TargetCheck struct {
+	Source           string
+	SourcePartitions int32
+	Target           string
+	// Exists reports whether the target topic exists.
+	Exists bool
+	// TargetPartitions is the target's partition count when it exists.
+	TargetPartitions int32
+}
+
+// OK reports whether the target exists with the source's partition count,
+// so that partition p of the source is replicated to partition p of the
+// target.
+func (c TargetCheck) OK() bool {
+	return c.Exists && c.TargetPartitions == c.SourcePartitions
+}
+
+// Problem describes what is wrong, or "" when OK.
+func (c TargetCheck) Problem() string {
+	switch {
+	case !c.Exists:
+		return fmt.Sprintf("target topic %s for source topic %s does not exist", c.Target, c.Source)
+	case c.TargetPartitions != c.SourcePartitions:
+		return fmt.Sprintf("target topic %s has %d partitions, source topic %s has %d", c.Target, c.TargetPartitions, c.Source, c.SourcePartitions)
+	}
+	return ""
+}
+
+// CheckTargets compares source topics with the target cluster's topics
+// under the policy, one check per source topic in sorted order. It is
+// pure. Errors: the [*ArgumentError] of the policy's Validate.
+func CheckTargets(source, target Topics, policy ReplicationPolicy) ([]TargetCheck, error) {
+	if err := policy.Validate(); err != nil {
+		return nil, err
+	}
+	out := make([]TargetCheck, 0, len(source))
+	for _, name := range source.Names() {
+		tname, _ := policy.TargetTopic(name)
+		n, ok := target[tname]
+		out = append(out, TargetCheck{
+			Source: name, SourcePartitions: source[name],
+			Target: tname, Exists: ok, TargetPartitions: n,
+		})
+	}
+	return out, nil
+}
+
+// CheckTargets reads, from the cluster this Reader is configured for (the
+// target), the topics the policy maps the source topics to, and checks
+// that each exists with the source's partition count. A missing target is
+// a failed check, not an error. Errors: the policy's [*ArgumentError], the
+// context's error, or a Kafka or connection error after retries.
+func (r *Reader) CheckTargets(ctx context.Context, source Topics, policy ReplicationPolicy) ([]TargetCheck, error) {
+	if err := policy.Validate(); err != nil {
+		return nil, err
+	}
+	if len(source) == 0 {
+		return nil, &ArgumentError{Op: "CheckTargets", Reason: "no source topics"}
+	}
+	names := make([]string, 0, len(source))
+	for _, n := range source.Names() {
+		t, _ := policy.TargetTopic(n)
+		names = append(names, t)
+	}
+	target := make(Topics)
+	err := r.do(ctx, "check targets", func(s *session) error {
+		return r.retry(ctx, "metadata", func(int) error {
+			resp, err := s.metadata(names)
+			if err != nil {
+				return err
+			}
+			for _, t := range resp.Topics {
+				switch err := kerr(t.Err); {
+				case err == nil:
+					target[t.Name] = int32(len(t.Partitions))
+				case errors.Is(err, sarama.ErrUnknownTopicOrPartition):
+				default:
+					return fmt.Errorf("topic %s: %w", t.Name, err)
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return CheckTargets(source, target, policy)
+}

@@ -1,0 +1,465 @@
+package kafkaadmin
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+const (
+	defaultClientID       = "mm2cutover"
+	defaultRequestTimeout = 30 * time.Second
+	defaultRetryTimeout   = 30 * time.Second
+	firstBackoff          = 100 * time.Millisecond
+	maxBackoff            = 2 * time.Second
+)
+
+// protocolVersion is the Kafka version whose request versions sarama
+// starts from; sarama lowers them to what each broker advertises.
+var protocolVersion = sarama.V2_8_0_0
+
+// Reader reads a consumer group's offsets and state and the log bounds of
+// its partitions from one Kafka cluster. It holds no connection between
+// calls; each call opens what it needs and closes it before returning.
+// A Reader is safe for concurrent use.
+type Reader struct {
+	cfg      Config
+	tls      *tls.Config
+	log      *slog.Logger
+	requests atomic.Int64
+}
+
+// NewReader validates cfg and reads its TLS files. It does not contact
+// Kafka. It returns a [*ConfigError] for a bad config.
+func NewReader(cfg Config) (*Reader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.BootstrapServers = append([]string(nil), cfg.BootstrapServers...)
+	cfg.SecurityProtocol = cfg.protocol()
+	if cfg.ClientID == "" {
+		cfg.ClientID = defaultClientID
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = defaultRequestTimeout
+	}
+	if cfg.RetryTimeout == 0 {
+		cfg.RetryTimeout = defaultRetryTimeout
+	}
+	tc, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Reader{cfg: cfg, tls: tc, log: log}, nil
+}
+
+// Requests returns how many Kafka requests the Reader has sent so far,
+// counting connection setup (ApiVersions, SASL) and retries.
+func (r *Reader) Requests() int64 {
+	return r.requests.Load()
+}
+
+// saramaConfig builds the sarama config of one call. sarama never retries
+// or sleeps: retries are ours and select on the context.
+func (r *Reader) saramaConfig(d *callDialer) (*sarama.Config, error) {
+	c := sarama.NewConfig()
+	c.ClientID = r.cfg.ClientID
+	c.Version = protocolVersion
+	c.Net.DialTimeout = r.cfg.RequestTimeout
+	c.Net.ReadTimeout = r.cfg.RequestTimeout
+	c.Net.WriteTimeout = r.cfg.RequestTimeout
+	c.Net.Proxy.Enable = true
+	c.Net.Proxy.Dialer = d
+	c.Metadata.Retry.Max = 0
+	c.Metadata.RefreshFrequency = 0
+	c.Metadata.Full = false
+	c.Metadata.AllowAutoTopicCreation = false
+	c.Admin.Retry.Max = 0
+	if r.cfg.SecurityProtocol.sasl() {
+		c.Net.SASL.Enable = true
+		c.Net.SASL.Handshake = true
+		c.Net.SASL.Version = sarama.SASLHandshakeV1
+		c.Net.SASL.User = r.cfg.Username
+		c.Net.SASL.Password = string(r.cfg.Password)
+		switch r.cfg.SASLMechanism {
+		case Plain:
+			c.Net.SASL.Mechanism = sarama.SASLTypePlaintext
+		case ScramSHA256:
+			c.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
+			c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAMClient(ScramSHA256) }
+		case ScramSHA512:
+			c.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
+			c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAMClient(ScramSHA512) }
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, &ConfigError{Field: "Config", Reason: "rejected by sarama", Err: err}
+	}
+	return c, nil
+}
+
+// do runs fn in a fresh session bound to ctx, closes the session, and
+// makes the context's error win when the context is done.
+func (r *Reader) do(ctx context.Context, op string, fn func(s *session) error) error {
+	if err := ctx.Err(); err != nil {
+		return opError(op, err)
+	}
+	d := &callDialer{
+		ctx:      ctx,
+		dialer:   net.Dialer{Timeout: r.cfg.RequestTimeout, KeepAlive: 30 * time.Second},
+		tls:      r.tls,
+		requests: &r.requests,
+	}
+	conf, err := r.saramaConfig(d)
+	if err != nil {
+		return err
+	}
+	s := &session{r: r, ctx: ctx, conf: conf, dialer: d, brokers: make(map[string]*sarama.Broker)}
+	err = fn(s)
+	s.close()
+	if cerr := ctx.Err(); cerr != nil {
+		return opError(op, cerr)
+	}
+	return opError(op, err)
+}
+
+func opError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var (
+		ce *ConfigError
+		ae *ArgumentError
+		ue *UnknownTopicsError
+		ge *GroupActiveError
+		te *TopicsChangedError
+		pe *PartitionErrors
+	)
+	if errors.As(err, &ce) || errors.As(err, &ae) || errors.As(err, &ue) || errors.As(err, &ge) || errors.As(err, &te) || errors.As(err, &pe) {
+		return err
+	}
+	return fmt.Errorf("kafkaadmin: %s: %w", op, err)
+}
+
+// retry calls fn until it succeeds, fails with an error that is not
+// transient, the context is done, or Config.RetryTimeout has passed.
+func (r *Reader) retry(ctx context.Context, op string, fn func(attempt int) error) error {
+	start := time.Now()
+	backoff := firstBackoff
+	for attempt := 1; ; attempt++ {
+		err := fn(attempt)
+		if err == nil {
+			return nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if !retriable(err) {
+			return err
+		}
+		if time.Since(start)+backoff > r.cfg.RetryTimeout {
+			return fmt.Errorf("gave up after %d attempts in %v: %w", attempt, time.Since(start).Round(time.Millisecond), err)
+		}
+		r.log.LogAttrs(ctx, slog.LevelInfo, "kafkaadmin: retrying",
+			slog.String("op", op), slog.Int("attempt", attempt),
+			slog.Duration("backoff", backoff), slog.String("error", err.Error()))
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// session is the state of one call: its connections, one per broker
+// address, and what it learned from metadata.
+type session struct {
+	r       *Reader
+	ctx     context.Context
+	conf    *sarama.Config
+	dialer  *callDialer
+	brokers map[string]*sarama.Broker // by address
+	nodes   map[int32]string          // broker ID -> address
+	leaders map[TopicPartition]int32  // from the last metadata response
+	counts  map[string]int32          // partition counts of the topics seen
+	coord   map[string]*sarama.Broker // group -> coordinator
+	seed    int
+}
+
+func (s *session) close() {
+	for _, b := range s.brokers {
+		if ok, _ := b.Connected(); ok {
+			_ = b.Close()
+		}
+	}
+	s.dialer.closeAll()
+}
+
+// broker returns the connected broker at addr, connecting if needed.
+func (s *session) broker(addr string) (*sarama.Broker, error) {
+	b := s.brokers[addr]
+	if b == nil {
+		b = sarama.NewBroker(addr)
+		s.brokers[addr] = b
+	}
+	if err := b.Open(s.conf); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+		return nil, err
+	}
+	ok, err := b.Connected()
+	if !ok {
+		if err == nil {
+			err = sarama.ErrNotConnected
+		}
+		return nil, fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	return b, nil
+}
+
+// node returns the connected broker with the given ID.
+func (s *session) node(id int32) (*sarama.Broker, error) {
+	addr, ok := s.nodes[id]
+	if !ok {
+		return nil, fmt.Errorf("broker %d: %w", id, sarama.ErrBrokerNotAvailable)
+	}
+	return s.broker(addr)
+}
+
+// any returns a connected bootstrap broker, trying each in turn.
+func (s *session) any() (*sarama.Broker, error) {
+	var errs []error
+	seeds := s.r.cfg.BootstrapServers
+	for range seeds {
+		addr := seeds[s.seed%len(seeds)]
+		b, err := s.broker(addr)
+		if err == nil {
+			return b, nil
+		}
+		errs = append(errs, err)
+		s.seed++
+	}
+	return nil, fmt.Errorf("%w: %w", sarama.ErrOutOfBrokers, errors.Join(errs...))
+}
+
+// transportFailed forgets a broker's connection after a transport error,
+// so the next use reconnects.
+func (s *session) transportFailed(b *sarama.Broker) {
+	if ok, _ := b.Connected(); ok {
+		_ = b.Close()
+	}
+	for g, c := range s.coord {
+		if c == b {
+			delete(s.coord, g)
+		}
+	}
+}
+
+// metadata sends one Metadata request: for the named topics, or for all
+// topics when names is nil. It records broker addresses and leaders.
+func (s *session) metadata(names []string) (*sarama.MetadataResponse, error) {
+	b, err := s.any()
+	if err != nil {
+		return nil, err
+	}
+	req := sarama.NewMetadataRequest(s.conf.Version, names)
+	req.AllowAutoTopicCreation = false
+	resp, err := b.GetMetadata(req)
+	if err != nil {
+		s.transportFailed(b)
+		return nil, err
+	}
+	if len(resp.Brokers) == 0 {
+		// A starting broker can answer with an empty cluster (KAFKA-7924).
+		return nil, sarama.ErrBrokerNotAvailable
+	}
+	s.nodes = make(map[int32]string, len(resp.Brokers))
+	for _, nb := range resp.Brokers {
+		s.nodes[nb.ID()] = nb.Addr()
+	}
+	if s.leaders == nil {
+		s.leaders = make(map[TopicPartition]int32)
+		s.counts = make(map[string]int32)
+	}
+	for _, t := range resp.Topics {
+		if err := kerr(t.Err); err == nil || err == sarama.ErrLeaderNotAvailable {
+			s.counts[t.Name] = int32(len(t.Partitions))
+		} else {
+			delete(s.counts, t.Name)
+		}
+		for _, p := range t.Partitions {
+			tp := TopicPartition{Topic: t.Name, Partition: p.ID}
+			if p.Leader >= 0 && kerr(p.Err) != sarama.ErrLeaderNotAvailable {
+				s.leaders[tp] = p.Leader
+			} else {
+				delete(s.leaders, tp)
+			}
+		}
+	}
+	return resp, nil
+}
+
+// topics reads the partition counts of the named topics. Unknown topics
+// give an [*UnknownTopicsError].
+func (s *session) topics(names []string) (Topics, error) {
+	var out Topics
+	err := s.r.retry(s.ctx, "metadata", func(int) error {
+		resp, err := s.metadata(names)
+		if err != nil {
+			return err
+		}
+		out = make(Topics, len(names))
+		var unknown []string
+		for _, t := range resp.Topics {
+			switch err := kerr(t.Err); {
+			case err == nil:
+				out[t.Name] = int32(len(t.Partitions))
+			case errors.Is(err, sarama.ErrUnknownTopicOrPartition):
+				unknown = append(unknown, t.Name)
+			case errors.Is(err, sarama.ErrLeaderNotAvailable):
+				return fmt.Errorf("topic %s: %w", t.Name, err)
+			default:
+				return fmt.Errorf("topic %s: %w", t.Name, err)
+			}
+		}
+		for _, n := range names {
+			if _, ok := out[n]; !ok && !slices.Contains(unknown, n) {
+				unknown = append(unknown, n)
+			}
+		}
+		if len(unknown) > 0 {
+			slices.Sort(unknown)
+			return &UnknownTopicsError{Topics: unknown}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ClusterID returns the cluster's ID, as brokers report it in
+// DescribeCluster (Kafka 2.8 or later) or, failing that, in Metadata.
+// Errors: the context's error, or a Kafka or connection error after
+// retries.
+func (r *Reader) ClusterID(ctx context.Context) (string, error) {
+	var id string
+	err := r.do(ctx, "cluster id", func(s *session) error {
+		return r.retry(ctx, "cluster id", func(int) error {
+			b, err := s.any()
+			if err != nil {
+				return err
+			}
+			resp, err := b.DescribeCluster(&sarama.DescribeClusterRequest{Version: 0})
+			if errors.Is(err, sarama.ErrUnsupportedVersion) {
+				md, err := s.metadata(nil)
+				if err != nil {
+					return err
+				}
+				if md.ClusterID == nil {
+					return errors.New("broker reports no cluster id")
+				}
+				id = *md.ClusterID
+				return nil
+			}
+			if err != nil {
+				s.transportFailed(b)
+				return err
+			}
+			if err := kerr(resp.Err); err != nil {
+				return err
+			}
+			id = resp.ClusterID
+			return nil
+		})
+	})
+	return id, err
+}
+
+// Topics returns the partition counts of the named topics. Errors: an
+// [*ArgumentError] for an empty list or name, an [*UnknownTopicsError]
+// naming the topics that do not exist, the context's error, or a Kafka or
+// connection error after retries.
+func (r *Reader) Topics(ctx context.Context, names ...string) (Topics, error) {
+	if err := checkTopicNames("Topics", names); err != nil {
+		return nil, err
+	}
+	var out Topics
+	err := r.do(ctx, "topics", func(s *session) error {
+		var err error
+		out, err = s.topics(dedupe(names))
+		return err
+	})
+	return out, err
+}
+
+// TopicsMatching returns the partition counts of every topic whose whole
+// name matches the regular expression pattern (Go syntax), as MirrorMaker
+// 2's "topics" setting matches. Internal topics, and topics whose names
+// start with "__", never match. No match gives an empty Topics and no
+// error. Errors: an [*ArgumentError] for a bad pattern, the context's
+// error, or a Kafka or connection error after retries.
+func (r *Reader) TopicsMatching(ctx context.Context, pattern string) (Topics, error) {
+	re, err := regexp.Compile(`^(?:` + pattern + `)$`)
+	if err != nil || pattern == "" {
+		return nil, &ArgumentError{Op: "TopicsMatching", Reason: fmt.Sprintf("bad pattern %q", pattern)}
+	}
+	var out Topics
+	err = r.do(ctx, "topics matching", func(s *session) error {
+		return r.retry(ctx, "metadata", func(int) error {
+			resp, err := s.metadata(nil)
+			if err != nil {
+				return err
+			}
+			out = make(Topics)
+			for _, t := range resp.Topics {
+				if t.IsInternal || strings.HasPrefix(t.Name, "__") || !re.MatchString(t.Name) {
+					continue
+				}
+				if err := kerr(t.Err); err != nil {
+					return fmt.Errorf("topic %s: %w", t.Name, err)
+				}
+				out[t.Name] = int32(len(t.Partitions))
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+func checkTopicNames(op string, names []string) error {
+	if len(names) == 0 {
+		return &ArgumentError{Op: op, Reason: "no topics"}
+	}
+	for _, n := range names {
+		if n == "" {
+			return &ArgumentError{Op: op, Reason: "empty topic name"}
+		}
+	}
+	return nil
+}
+
+func dedupe(names []string) []string {
+	seen := make(map[string]bool, len(names))
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,180 @@
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"time"
+)
+
+// Reading is one reading of a group over a full partition set: its
+// committed offsets and the partitions' log bounds, read together.
+type Reading struct {
+	// At is when the reading started.
+	At time.Time
+	// Topics are the topics read, with their partition counts.
+	Topics Topics
+	// Offsets are the group's committed offsets.
+	Offsets GroupOffsets
+	// Bounds are the log bounds of every partition of Topics.
+	Bounds map[TopicPartition]LogBounds
+}
+
+// ReadGroup reads, in one call, the group's committed offsets and the log
+// bounds of every partition of the named topics: one Metadata request,
+// one OffsetFetch to the coordinator, and three ListOffsets per partition
+// leader. The commits are read before the bounds, so a commit made by a
+// running job is never above the end offsets it is compared with.
+//
+// Errors: as [Reader.GroupOffsets] and [Reader.LogBounds]; a
+// [*PartitionErrors] comes with the complete Reading.
+func (r *Reader) ReadGroup(ctx context.Context, group string, topics []string) (Reading, error) {
+	if group == "" {
+		return Reading{}, &ArgumentError{Op: "ReadGroup", Reason: "empty group"}
+	}
+	if err := checkTopicNames("ReadGroup", topics); err != nil {
+		return Reading{}, err
+	}
+	var out Reading
+	err := r.do(ctx, "read group", func(s *session) error {
+		var err error
+		out, err = s.read(group, dedupe(topics))
+		return err
+	})
+	var pe *PartitionErrors
+	if err != nil && !errors.As(err, &pe) {
+		return Reading{}, err
+	}
+	return out, err
+}
+
+func (s *session) read(group string, topics []string) (Reading, error) {
+	out := Reading{At: time.Now()}
+	t, err := s.topics(topics)
+	if err != nil {
+		return Reading{}, err
+	}
+	out.Topics = t
+	parts := t.Partitions()
+	var pe *PartitionErrors
+	out.Offsets, err = s.groupOffsets(group, parts)
+	if err != nil && !errors.As(err, &pe) {
+		return Reading{}, err
+	}
+	out.Bounds, err = s.bounds(parts)
+	if err != nil && !errors.As(err, &pe) {
+		return Reading{}, err
+	}
+	return out, readingErrors("ReadGroup", len(parts), out)
+}
+
+// readingErrors gathers a reading's per-partition errors.
+func readingErrors(op string, total int, readings ...Reading) error {
+	errs := make(map[TopicPartition]error)
+	for _, rd := range readings {
+		maps.Copy(errs, rd.Offsets.Errors)
+		for tp, lb := range rd.Bounds {
+			if lb.Err != nil {
+				errs[tp] = lb.Err
+			}
+		}
+	}
+	return partitionErrors(op, total, errs)
+}
+
+// OffsetChange is a partition whose commit differs between two readings.
+type OffsetChange struct {
+	TopicPartition
+	// Before and After are the committed offsets; each is meaningful only
+	// when its flag is true. A commit that appeared has HadBefore false; one
+	// that disappeared (deleted, or expired after offsets.retention.minutes)
+	// has HasAfter false.
+	Before, After       int64
+	HadBefore, HasAfter bool
+}
+
+// DiffCommitted compares two readings of a group's commits and returns,
+// sorted, every partition whose commit changed, appeared or disappeared.
+// It looks at the partitions of before; partitions that could not be read
+// in either reading are skipped (they are reported as errors instead).
+// An empty result means the group's offsets were stable.
+func DiffCommitted(before, after GroupOffsets) []OffsetChange {
+	var out []OffsetChange
+	for _, tp := range before.Partitions {
+		if before.Errors[tp] != nil || after.Errors[tp] != nil {
+			continue
+		}
+		b, hadB := before.Committed[tp]
+		a, hasA := after.Committed[tp]
+		if hadB == hasA && b.Offset == a.Offset {
+			continue
+		}
+		out = append(out, OffsetChange{
+			TopicPartition: tp,
+			Before:         b.Offset, HadBefore: hadB,
+			After: a.Offset, HasAfter: hasA,
+		})
+	}
+	return out
+}
+
+// Snapshot is a group read twice, a window apart.
+type Snapshot struct {
+	Group string
+	// Window is the requested time between the two readings.
+	Window time.Duration
+	// First and Second are the two readings. Use Second's offsets and
+	// bounds for a plan.
+	First, Second Reading
+	// Moved lists every partition whose commit changed between the
+	// readings. Empty means the offsets were stable over the window.
+	Moved []OffsetChange
+}
+
+// Stable reports whether no commit moved during the window. Together with
+// the operator's confirmation, it is the signal that a job committing
+// these offsets (Flink) has stopped. Check the error of StableSnapshot too:
+// a partition that could not be read is not in Moved.
+func (s Snapshot) Stable() bool {
+	return len(s.Moved) == 0
+}
+
+// StableSnapshot reads the group's commits and the log bounds of every
+// partition of the named topics, waits for window, reads them again, and
+// reports every partition whose commit moved. Each reading opens its own
+// connections, so none are held during the window.
+//
+// Errors: an [*ArgumentError] for an empty group or topic list or a
+// window that is not positive, a [*TopicsChangedError] (with the
+// snapshot) when a partition count changed between the readings, a
+// [*PartitionErrors] (with the snapshot) when some partitions could not be
+// read in either reading, the context's error (also while waiting), or the
+// errors of [Reader.ReadGroup].
+func (r *Reader) StableSnapshot(ctx context.Context, group string, topics []string, window time.Duration) (Snapshot, error) {
+	if window <= 0 {
+		return Snapshot{}, &ArgumentError{Op: "StableSnapshot", Reason: "window must be positive"}
+	}
+	out := Snapshot{Group: group, Window: window}
+	var err error
+	var pe *PartitionErrors
+	out.First, err = r.ReadGroup(ctx, group, topics)
+	if err != nil && !errors.As(err, &pe) {
+		return Snapshot{}, err
+	}
+	t := time.NewTimer(window)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return Snapshot{}, opError("stable snapshot", ctx.Err())
+	case <-t.C:
+	}
+	out.Second, err = r.ReadGroup(ctx, group, topics)
+	if err != nil && !errors.As(err, &pe) {
+		return Snapshot{}, err
+	}
+	out.Moved = DiffCommitted(out.First.Offsets, out.Second.Offsets)
+	if !maps.Equal(out.First.Topics, out.Second.Topics) {
+		return out, &TopicsChangedError{Before: out.First.Topics, After: out.Second.Topics}
+	}
+	return out, readingErrors("StableSnapshot", len(out.Second.Offsets.Partitions), out.First, out.Second)
+}
