@@ -79,6 +79,11 @@ func (g GroupOffset) Get() (int64, bool) { return g.c, g.ok }
 // Present reports whether the group has a committed offset.
 func (g GroupOffset) Present() bool { return g.ok }
 
+// Equal reports whether g and h are both absent or both the same offset. It
+// is g == h, and lets github.com/google/go-cmp compare values holding a
+// GroupOffset.
+func (g GroupOffset) Equal(h GroupOffset) bool { return g == h }
+
 // String returns the decimal offset, or "none" when absent.
 func (g GroupOffset) String() string {
 	if !g.ok {
@@ -138,6 +143,11 @@ func (o MirrorOffset) Get() (int64, bool) { return o.m, o.ok }
 
 // Present reports whether the offset is not null.
 func (o MirrorOffset) Present() bool { return o.ok }
+
+// Equal reports whether o and q are both null or both the same offset. It is
+// o == q, and lets github.com/google/go-cmp compare values holding a
+// MirrorOffset.
+func (o MirrorOffset) Equal(q MirrorOffset) bool { return o == q }
 
 // String returns the decimal offset, or "null".
 func (o MirrorOffset) String() string {

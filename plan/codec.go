@@ -1,0 +1,536 @@
+package plan
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/offsets"
+)
+
+// Encode writes the plan as indented canonical JSON (see the package
+// documentation) after checking it with [Plan.Validate]; it writes nothing
+// when the plan is invalid. Encoding the same plan always gives the same
+// bytes. Errors are those of Validate and of w.
+func (p *Plan) Encode(w io.Writer) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	jw := jsonWriter{w: w, indent: true}
+	jw.plan(p, true)
+	return jw.flush()
+}
+
+// Decode reads one plan from r strictly: see the package documentation for
+// what is refused. Errors: [*SchemaVersionError]; an error matching
+// [ErrMalformed] (with the [encoding/json] error inside), [ErrUnknownField] or
+// [ErrTrailingData]; a [*FieldError] or [*PartitionError] for a missing,
+// invalid, unsorted, duplicate or inconsistent field or entry; a
+// [*FingerprintError]; or the error of r.
+func Decode(r io.Reader) (*Plan, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("plan: reading: %w", err)
+	}
+	return decode(data, true)
+}
+
+// Validate checks every rule [Decode] enforces on the plan in memory: schema
+// version, required fields, sorted unique entries, each entry's action,
+// Connect offset and loss following from its offsets and acceptance, the
+// acceptances, and the fingerprint. It returns nil or the first problem, as
+// Decode would.
+func (p *Plan) Validate() error {
+	return p.validate(true)
+}
+
+func (p *Plan) computeFingerprint() string {
+	h := sha256.New()
+	jw := jsonWriter{w: h}
+	jw.plan(p, false)
+	jw.flush() // a hash never fails to write
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func (p *Plan) validate(checkFingerprint bool) error {
+	if p.SchemaVersion != SchemaVersion {
+		return &SchemaVersionError{Got: int64(p.SchemaVersion), Want: SchemaVersion}
+	}
+	for _, f := range []struct{ name, v string }{
+		{"source_cluster_id", p.SourceClusterID},
+		{"target_cluster_id", p.TargetClusterID},
+		{"connector_name", p.ConnectorName},
+		{"source_alias", p.SourceAlias},
+		{"group_id", p.GroupID},
+		{"config_digest", p.ConfigDigest},
+	} {
+		if f.v == "" {
+			return &FieldError{Field: f.name, Err: ErrMissingField}
+		}
+	}
+	if p.CreatedAt.IsZero() {
+		return &FieldError{Field: "created_at", Err: ErrMissingField}
+	}
+	if y := p.CreatedAt.UTC().Year(); y < 1 || y > 9999 {
+		return &FieldError{Field: "created_at", Err: ErrInvalidField, Detail: "year outside 1 to 9999"}
+	}
+	if !validDigest(p.ConfigDigest) {
+		return &FieldError{Field: "config_digest", Err: ErrInvalidField, Detail: "want sha256: and 64 lowercase hex digits"}
+	}
+	if len(p.Entries) == 0 {
+		return &FieldError{Field: "partitions", Err: ErrNoPartitions}
+	}
+
+	accepted := make(map[offsets.SourcePartition]bool, len(p.Accepted))
+	for i, a := range p.Accepted {
+		if i > 0 && p.Accepted[i-1].Partition.Compare(a.Partition) > 0 {
+			return &PartitionError{Partition: a.Partition, Err: ErrUnsorted, Detail: "expired_data_accepted"}
+		}
+		// Membership is checked once the entries are known to be sorted.
+		if err := checkAcceptance(a, accepted, func(offsets.SourcePartition) bool { return true }); err != nil {
+			return err
+		}
+		accepted[a.Partition] = true
+	}
+
+	for i := range p.Entries {
+		e := &p.Entries[i]
+		if i > 0 {
+			switch c := p.Entries[i-1].Partition.Compare(e.Partition); {
+			case c == 0:
+				return &PartitionError{Partition: e.Partition, Err: ErrDuplicatePartition}
+			case c > 0:
+				return &PartitionError{Partition: e.Partition, Err: ErrUnsorted, Detail: "after " + p.Entries[i-1].Partition.String()}
+			}
+		}
+		if e.TargetEnd < 0 {
+			return &PartitionError{Partition: e.Partition, Err: ErrInvalidField, Detail: "negative target_end"}
+		}
+		if e.Reason == "" {
+			return &PartitionError{Partition: e.Partition, Err: ErrMissingField, Detail: "reason"}
+		}
+		d := decide(e.Partition, e.GroupOffset, e.Bounds, accepted[e.Partition])
+		if d.Action != e.Action || d.Offset != e.Offset || d.Lost != e.Lost {
+			return &PartitionError{Partition: e.Partition, Err: ErrInconsistent, Detail: fmt.Sprintf(
+				"plan says %s connect offset %s lost %d, but group offset %s with log bounds [%d, %d] gives %s connect offset %s lost %d",
+				e.Action, e.Offset, e.Lost, e.GroupOffset, e.Bounds.Start, e.Bounds.End, d.Action, d.Offset, d.Lost)}
+		}
+	}
+
+	for _, a := range p.Accepted {
+		if _, ok := p.Lookup(a.Partition); !ok {
+			return &PartitionError{Partition: a.Partition, Err: ErrUnknownPartition, Detail: "expired data accepted for a partition outside the plan"}
+		}
+	}
+
+	if checkFingerprint {
+		if got := p.computeFingerprint(); got != p.Fingerprint {
+			return &FingerprintError{Stored: p.Fingerprint, Computed: got}
+		}
+	}
+	return nil
+}
+
+// jsonWriter writes the canonical JSON of a plan, flushing to w in chunks.
+// indent gives the human-readable form: one top-level field or entry a line.
+type jsonWriter struct {
+	w      io.Writer
+	buf    []byte
+	err    error
+	indent bool
+}
+
+func (w *jsonWriter) flush() error {
+	if w.err == nil && len(w.buf) > 0 {
+		_, w.err = w.w.Write(w.buf)
+	}
+	w.buf = w.buf[:0]
+	return w.err
+}
+
+func (w *jsonWriter) maybeFlush() {
+	if len(w.buf) >= 64<<10 {
+		w.flush()
+	}
+}
+
+// key starts a top-level field.
+func (w *jsonWriter) key(name string, first bool) {
+	if !first {
+		w.buf = append(w.buf, ',')
+	}
+	if w.indent {
+		w.buf = append(w.buf, "\n  "...)
+	}
+	w.buf = appendString(w.buf, name)
+	w.buf = append(w.buf, ':')
+	if w.indent {
+		w.buf = append(w.buf, ' ')
+	}
+}
+
+func (w *jsonWriter) str(name, v string) {
+	w.key(name, false)
+	w.buf = appendString(w.buf, v)
+}
+
+// list writes a top-level array of n elements, each written by elem.
+func (w *jsonWriter) list(name string, n int, elem func(i int)) {
+	w.key(name, false)
+	w.buf = append(w.buf, '[')
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		if w.indent {
+			w.buf = append(w.buf, "\n    "...)
+		}
+		elem(i)
+		w.maybeFlush()
+	}
+	if w.indent && n > 0 {
+		w.buf = append(w.buf, "\n  "...)
+	}
+	w.buf = append(w.buf, ']')
+}
+
+func (w *jsonWriter) plan(p *Plan, withFingerprint bool) {
+	w.buf = append(w.buf, '{')
+	w.key("schema_version", true)
+	w.buf = strconv.AppendInt(w.buf, int64(p.SchemaVersion), 10)
+	w.key("created_at", false)
+	w.buf = append(w.buf, '"')
+	w.buf = p.CreatedAt.UTC().AppendFormat(w.buf, time.RFC3339Nano)
+	w.buf = append(w.buf, '"')
+	w.str("tool_version", p.ToolVersion)
+	w.str("source_cluster_id", p.SourceClusterID)
+	w.str("target_cluster_id", p.TargetClusterID)
+	w.str("connector_name", p.ConnectorName)
+	w.str("source_alias", p.SourceAlias)
+	w.str("config_digest", p.ConfigDigest)
+	w.str("group_id", p.GroupID)
+	w.str("savepoint", p.Savepoint)
+	w.list("expired_data_accepted", len(p.Accepted), func(i int) {
+		a := &p.Accepted[i]
+		w.buf = append(w.buf, `{"topic":`...)
+		w.buf = appendString(w.buf, a.Partition.Topic)
+		w.buf = append(w.buf, `,"partition":`...)
+		w.buf = strconv.AppendInt(w.buf, int64(a.Partition.Partition), 10)
+		w.buf = append(w.buf, `,"accepted_by":`...)
+		w.buf = appendString(w.buf, a.By)
+		w.buf = append(w.buf, `,"note":`...)
+		w.buf = appendString(w.buf, a.Note)
+		w.buf = append(w.buf, '}')
+	})
+	w.list("partitions", len(p.Entries), func(i int) { w.buf = appendEntry(w.buf, &p.Entries[i]) })
+	if withFingerprint {
+		w.str("fingerprint", p.Fingerprint)
+	}
+	if w.indent {
+		w.buf = append(w.buf, '\n')
+	}
+	w.buf = append(w.buf, '}')
+	if w.indent {
+		w.buf = append(w.buf, '\n')
+	}
+}
+
+func appendEntry(b []byte, e *Entry) []byte {
+	b = append(b, `{"topic":`...)
+	b = appendString(b, e.Partition.Topic)
+	b = append(b, `,"partition":`...)
+	b = strconv.AppendInt(b, int64(e.Partition.Partition), 10)
+	b = append(b, `,"group_offset":`...)
+	if c, ok := e.GroupOffset.Get(); ok {
+		b = strconv.AppendInt(b, c, 10)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"log_start":`...)
+	b = strconv.AppendInt(b, e.Bounds.Start, 10)
+	b = append(b, `,"log_end":`...)
+	b = strconv.AppendInt(b, e.Bounds.End, 10)
+	b = append(b, `,"target_end":`...)
+	b = strconv.AppendInt(b, e.TargetEnd, 10)
+	b = append(b, `,"action":"`...)
+	b = append(b, e.Action.String()...)
+	b = append(b, `","connect_offset":`...)
+	if m, ok := e.Offset.Get(); ok {
+		b = strconv.AppendInt(b, m, 10)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"lost":`...)
+	b = strconv.AppendInt(b, e.Lost, 10)
+	b = append(b, `,"reason":`...)
+	b = appendString(b, e.Reason)
+	return append(b, '}')
+}
+
+// appendString appends s as a JSON string escaped as encoding/json does:
+// plain ASCII is copied, anything else goes through json.Marshal.
+func appendString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always marshals
+			return append(buf, b...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
+}
+
+// jsonInt decodes a JSON integer into an int64, remembering whether the
+// field was present and whether it was null. Floats, exponents and strings
+// are refused.
+type jsonInt struct {
+	v       int64
+	present bool
+	null    bool
+}
+
+func (n *jsonInt) UnmarshalJSON(b []byte) error {
+	n.present = true
+	if string(b) == "null" {
+		n.null = true
+		return nil
+	}
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return fmt.Errorf("plan: %w: %.40s is not a 64-bit integer", ErrMalformed, b)
+	}
+	n.v = v
+	return nil
+}
+
+// jsonAction decodes "set", "clear" or "block".
+type jsonAction struct {
+	a       offsets.Action
+	present bool
+}
+
+func (a *jsonAction) UnmarshalJSON(b []byte) error {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return fmt.Errorf("plan: %w: action %.40s is not a string", ErrMalformed, b)
+	}
+	if err := a.a.UnmarshalText(b[1 : len(b)-1]); err != nil {
+		return fmt.Errorf("plan: %w: %v", ErrMalformed, err)
+	}
+	a.present = true
+	return nil
+}
+
+type wirePlan struct {
+	SchemaVersion   jsonInt           `json:"schema_version"`
+	CreatedAt       *string           `json:"created_at"`
+	ToolVersion     *string           `json:"tool_version"`
+	SourceClusterID *string           `json:"source_cluster_id"`
+	TargetClusterID *string           `json:"target_cluster_id"`
+	ConnectorName   *string           `json:"connector_name"`
+	SourceAlias     *string           `json:"source_alias"`
+	ConfigDigest    *string           `json:"config_digest"`
+	GroupID         *string           `json:"group_id"`
+	Savepoint       *string           `json:"savepoint"`
+	Accepted        *[]wireAcceptance `json:"expired_data_accepted"`
+	Partitions      *[]wireEntry      `json:"partitions"`
+	Fingerprint     *string           `json:"fingerprint"`
+}
+
+type wireAcceptance struct {
+	Topic      *string `json:"topic"`
+	Partition  jsonInt `json:"partition"`
+	AcceptedBy *string `json:"accepted_by"`
+	Note       *string `json:"note"`
+}
+
+type wireEntry struct {
+	Topic         *string    `json:"topic"`
+	Partition     jsonInt    `json:"partition"`
+	GroupOffset   jsonInt    `json:"group_offset"`
+	LogStart      jsonInt    `json:"log_start"`
+	LogEnd        jsonInt    `json:"log_end"`
+	TargetEnd     jsonInt    `json:"target_end"`
+	Action        jsonAction `json:"action"`
+	ConnectOffset jsonInt    `json:"connect_offset"`
+	Lost          jsonInt    `json:"lost"`
+	Reason        *string    `json:"reason"`
+}
+
+func decode(data []byte, checkFingerprint bool) (*Plan, error) {
+	var w wirePlan
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		if v, ok := probeVersion(data); ok && v != SchemaVersion {
+			return nil, &SchemaVersionError{Got: v, Want: SchemaVersion}
+		}
+		return nil, decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("plan: %w", ErrTrailingData)
+	}
+	if !w.SchemaVersion.present || w.SchemaVersion.null {
+		return nil, &FieldError{Field: "schema_version", Err: ErrMissingField}
+	}
+	if w.SchemaVersion.v != SchemaVersion {
+		return nil, &SchemaVersionError{Got: w.SchemaVersion.v, Want: SchemaVersion}
+	}
+	p, err := w.plan()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.validate(checkFingerprint); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// probeVersion reads only the schema version of a plan that failed strict
+// decoding, so that a newer plan is reported as such rather than as unknown
+// fields.
+func probeVersion(data []byte) (int64, bool) {
+	var v struct {
+		SchemaVersion json.RawMessage `json:"schema_version"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&v); err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(v.SchemaVersion), 10, 64)
+	return n, err == nil
+}
+
+func decodeError(err error) error {
+	if errors.Is(err, ErrMalformed) {
+		return err
+	}
+	// encoding/json reports unknown fields only as text.
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return &FieldError{Field: strings.Trim(name, `"`), Err: ErrUnknownField, Detail: "not defined by schema version " + strconv.Itoa(SchemaVersion)}
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("plan: %w: %w", ErrMalformed, err)
+}
+
+func (w *wirePlan) plan() (*Plan, error) {
+	p := &Plan{SchemaVersion: int(w.SchemaVersion.v)}
+	for _, f := range []struct {
+		name     string
+		src      *string
+		dst      *string
+		optional bool
+	}{
+		{"tool_version", w.ToolVersion, &p.ToolVersion, true},
+		{"source_cluster_id", w.SourceClusterID, &p.SourceClusterID, false},
+		{"target_cluster_id", w.TargetClusterID, &p.TargetClusterID, false},
+		{"connector_name", w.ConnectorName, &p.ConnectorName, false},
+		{"source_alias", w.SourceAlias, &p.SourceAlias, false},
+		{"config_digest", w.ConfigDigest, &p.ConfigDigest, false},
+		{"group_id", w.GroupID, &p.GroupID, false},
+		{"savepoint", w.Savepoint, &p.Savepoint, true},
+		{"fingerprint", w.Fingerprint, &p.Fingerprint, false},
+	} {
+		// Optional fields are always written, possibly empty; a missing key
+		// means the file was not written by Encode.
+		if f.src == nil || (*f.src == "" && !f.optional) {
+			return nil, &FieldError{Field: f.name, Err: ErrMissingField}
+		}
+		*f.dst = *f.src
+	}
+	if w.CreatedAt == nil {
+		return nil, &FieldError{Field: "created_at", Err: ErrMissingField}
+	}
+	t, err := time.Parse(time.RFC3339Nano, *w.CreatedAt)
+	if err != nil {
+		return nil, &FieldError{Field: "created_at", Err: ErrInvalidField, Detail: "want an RFC 3339 time"}
+	}
+	p.CreatedAt = t.UTC()
+	if w.Accepted == nil {
+		return nil, &FieldError{Field: "expired_data_accepted", Err: ErrMissingField}
+	}
+	if w.Partitions == nil {
+		return nil, &FieldError{Field: "partitions", Err: ErrMissingField}
+	}
+
+	p.Accepted = make([]ExpiredAcceptance, len(*w.Accepted))
+	for i, a := range *w.Accepted {
+		if a.Topic == nil || a.AcceptedBy == nil || a.Note == nil {
+			return nil, &FieldError{Field: "expired_data_accepted", Err: ErrMissingField, Detail: "entry " + strconv.Itoa(i) + " needs topic, partition, accepted_by and note"}
+		}
+		part, err := partition(a.Partition)
+		if err != nil {
+			return nil, &FieldError{Field: "expired_data_accepted", Err: err, Detail: "entry " + strconv.Itoa(i)}
+		}
+		p.Accepted[i] = ExpiredAcceptance{Partition: offsets.SourcePartition{Topic: *a.Topic, Partition: part}, By: *a.AcceptedBy, Note: *a.Note}
+	}
+
+	p.Entries = make([]Entry, len(*w.Partitions))
+	for i := range *w.Partitions {
+		we := &(*w.Partitions)[i]
+		if we.Topic == nil {
+			return nil, &FieldError{Field: "partitions", Err: ErrMissingField, Detail: "entry " + strconv.Itoa(i) + " has no topic"}
+		}
+		part, err := partition(we.Partition)
+		if err != nil {
+			return nil, &FieldError{Field: "partitions", Err: err, Detail: "entry " + strconv.Itoa(i)}
+		}
+		sp := offsets.SourcePartition{Topic: *we.Topic, Partition: part}
+		missing := func(name string) error {
+			return &PartitionError{Partition: sp, Err: ErrMissingField, Detail: name}
+		}
+		for _, f := range []struct {
+			name string
+			n    jsonInt
+		}{{"log_start", we.LogStart}, {"log_end", we.LogEnd}, {"target_end", we.TargetEnd}, {"lost", we.Lost}} {
+			if !f.n.present || f.n.null {
+				return nil, missing(f.name)
+			}
+		}
+		switch {
+		case !we.GroupOffset.present:
+			return nil, missing("group_offset")
+		case !we.ConnectOffset.present:
+			return nil, missing("connect_offset")
+		case !we.Action.present:
+			return nil, missing("action")
+		case we.Reason == nil:
+			return nil, missing("reason")
+		}
+		e := Entry{
+			Partition: sp,
+			Bounds:    offsets.LogBounds{Start: we.LogStart.v, End: we.LogEnd.v},
+			TargetEnd: we.TargetEnd.v,
+			Action:    we.Action.a,
+			Lost:      we.Lost.v,
+			Reason:    *we.Reason,
+		}
+		if !we.GroupOffset.null {
+			e.GroupOffset = offsets.NewGroupOffset(we.GroupOffset.v)
+		}
+		if !we.ConnectOffset.null {
+			e.Offset = offsets.NewMirrorOffset(we.ConnectOffset.v)
+		}
+		p.Entries[i] = e
+	}
+	return p, nil
+}
+
+func partition(n jsonInt) (int32, error) {
+	if !n.present || n.null {
+		return 0, ErrMissingField
+	}
+	if n.v < 0 || n.v > math.MaxInt32 {
+		return 0, ErrInvalidField
+	}
+	return int32(n.v), nil
+}

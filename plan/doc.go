@@ -1,0 +1,64 @@
+// Package plan is the migration manifest of the cutover: the record, written
+// before anything changes, of where MirrorMaker 2 will resume on every source
+// partition and why. It is built from data the caller already fetched
+// ([Build] takes a [Spec] and a [Snapshot]); this package does no I/O beyond
+// the io.Reader and io.Writer it is handed.
+//
+// # What a plan holds
+//
+// A [Plan] names the cutover (source and target cluster IDs, connector name,
+// source.cluster.alias, the consumer group, an optional Flink savepoint, a
+// digest of the connector configuration with secrets redacted) and holds one
+// [Entry] per source partition in scope, sorted by topic and partition: the
+// committed group offset C, the log bounds, the target's end offset, and the
+// decision of package offsets (set M, clear, or block) with its reason.
+// Expired data is only ever skipped through an [ExpiredAcceptance] recorded
+// in the plan, naming who accepted it; the entry then states how many records
+// are lost.
+//
+// A plan with a blocked entry is a report, not an instruction: [Plan.Applicable]
+// is false and the renderers for Connect ([Plan.PatchBody],
+// [Plan.ConnectOffsets], [Plan.WriteStrimziConfigMap]) refuse it with a
+// [*BlockedError].
+//
+// # Encoding
+//
+// [Plan.Encode] writes JSON in one canonical form: fields in a fixed order,
+// entries sorted, integers as plain JSON integers, times in UTC RFC 3339. The
+// fingerprint is "sha256:" and the hex SHA-256 of the compact canonical form
+// of every field except the fingerprint itself, so it does not depend on
+// whitespace. [Decode] is strict: unknown fields, trailing data, a missing
+// required field, a schema version it does not know, unsorted or duplicate
+// partitions, an action that does not follow from C and the bounds, and a
+// fingerprint that does not match the content are each an error (see the
+// sentinel errors). Encode checks the same rules, so a plan changed after
+// Build cannot be written.
+//
+// # Schema versions
+//
+// [SchemaVersion] is 1. The rule for reading older versions: a reader of
+// version N decodes every version from 1 to N, each older version through a
+// conversion written in this package that maps it onto version N without
+// guessing (a field version N needs that an older file lacks makes the
+// conversion fail rather than default); the fingerprint of an older file is
+// checked against that version's canonical form before conversion. Fields are
+// never renamed or given a new meaning within a version; any change to the
+// canonical form is a new version. A file with a version newer than the
+// reader, or one it does not know, is refused whole with a
+// [*SchemaVersionError], never partly read. Version 1 is the first, so there is
+// nothing to convert yet.
+//
+// # Secrets
+//
+// The connector configuration itself is not stored; only [ConfigDigest] of
+// it is, computed after [Redact] replaced every secret value. [IsSecretKey]
+// and Redact are the one rule for what counts as a secret, for every place a
+// configuration is shown or stored.
+//
+// # Inputs from other tools
+//
+// Group offsets can come from the CSV that kafka-consumer-groups.sh
+// --reset-offsets --export writes ([ParseResetOffsetsCSV]) or from another
+// MirrorSourceConnector's GET /connectors/{name}/offsets, where each M becomes
+// C = M+1 ([ParseConnectorOffsets]).
+package plan

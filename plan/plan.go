@@ -1,0 +1,345 @@
+package plan
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/offsets"
+)
+
+// SchemaVersion is the version of the plan format this package writes and
+// the newest it reads.
+const SchemaVersion = 1
+
+// Plan is the migration manifest: for one consumer group moving to one
+// MirrorSourceConnector, where MM2 resumes on every source partition in
+// scope and why. Build it with [Build] or read it with [Decode]; the fields
+// are exported for reading. A Plan changed after it was built fails
+// [Plan.Validate] (its fingerprint no longer matches), so it cannot be
+// encoded or applied.
+type Plan struct {
+	SchemaVersion int
+	// CreatedAt is when the snapshot was taken, in UTC.
+	CreatedAt time.Time
+	// ToolVersion names the program that built the plan; may be empty.
+	ToolVersion string
+	// SourceClusterID and TargetClusterID are the Kafka cluster IDs the
+	// snapshot was read from, so a plan cannot be applied across clusters
+	// unnoticed.
+	SourceClusterID string
+	TargetClusterID string
+	// ConnectorName is the Connect connector the offsets are for; Connect
+	// keys offsets by connector name.
+	ConnectorName string
+	// SourceAlias is the connector's source.cluster.alias, the "cluster" of
+	// every Connect source partition.
+	SourceAlias string
+	// ConfigDigest is ConfigDigest of the connector configuration.
+	ConfigDigest string
+	// GroupID is the consumer group whose committed offsets were converted.
+	GroupID string
+	// Savepoint optionally references the old Flink job's final savepoint,
+	// the rollback point before MM2 starts; empty when none was given.
+	Savepoint string
+	// Accepted lists the recorded acceptances of expired data, sorted by
+	// partition.
+	Accepted []ExpiredAcceptance
+	// Entries has one entry per source partition in scope, sorted by topic
+	// and partition.
+	Entries []Entry
+	// Fingerprint is "sha256:" and the hex SHA-256 of the canonical content.
+	Fingerprint string
+}
+
+// Entry is the plan for one source partition: the inputs of the decision and
+// the decision itself (see package offsets).
+type Entry struct {
+	Partition offsets.SourcePartition
+	// GroupOffset is C, the group's committed offset (absent when none).
+	GroupOffset offsets.GroupOffset
+	// Bounds are the source partition's log start and end offsets.
+	Bounds offsets.LogBounds
+	// TargetEnd is the end offset of the target partition when the snapshot
+	// was taken; MM2's first record for this partition lands at or after it.
+	TargetEnd int64
+	// Action is set, clear or block.
+	Action offsets.Action
+	// Offset is the Connect offset M to write when Action is set; null
+	// otherwise.
+	Offset offsets.MirrorOffset
+	// Lost is the number of expired records accepted as lost; 0 otherwise.
+	Lost int64
+	// Reason says, for a person, what will happen or what to fix.
+	Reason string
+}
+
+// ExpiredAcceptance records that an operator accepted the loss of the
+// records of a partition that retention deleted before the cutover (the
+// group's committed offset is below the log start offset). MM2 then starts at
+// the log start offset. It never applies to a missing or invalid offset.
+type ExpiredAcceptance struct {
+	Partition offsets.SourcePartition
+	// By names who accepted; required.
+	By string
+	// Note records why, for example a ticket; may be empty.
+	Note string
+}
+
+// Spec names a cutover: everything a plan records that is not a snapshot of
+// offsets.
+type Spec struct {
+	// CreatedAt is stored in UTC; required (this package reads no clock).
+	CreatedAt       time.Time
+	ToolVersion     string
+	SourceClusterID string
+	TargetClusterID string
+	ConnectorName   string
+	SourceAlias     string
+	// ConnectorConfig is the MirrorSourceConnector configuration; only its
+	// ConfigDigest is stored. If it sets source.cluster.alias or name, they
+	// must equal SourceAlias and ConnectorName.
+	ConnectorConfig map[string]string
+	GroupID         string
+	Savepoint       string
+	AcceptExpired   []ExpiredAcceptance
+}
+
+// Snapshot is the data a plan is computed from, read by the caller just
+// before building.
+type Snapshot struct {
+	// Group holds the committed offsets C of the consumer group. Offsets of
+	// topics outside Source are ignored (the group may consume more than what
+	// moves); an offset for a partition of a topic in Source that Source does
+	// not list is an error.
+	Group offsets.GroupOffsets
+	// Source lists every source partition in scope with its log bounds. It
+	// defines the scope: every partition of every topic that moves.
+	Source map[offsets.SourcePartition]offsets.LogBounds
+	// TargetEnd holds the end offset of each target partition, one for every
+	// partition in Source.
+	TargetEnd map[offsets.SourcePartition]int64
+}
+
+// Build computes the plan for spec from snap: one entry per partition of
+// snap.Source, sorted, each decided by [offsets.Decide] (or
+// [offsets.DecideAcceptingLoss] when spec records an acceptance for it), and
+// the fingerprint. Blocked partitions do not make Build fail: they are in the
+// plan with their reasons, and the plan is not applicable. Build returns an
+// error only for input that cannot make a plan: a [*FieldError] for a missing
+// or contradictory spec field or an empty scope, a [*PartitionError] for an
+// offset or acceptance naming a partition outside the scope
+// ([ErrUnknownPartition]), a missing or negative target end offset, or an
+// acceptance listed twice or without a name.
+func Build(spec Spec, snap Snapshot) (*Plan, error) {
+	if err := checkSpec(spec); err != nil {
+		return nil, err
+	}
+	if len(snap.Source) == 0 {
+		return nil, &FieldError{Field: "partitions", Err: ErrNoPartitions}
+	}
+	parts := make([]offsets.SourcePartition, 0, len(snap.Source))
+	topics := make(map[string]bool)
+	for p := range snap.Source {
+		parts = append(parts, p)
+		topics[p.Topic] = true
+	}
+	slices.SortFunc(parts, offsets.SourcePartition.Compare)
+
+	if err := outOfScope(topics, snap.Source, snap.Group, "group offset"); err != nil {
+		return nil, err
+	}
+	if err := outOfScope(topics, snap.Source, snap.TargetEnd, "target end offset"); err != nil {
+		return nil, err
+	}
+
+	accepted := slices.Clone(spec.AcceptExpired)
+	slices.SortFunc(accepted, compareAcceptances)
+	acceptedSet := make(map[offsets.SourcePartition]bool, len(accepted))
+	for _, a := range accepted {
+		if err := checkAcceptance(a, acceptedSet, func(p offsets.SourcePartition) bool { _, ok := snap.Source[p]; return ok }); err != nil {
+			return nil, err
+		}
+		acceptedSet[a.Partition] = true
+	}
+
+	entries := make([]Entry, len(parts))
+	for i, p := range parts {
+		te, ok := snap.TargetEnd[p]
+		if !ok {
+			return nil, &PartitionError{Partition: p, Err: ErrMissingTargetEnd}
+		}
+		if te < 0 {
+			return nil, &PartitionError{Partition: p, Err: &offsets.OffsetError{Offset: te, Err: offsets.ErrNegative}, Detail: "target end offset"}
+		}
+		d := decide(p, snap.Group.Lookup(p), snap.Source[p], acceptedSet[p])
+		entries[i] = Entry{
+			Partition:   p,
+			GroupOffset: d.GroupOffset,
+			Bounds:      d.Bounds,
+			TargetEnd:   te,
+			Action:      d.Action,
+			Offset:      d.Offset,
+			Lost:        d.Lost,
+			Reason:      d.Reason(),
+		}
+	}
+
+	p := &Plan{
+		SchemaVersion:   SchemaVersion,
+		CreatedAt:       spec.CreatedAt.UTC().Round(0),
+		ToolVersion:     spec.ToolVersion,
+		SourceClusterID: spec.SourceClusterID,
+		TargetClusterID: spec.TargetClusterID,
+		ConnectorName:   spec.ConnectorName,
+		SourceAlias:     spec.SourceAlias,
+		ConfigDigest:    ConfigDigest(spec.ConnectorConfig),
+		GroupID:         spec.GroupID,
+		Savepoint:       spec.Savepoint,
+		Accepted:        accepted,
+		Entries:         entries,
+	}
+	p.Fingerprint = p.computeFingerprint()
+	return p, nil
+}
+
+func decide(p offsets.SourcePartition, c offsets.GroupOffset, b offsets.LogBounds, accepted bool) offsets.Decision {
+	if accepted {
+		return offsets.DecideAcceptingLoss(p, c, b)
+	}
+	return offsets.Decide(p, c, b)
+}
+
+// mmSourceAliasDefault is MirrorSourceConnector's default source.cluster.alias.
+const mmSourceAliasDefault = "source"
+
+func checkSpec(s Spec) error {
+	for _, f := range []struct{ name, v string }{
+		{"source_cluster_id", s.SourceClusterID},
+		{"target_cluster_id", s.TargetClusterID},
+		{"connector_name", s.ConnectorName},
+		{"source_alias", s.SourceAlias},
+		{"group_id", s.GroupID},
+	} {
+		if f.v == "" {
+			return &FieldError{Field: f.name, Err: ErrMissingField}
+		}
+	}
+	if s.CreatedAt.IsZero() {
+		return &FieldError{Field: "created_at", Err: ErrMissingField}
+	}
+	if len(s.ConnectorConfig) == 0 {
+		return &FieldError{Field: "config_digest", Err: ErrMissingField, Detail: "no connector config given"}
+	}
+	alias, ok := s.ConnectorConfig["source.cluster.alias"]
+	if !ok {
+		alias = mmSourceAliasDefault
+	}
+	if alias != s.SourceAlias {
+		return &FieldError{Field: "source_alias", Err: ErrConfigMismatch,
+			Detail: "connector config has source.cluster.alias " + strconv.Quote(alias) + "; offsets under " + strconv.Quote(s.SourceAlias) + " would be accepted by Connect and never read"}
+	}
+	if name, ok := s.ConnectorConfig["name"]; ok && name != s.ConnectorName {
+		return &FieldError{Field: "connector_name", Err: ErrConfigMismatch, Detail: "connector config has name " + strconv.Quote(name)}
+	}
+	return nil
+}
+
+// outOfScope reports a key of m that belongs to a topic in scope but is not a
+// partition in source: the partition count of the snapshot disagrees.
+func outOfScope[V any](topics map[string]bool, source map[offsets.SourcePartition]offsets.LogBounds, m map[offsets.SourcePartition]V, what string) error {
+	var bad []offsets.SourcePartition
+	for p := range m {
+		if _, ok := source[p]; !ok && topics[p.Topic] {
+			bad = append(bad, p)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	p := slices.MinFunc(bad, offsets.SourcePartition.Compare)
+	return &PartitionError{Partition: p, Err: ErrUnknownPartition, Detail: what + " for a partition the source topic does not have"}
+}
+
+func checkAcceptance(a ExpiredAcceptance, seen map[offsets.SourcePartition]bool, in func(offsets.SourcePartition) bool) error {
+	if seen[a.Partition] {
+		return &PartitionError{Partition: a.Partition, Err: ErrDuplicatePartition, Detail: "expired data accepted twice"}
+	}
+	if !in(a.Partition) {
+		return &PartitionError{Partition: a.Partition, Err: ErrUnknownPartition, Detail: "expired data accepted for a partition outside the plan"}
+	}
+	if a.By == "" {
+		return &PartitionError{Partition: a.Partition, Err: ErrMissingField, Detail: "acceptance of expired data names nobody"}
+	}
+	return nil
+}
+
+func compareAcceptances(a, b ExpiredAcceptance) int {
+	return cmp.Or(a.Partition.Compare(b.Partition), cmp.Compare(a.By, b.By), cmp.Compare(a.Note, b.Note))
+}
+
+// Applicable reports whether no entry is blocked, so that the plan may be
+// applied to Connect.
+func (p *Plan) Applicable() bool {
+	for i := range p.Entries {
+		if p.Entries[i].Action == offsets.ActionBlock {
+			return false
+		}
+	}
+	return true
+}
+
+// Blocked returns nil when the plan is applicable, and otherwise a
+// [*BlockedError] listing the blocked entries in plan order.
+func (p *Plan) Blocked() error {
+	var blocked []Entry
+	for _, e := range p.Entries {
+		if e.Action == offsets.ActionBlock {
+			blocked = append(blocked, e)
+		}
+	}
+	if blocked == nil {
+		return nil
+	}
+	return &BlockedError{Entries: blocked}
+}
+
+// ConnectOffsets returns the entries to send in Connect's
+// PATCH /connectors/{name}/offsets, in plan order: {"offset": M} for set
+// entries and null for cleared ones, all under the plan's source alias. It
+// returns a [*BlockedError] while any entry is blocked.
+func (p *Plan) ConnectOffsets() ([]offsets.ConnectOffset, error) {
+	if err := p.Blocked(); err != nil {
+		return nil, err
+	}
+	out := make([]offsets.ConnectOffset, 0, len(p.Entries))
+	for _, e := range p.Entries {
+		out = append(out, offsets.ConnectOffset{Partition: e.Partition.Connect(p.SourceAlias), Offset: e.Offset})
+	}
+	return out, nil
+}
+
+// ExpectedOffsets returns, in plan order, what Connect's
+// GET /connectors/{name}/offsets lists once the plan is applied and before
+// MM2 runs: one entry per set partition. Cleared partitions are not listed,
+// because Connect drops a partition whose offset was deleted. GET returns its
+// entries in arbitrary order: compare as sets. It returns a [*BlockedError]
+// while any entry is blocked.
+func (p *Plan) ExpectedOffsets() ([]offsets.ConnectOffset, error) {
+	all, err := p.ConnectOffsets()
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(o offsets.ConnectOffset) bool { return !o.Offset.Present() }), nil
+}
+
+// Lookup returns the entry for a source partition, and false when the
+// partition is not in the plan.
+func (p *Plan) Lookup(sp offsets.SourcePartition) (Entry, bool) {
+	i, ok := slices.BinarySearchFunc(p.Entries, sp, func(e Entry, t offsets.SourcePartition) int { return e.Partition.Compare(t) })
+	if !ok {
+		return Entry{}, false
+	}
+	return p.Entries[i], true
+}

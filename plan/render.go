@@ -1,0 +1,187 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mm2cutover/mm2cutover/offsets"
+)
+
+// PatchBody returns the body of Kafka Connect's
+// PATCH /connectors/{name}/offsets that applies the plan: {"offsets": [...]}
+// with {"offset": M} for set entries and null for cleared ones, in plan
+// order, as compact JSON with plain integers. It returns a [*BlockedError]
+// while any entry is blocked.
+func (p *Plan) PatchBody() ([]byte, error) {
+	list, err := p.ConnectOffsets()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 16+len(list)*96)
+	b = append(b, `{"offsets":[`...)
+	for i, o := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = o.AppendJSON(b)
+	}
+	return append(b, "]}"...), nil
+}
+
+// maxConfigMapData is the most data a Kubernetes ConfigMap may hold.
+const maxConfigMapData = 1 << 20
+
+// WriteStrimziConfigMap writes, as YAML, a ConfigMap named name (in
+// namespace, if not empty) whose key offsets.json holds the same
+// {"offsets": [...]} as [Plan.PatchBody]. It is for a connector whose
+// lifecycle Strimzi owns: reference the ConfigMap from the KafkaConnector's
+// spec.alterOffsets.fromConfigMap, stop the connector (spec.state: stopped)
+// and annotate the KafkaConnector with strimzi.io/connector-offsets=alter;
+// the comment at the top says the same. The ConfigMap carries the plan's
+// fingerprint as an annotation.
+//
+// It returns a [*BlockedError] while any entry is blocked, a [*FieldError]
+// matching [ErrInvalidField] when name is not a DNS subdomain name or
+// namespace not a DNS label, or when the offsets exceed the 1 MiB a ConfigMap
+// holds (then apply with PATCH instead), and the error of w. Nothing is
+// written on error, except what w took before failing.
+func (p *Plan) WriteStrimziConfigMap(w io.Writer, name, namespace string) error {
+	if !dnsSubdomain(name) {
+		return &FieldError{Field: "configmap name", Err: ErrInvalidField, Detail: fmt.Sprintf("%q is not a DNS subdomain name", name)}
+	}
+	if namespace != "" && (len(namespace) > 63 || strings.Contains(namespace, ".") || !dnsSubdomain(namespace)) {
+		return &FieldError{Field: "configmap namespace", Err: ErrInvalidField, Detail: fmt.Sprintf("%q is not a DNS label", namespace)}
+	}
+	list, err := p.ConnectOffsets()
+	if err != nil {
+		return err
+	}
+	var data []byte
+	data = append(data, "    {\n      \"offsets\": ["...)
+	for i, o := range list {
+		if i > 0 {
+			data = append(data, ',')
+		}
+		data = append(data, "\n        "...)
+		data = o.AppendJSON(data)
+	}
+	if len(list) > 0 {
+		data = append(data, "\n      "...)
+	}
+	data = append(data, "]\n    }\n"...)
+	if len(data) > maxConfigMapData {
+		return &FieldError{Field: "offsets.json", Err: ErrInvalidField,
+			Detail: fmt.Sprintf("%d bytes of offsets exceed the 1 MiB a ConfigMap holds; apply with PATCH /connectors/{name}/offsets instead", len(data))}
+	}
+
+	var b []byte
+	b = append(b, "# Connect offsets for connector "...)
+	b = appendString(b, p.ConnectorName)
+	b = append(b, ", plan "...)
+	b = append(b, p.Fingerprint...)
+	b = append(b, ".\n# Set spec.alterOffsets.fromConfigMap.name: "...)
+	b = append(b, name...)
+	b = append(b, " on the KafkaConnector, stop it (spec.state: stopped),\n"+
+		"# then annotate it with strimzi.io/connector-offsets=alter.\n"+
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "...)
+	b = append(b, name...)
+	if namespace != "" {
+		b = append(b, "\n  namespace: "...)
+		b = append(b, namespace...)
+	}
+	b = append(b, "\n  annotations:\n    mm2cutover.io/plan-fingerprint: "...)
+	b = appendString(b, p.Fingerprint)
+	b = append(b, "\n    mm2cutover.io/connector: "...)
+	b = appendString(b, p.ConnectorName)
+	b = append(b, "\ndata:\n  offsets.json: |\n"...)
+	b = append(b, data...)
+	_, err = w.Write(b)
+	return err
+}
+
+// dnsSubdomain reports whether s is a Kubernetes DNS subdomain name
+// (RFC 1123): at most 253 characters of [a-z0-9.-], starting and ending with
+// a letter or digit.
+func dnsSubdomain(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
+		if !alnum && (c != '-' && c != '.' || i == 0 || i == len(s)-1) {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteSummary writes the plan for a person: the header fields, counts per
+// action, the accepted losses, whether the plan can be applied, and a table
+// of every partition with its offsets, action and reason. The format is for
+// reading, not parsing. It returns the error of w.
+func (p *Plan) WriteSummary(w io.Writer) error {
+	var set, cleared, blocked int
+	var lost int64
+	for _, e := range p.Entries {
+		switch e.Action {
+		case offsets.ActionSet:
+			set++
+		case offsets.ActionClear:
+			cleared++
+		default:
+			blocked++
+		}
+		lost += e.Lost
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "plan\t%s (schema %d, created %s, tool %s)\n", p.Fingerprint, p.SchemaVersion, p.CreatedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), orNone(p.ToolVersion))
+	fmt.Fprintf(tw, "connector\t%s (source.cluster.alias %s, config %s)\n", p.ConnectorName, p.SourceAlias, p.ConfigDigest)
+	fmt.Fprintf(tw, "group\t%s\n", p.GroupID)
+	fmt.Fprintf(tw, "clusters\tsource %s -> target %s\n", p.SourceClusterID, p.TargetClusterID)
+	fmt.Fprintf(tw, "savepoint\t%s\n", orNone(p.Savepoint))
+	fmt.Fprintf(tw, "partitions\t%d: %d set, %d clear, %d blocked\n", len(p.Entries), set, cleared, blocked)
+	for _, a := range p.Accepted {
+		fmt.Fprintf(tw, "accepted loss\t%s by %s (%s)\n", a.Partition, a.By, orNone(a.Note))
+	}
+	if lost > 0 {
+		fmt.Fprintf(tw, "records lost\t%d, accepted\n", lost)
+	}
+	if blocked > 0 {
+		fmt.Fprintf(tw, "applicable\tno: fix the %d blocked partitions and build a new plan\n", blocked)
+	} else {
+		fmt.Fprintf(tw, "applicable\tyes\n")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tGROUP OFFSET\tLOG START\tLOG END\tTARGET END\tACTION\tCONNECT OFFSET\tLOST\tREASON")
+	for _, e := range p.Entries {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", printable(e.Partition.Topic), e.Partition.Partition, e.GroupOffset,
+			e.Bounds.Start, e.Bounds.End, e.TargetEnd, e.Action, e.Offset, e.Lost, e.Reason)
+	}
+	return tw.Flush()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// printable returns a topic as is when it is a valid Kafka topic name and
+// quoted otherwise, so that no input can break the table.
+func printable(topic string) string {
+	if (offsets.SourcePartition{Topic: topic}).Validate() != nil {
+		return strconv.Quote(topic)
+	}
+	return topic
+}
