@@ -12,6 +12,19 @@ import (
 	"time"
 )
 
+// runner is one JVM of the sandbox: a local process, or a Docker container
+// when the Docker backend was asked for.
+type runner interface {
+	start() error
+	stop(ctx context.Context) error // SIGTERM, SIGKILL when ctx ends; the exit error
+	kill() error
+	wait() (<-chan struct{}, func() error)
+	tail(n int) string
+	label() string
+	logPath() string
+	remove() error // forget the runner's resources after it stopped
+}
+
 // process is one JVM the sandbox started: its own process group, stdout and
 // stderr in one log file, and a parent-death signal so that it cannot outlive
 // the test binary or example that started it.
@@ -73,15 +86,8 @@ func (p *process) exited() bool {
 	}
 }
 
-// running reports whether the process is alive.
-func (p *process) running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cmd != nil && !p.exited()
-}
-
-// exitErr returns the channel closed when the process ends and a function that
-// reports how it ended.
+// wait returns the channel closed when the process ends (nil if it never
+// started) and a function that reports how it ended.
 func (p *process) wait() (<-chan struct{}, func() error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -140,6 +146,10 @@ func (p *process) kill() error {
 	<-done
 	return nil
 }
+
+func (p *process) label() string   { return p.name }
+func (p *process) logPath() string { return p.log }
+func (p *process) remove() error   { return nil }
 
 // tail returns the last n lines of the process's log.
 func (p *process) tail(n int) string {

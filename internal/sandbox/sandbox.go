@@ -81,17 +81,23 @@ type Config struct {
 	WorkDir string
 	// Workers is the number of Kafka Connect workers to start; 0 starts none.
 	Workers int
+	// Docker runs every JVM as an apache/kafka:<KafkaVersion> container
+	// through github.com/ory/dockertest (host network) instead of a local
+	// process; Start fails with ErrNoDocker when no daemon answers.
+	Docker bool
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 }
 
 // ConfigFromEnv returns a Config filled from the environment:
-// MM2CUTOVER_KAFKA_VERSION, KAFKA_HOME and MM2CUTOVER_CACHE.
+// MM2CUTOVER_KAFKA_VERSION, KAFKA_HOME, MM2CUTOVER_CACHE, and
+// MM2CUTOVER_SANDBOX_BACKEND=docker for the Docker backend.
 func ConfigFromEnv() Config {
 	return Config{
 		KafkaVersion: os.Getenv("MM2CUTOVER_KAFKA_VERSION"),
 		KafkaHome:    os.Getenv("KAFKA_HOME"),
 		CacheDir:     os.Getenv("MM2CUTOVER_CACHE"),
+		Docker:       os.Getenv("MM2CUTOVER_SANDBOX_BACKEND") == "docker",
 	}
 }
 
@@ -104,6 +110,7 @@ type Sandbox struct {
 	workers []*Worker
 
 	owned   bool
+	docker  *dockerBackend // nil for local processes
 	workDir string
 	rmDir   bool
 	log     *slog.Logger
@@ -114,13 +121,14 @@ type Broker struct {
 	name      string
 	bootstrap string
 	clusterID string
-	proc      *process // nil when attached
+	proc      runner                      // nil when attached
+	format    func(context.Context) error // writes the KRaft metadata of a new cluster; nil when the runner does
 }
 
 // Worker is one Kafka Connect distributed worker.
 type Worker struct {
 	url  string
-	proc *process // nil when attached
+	proc runner // nil when attached
 }
 
 // Start starts the source and target clusters and cfg.Workers Connect workers
@@ -144,16 +152,7 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		}
 		cfg.CacheDir = filepath.Join(dir, "mm2cutover")
 	}
-	java, err := exec.LookPath("java")
-	if err != nil {
-		return nil, fmt.Errorf("%w: java is not installed (Java 17 or newer is needed)", ErrNoKafka)
-	}
-	dist, err := distribution(ctx, cfg, log)
-	if err != nil {
-		return nil, err
-	}
-	s := &Sandbox{owned: true, log: log, workDir: cfg.WorkDir, version: versionOf(dist, cfg.KafkaVersion),
-		libs: filepath.Join(dist, "libs")}
+	s := &Sandbox{owned: true, log: log, workDir: cfg.WorkDir}
 	if s.workDir == "" {
 		if s.workDir, err = os.MkdirTemp("", "mm2sandbox-"); err != nil {
 			return nil, err
@@ -165,6 +164,21 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 			s.Close()
 		}
 	}()
+	java, dist := "java", dockerKafkaHome
+	if cfg.Docker {
+		s.version = cfg.KafkaVersion
+		if s.docker, err = newDockerBackend(cfg.KafkaVersion, s.workDir); err != nil {
+			return nil, err
+		}
+	} else {
+		if java, err = exec.LookPath("java"); err != nil {
+			return nil, fmt.Errorf("%w: java is not installed (Java 17 or newer is needed)", ErrNoKafka)
+		}
+		if dist, err = distribution(ctx, cfg, log); err != nil {
+			return nil, err
+		}
+		s.version, s.libs = versionOf(dist, cfg.KafkaVersion), filepath.Join(dist, "libs")
+	}
 	confDir := filepath.Join(s.workDir, "mm2")
 	if err := os.CopyFS(confDir, mm2.Files); err != nil {
 		return nil, fmt.Errorf("write worker image files: %w", err)
@@ -172,13 +186,16 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := os.Chmod(filepath.Join(confDir, "docker-entrypoint.sh"), 0o755); err != nil {
 		return nil, err
 	}
-	env := baseEnv()
+	var env []string
+	if s.docker == nil {
+		env = baseEnv()
+	}
 
 	// The two clusters format and start in parallel; each takes a few seconds.
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, name := range []string{"source", "target"} {
-		b, err := newBroker(name, java, dist, confDir, s.workDir, env)
+		b, err := s.newBroker(name, java, dist, confDir, env)
 		if err != nil {
 			return nil, err
 		}
@@ -190,7 +207,10 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if errs[i] = b.format(ctx); errs[i] == nil {
+			if b.format != nil {
+				errs[i] = b.format(ctx)
+			}
+			if errs[i] == nil {
 				errs[i] = b.Start(ctx)
 			}
 		}()
@@ -202,7 +222,7 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	log.Info("kafka clusters ready", "source", s.source.bootstrap, "target", s.target.bootstrap)
 
 	for i := range cfg.Workers {
-		w, err := newWorker(i, dist, confDir, s.workDir, s.target.bootstrap, env)
+		w, err := s.newWorker(i, dist, confDir, env)
 		if err != nil {
 			return nil, err
 		}
@@ -247,12 +267,12 @@ func versionOf(dist, fallback string) string {
 	return fallback
 }
 
-func newBroker(name, java, dist, confDir, workDir string, env []string) (*Broker, error) {
+func (s *Sandbox) newBroker(name, java, dist, confDir string, env []string) (*Broker, error) {
 	ports, err := freePorts("127.0.0.1", 2)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(workDir, name)
+	dir := filepath.Join(s.workDir, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -288,12 +308,22 @@ func newBroker(name, java, dist, confDir, workDir string, env []string) (*Broker
 		"-Dlog4j2.configurationFile="+filepath.Join(confDir, "connect-log4j2.properties"),
 		"-Dlog4j.configuration=file:"+filepath.Join(confDir, "connect-log4j.properties"),
 		"-cp", filepath.Join(dist, "libs", "*"), "kafka.Kafka", propsPath)
-	return &Broker{
-		name:      name,
-		bootstrap: bootstrap,
-		clusterID: newClusterID(),
-		proc:      &process{name: name + " broker", argv: argv, env: env, dir: dir, log: filepath.Join(dir, "broker.log")},
-	}, nil
+	b := &Broker{name: name, bootstrap: bootstrap, clusterID: newClusterID()}
+	if s.docker != nil {
+		b.proc = s.docker.runner(name+" broker", brokerArgv(formatCmd(argv, b.clusterID), argv), env)
+		return b, nil
+	}
+	b.proc = &process{name: name + " broker", argv: argv, env: env, dir: dir, log: filepath.Join(dir, "broker.log")}
+	b.format = func(ctx context.Context) error {
+		args := formatCmd(argv, b.clusterID)
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Env, cmd.Dir = env, dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("format %s cluster: %v\n%s", name, err, lastLines(string(out), 20))
+		}
+		return nil
+	}
+	return b, nil
 }
 
 // Flags that fit several JVMs on 2 cores: small heaps, the serial collector
@@ -303,17 +333,11 @@ const (
 	jvmFlags  = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true"
 )
 
-// format writes the KRaft metadata of a new cluster (kafka-storage format).
-func (b *Broker) format(ctx context.Context) error {
-	p := b.proc
-	args := append(append([]string{}, p.argv[:len(p.argv)-2]...), "kafka.tools.StorageTool",
-		"format", "-t", b.clusterID, "-c", p.argv[len(p.argv)-1])
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Env, cmd.Dir = p.env, p.dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("format %s cluster: %v\n%s", b.name, err, lastLines(string(out), 20))
-	}
-	return nil
+// formatCmd returns the kafka-storage format command of a new cluster, for
+// the broker command line argv (java flags..., main class, properties file).
+func formatCmd(argv []string, clusterID string) []string {
+	n := len(argv)
+	return append(append([]string{}, argv[:n-2]...), "kafka.tools.StorageTool", "format", "-t", clusterID, "-c", argv[n-1])
 }
 
 // newClusterID returns a random KRaft cluster ID: 16 bytes, base64url without padding.
@@ -323,20 +347,20 @@ func newClusterID() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func newWorker(i int, dist, confDir, workDir, bootstrap string, env []string) (*Worker, error) {
+func (s *Sandbox) newWorker(i int, dist, confDir string, env []string) (*Worker, error) {
 	host := fmt.Sprintf("127.0.0.%d", firstWorkerIP4+i)
 	ports, err := freePorts(host, 1)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(workDir, fmt.Sprintf("worker-%d", i))
+	dir := filepath.Join(s.workDir, fmt.Sprintf("worker-%d", i))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	env = append(append([]string{}, env...),
 		"KAFKA_HOME="+dist,
 		"MM2_CONF_DIR="+confDir,
-		"CONNECT_BOOTSTRAP_SERVERS="+bootstrap,
+		"CONNECT_BOOTSTRAP_SERVERS="+s.target.bootstrap,
 		"CONNECT_GROUP_ID="+workerGroupID,
 		"CONNECT_CONFIG_STORAGE_TOPIC="+workerGroupID+"-configs",
 		"CONNECT_OFFSET_STORAGE_TOPIC="+workerGroupID+"-offsets",
@@ -349,14 +373,14 @@ func newWorker(i int, dist, confDir, workDir, bootstrap string, env []string) (*
 		"KAFKA_HEAP_OPTS="+heapFlags,
 		"KAFKA_JVM_PERFORMANCE_OPTS="+jvmFlags,
 	)
-	return &Worker{
-		url: fmt.Sprintf("http://%s:%d", host, ports[0]),
-		proc: &process{
-			name: fmt.Sprintf("connect worker %d", i),
-			argv: []string{filepath.Join(confDir, "docker-entrypoint.sh")},
-			env:  env, dir: dir, log: filepath.Join(dir, "worker.log"),
-		},
-	}, nil
+	w := &Worker{url: fmt.Sprintf("http://%s:%d", host, ports[0])}
+	name, argv := fmt.Sprintf("connect worker %d", i), []string{filepath.Join(confDir, "docker-entrypoint.sh")}
+	if s.docker != nil {
+		w.proc = s.docker.runner(name, argv, env)
+	} else {
+		w.proc = &process{name: name, argv: argv, env: env, dir: dir, log: filepath.Join(dir, "worker.log")}
+	}
+	return w, nil
 }
 
 // freePorts asks the kernel for n free TCP ports on host.
@@ -419,13 +443,13 @@ func (s *Sandbox) WorkDir() string { return s.workDir }
 func (s *Sandbox) LogTails(n int) string {
 	var b strings.Builder
 	for _, p := range s.processes() {
-		fmt.Fprintf(&b, "----- %s (%s), last %d lines -----\n%s\n", p.name, p.log, n, p.tail(n))
+		fmt.Fprintf(&b, "----- %s (%s), last %d lines -----\n%s\n", p.label(), p.logPath(), n, p.tail(n))
 	}
 	return b.String()
 }
 
-func (s *Sandbox) processes() []*process {
-	var ps []*process
+func (s *Sandbox) processes() []runner {
+	var ps []runner
 	for _, w := range s.workers {
 		if w.proc != nil {
 			ps = append(ps, w.proc)
@@ -449,7 +473,7 @@ func (s *Sandbox) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 	defer cancel()
 	var errs []error
-	stopAll := func(ps []*process) {
+	stopAll := func(ps []runner) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		for _, p := range ps {
@@ -458,7 +482,7 @@ func (s *Sandbox) Close() error {
 				defer wg.Done()
 				if err := p.stop(ctx); err != nil && !isSignalExit(err) {
 					mu.Lock()
-					errs = append(errs, fmt.Errorf("stop %s: %w", p.name, err))
+					errs = append(errs, fmt.Errorf("stop %s: %w", p.label(), err))
 					mu.Unlock()
 				}
 			}()
@@ -474,6 +498,11 @@ func (s *Sandbox) Close() error {
 	}
 	stopAll(ps[:nw])
 	stopAll(ps[nw:])
+	for _, p := range ps {
+		if err := p.remove(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if s.rmDir {
 		if err := os.RemoveAll(s.workDir); err != nil {
 			errs = append(errs, err)
@@ -541,7 +570,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	if err := waitUntil(ctx, w.proc, func(ctx context.Context) error { return workerReady(ctx, w.url) }); err != nil {
-		return fmt.Errorf("%s at %s not ready: %w\n%s", w.proc.name, w.url, err, w.proc.tail(40))
+		return fmt.Errorf("%s at %s not ready: %w\n%s", w.proc.label(), w.url, err, w.proc.tail(40))
 	}
 	return nil
 }
@@ -572,11 +601,11 @@ func (w *Worker) Log() string {
 	if w.proc == nil {
 		return ""
 	}
-	return w.proc.log
+	return w.proc.logPath()
 }
 
 // waitUntil polls ready until it succeeds, ctx ends, or the process exits.
-func waitUntil(ctx context.Context, p *process, ready func(context.Context) error) error {
+func waitUntil(ctx context.Context, p runner, ready func(context.Context) error) error {
 	done, exitErr := p.wait()
 	for {
 		err := ready(ctx)

@@ -1,0 +1,193 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ory/dockertest/v3"
+	dc "github.com/ory/dockertest/v3/docker"
+)
+
+// ErrNoDocker means the Docker backend was asked for but no Docker daemon answers.
+var ErrNoDocker = errors.New("no docker daemon")
+
+// dockerBackend runs the sandbox's JVMs as apache/kafka containers on the
+// host network, with the work directory mounted at the same path, so that
+// addresses, ports, file paths and the worker image's files are exactly
+// those of the process backend. (Not exercised on this project's machines,
+// which have no Docker engine.)
+type dockerBackend struct {
+	pool    *dockertest.Pool
+	tag     string
+	workDir string
+}
+
+// dockerKafkaHome is where the apache/kafka image keeps the distribution.
+const dockerKafkaHome = "/opt/kafka"
+
+func newDockerBackend(version, workDir string) (*dockerBackend, error) {
+	pool, err := dockertest.NewPool("")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoDocker, err)
+	}
+	if err := pool.Client.Ping(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoDocker, err)
+	}
+	return &dockerBackend{pool: pool, tag: version, workDir: workDir}, nil
+}
+
+func (d *dockerBackend) runner(name string, argv, env []string) runner {
+	return &container{
+		pool: d.pool,
+		name: name,
+		opts: &dockertest.RunOptions{
+			Repository: "apache/kafka",
+			Tag:        d.tag,
+			Entrypoint: argv,
+			Env:        env,
+			Mounts:     []string{d.workDir + ":" + d.workDir},
+			User:       fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
+		},
+	}
+}
+
+// brokerArgv formats the cluster's storage unless it already is (restarts),
+// then execs the broker.
+func brokerArgv(format, broker []string) []string {
+	return []string{"bash", "-c", shellJoin(append(format, "--ignore-formatted")) + " && exec " + shellJoin(broker)}
+}
+
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// container is a runner backed by a Docker container.
+type container struct {
+	pool *dockertest.Pool
+	name string
+	opts *dockertest.RunOptions
+
+	mu   sync.Mutex
+	res  *dockertest.Resource
+	done chan struct{}
+	err  error
+}
+
+func (c *container) start() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.res == nil {
+		res, err := c.pool.RunWithOptions(c.opts, func(hc *dc.HostConfig) {
+			hc.NetworkMode = "host"
+			hc.AutoRemove = false
+		})
+		if err != nil {
+			return fmt.Errorf("start %s container: %w", c.name, err)
+		}
+		c.res = res
+	} else if err := c.pool.Client.StartContainer(c.res.Container.ID, nil); err != nil {
+		return fmt.Errorf("start %s container: %w", c.name, err)
+	}
+	done := make(chan struct{})
+	c.done = done
+	id := c.res.Container.ID
+	go func() {
+		code, err := c.pool.Client.WaitContainer(id)
+		if err == nil && code != 0 {
+			err = fmt.Errorf("exit status %d", code)
+		}
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+		close(done)
+	}()
+	return nil
+}
+
+func (c *container) wait() (<-chan struct{}, func() error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done, func() error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.err
+	}
+}
+
+func (c *container) stop(ctx context.Context) error {
+	done, exitErr := c.wait()
+	if done == nil {
+		return nil
+	}
+	if err := c.pool.Client.StopContainerWithContext(c.res.Container.ID, uint(stopTimeout.Seconds()), ctx); err != nil {
+		var notRunning *dc.ContainerNotRunning
+		if !errors.As(err, &notRunning) {
+			return err
+		}
+	}
+	<-done
+	if err := exitErr(); err != nil && err.Error() != "exit status 143" {
+		return err
+	}
+	return nil
+}
+
+func (c *container) kill() error {
+	done, _ := c.wait()
+	if done == nil {
+		return nil
+	}
+	err := c.pool.Client.KillContainer(dc.KillContainerOptions{ID: c.res.Container.ID, Signal: dc.SIGKILL})
+	var notRunning *dc.ContainerNotRunning
+	if err != nil && !errors.As(err, &notRunning) {
+		return err
+	}
+	<-done
+	return nil
+}
+
+func (c *container) tail(n int) string {
+	c.mu.Lock()
+	res := c.res
+	c.mu.Unlock()
+	if res == nil {
+		return "(not started)"
+	}
+	var b bytes.Buffer
+	err := c.pool.Client.Logs(dc.LogsOptions{Container: res.Container.ID, OutputStream: &b, ErrorStream: &b,
+		Stdout: true, Stderr: true, Tail: strconv.Itoa(n)})
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	return b.String()
+}
+
+func (c *container) label() string { return c.name }
+
+func (c *container) logPath() string {
+	if c.res == nil {
+		return "docker logs"
+	}
+	return "docker logs " + c.res.Container.ID[:12]
+}
+
+func (c *container) remove() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.res == nil {
+		return nil
+	}
+	err := c.pool.Purge(c.res)
+	c.res = nil
+	return err
+}
