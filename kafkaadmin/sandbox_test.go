@@ -1,0 +1,442 @@
+package kafkaadmin
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+)
+
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
+
+// The helpers below set the cluster up with sarama directly: they play the
+// other programs (Flink, a consumer group, a transactional producer).
+
+var nameChars = regexp.MustCompile(`[^a-zA-Z0-9]+`)
+
+// uniq returns a topic or group name unique to the test.
+func uniq(t testing.TB, what string) string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	n := strings.ToLower(nameChars.ReplaceAllString(t.Name(), "-"))
+	return strings.Trim(n, "-") + "-" + what + "-" + hex.EncodeToString(b)
+}
+
+func saramaConf() *sarama.Config {
+	c := sarama.NewConfig()
+	c.Version = sarama.V2_8_0_0
+	c.ClientID = "kafkaadmin-test"
+	c.Producer.Return.Successes = true
+	c.Producer.RequiredAcks = sarama.WaitForAll
+	c.Producer.Partitioner = sarama.NewManualPartitioner
+	return c
+}
+
+func testAdmin(t testing.TB, bootstrap string) sarama.ClusterAdmin {
+	t.Helper()
+	a, err := sarama.NewClusterAdmin([]string{bootstrap}, saramaConf())
+	if err != nil {
+		t.Fatalf("cluster admin: %v", err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+func createTopic(t testing.TB, a sarama.ClusterAdmin, topic string, partitions int32) {
+	t.Helper()
+	if err := a.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
+		t.Fatalf("create topic %s: %v", topic, err)
+	}
+	t.Cleanup(func() { _ = a.DeleteTopic(topic) })
+}
+
+// produce writes n records to one partition and returns the last offset.
+func produce(t testing.TB, bootstrap, topic string, partition int32, n int) int64 {
+	t.Helper()
+	p, err := sarama.NewSyncProducer([]string{bootstrap}, saramaConf())
+	if err != nil {
+		t.Fatalf("producer: %v", err)
+	}
+	defer p.Close()
+	var last int64
+	for i := 0; i < n; i++ {
+		_, off, err := p.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: partition, Value: sarama.StringEncoder("v")})
+		if err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+		last = off
+	}
+	return last
+}
+
+// flinkCommit does what Flink's KafkaSource does on a checkpoint: it reads
+// with manual assignment (no group membership) and commits lastRecord+1
+// with an OffsetCommit outside any generation (generation -1, no member).
+func flinkCommit(t testing.TB, bootstrap, group string, offsets map[TopicPartition]int64) {
+	t.Helper()
+	client, err := sarama.NewClient([]string{bootstrap}, saramaConf())
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	defer client.Close()
+	coord, err := client.Coordinator(group)
+	if err != nil {
+		t.Fatalf("coordinator: %v", err)
+	}
+	req := sarama.NewOffsetCommitRequest(client.Config(), group)
+	req.ConsumerGroupGeneration = -1
+	req.ConsumerID = ""
+	for tp, off := range offsets {
+		req.AddBlockWithLeaderEpoch(tp.Topic, tp.Partition, off, -1, 0, "flink")
+	}
+	resp, err := coord.CommitOffset(req)
+	if err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	for topic, ps := range resp.Errors {
+		for p, k := range ps {
+			if k != sarama.ErrNoError {
+				t.Fatalf("commit %s-%d: %v", topic, p, k)
+			}
+		}
+	}
+}
+
+// flinkRead consumes a partition by assignment up to its end and returns
+// lastRecord+1, the offset Flink would commit.
+func flinkRead(t testing.TB, bootstrap, topic string, partition int32, want int) int64 {
+	t.Helper()
+	c, err := sarama.NewConsumer([]string{bootstrap}, saramaConf())
+	if err != nil {
+		t.Fatalf("consumer: %v", err)
+	}
+	defer c.Close()
+	pc, err := c.ConsumePartition(topic, partition, sarama.OffsetOldest)
+	if err != nil {
+		t.Fatalf("consume: %v", err)
+	}
+	defer pc.Close()
+	var last int64
+	for i := 0; i < want; i++ {
+		select {
+		case m := <-pc.Messages():
+			last = m.Offset
+		case <-time.After(20 * time.Second):
+			t.Fatalf("read %d of %d records", i, want)
+		}
+	}
+	return last + 1
+}
+
+func newTestReader(t testing.TB, bootstrap string) *Reader {
+	t.Helper()
+	r, err := NewReader(Config{BootstrapServers: []string{bootstrap}, ClientID: "kafkaadmin-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func tp(topic string, p int32) TopicPartition { return TopicPartition{Topic: topic, Partition: p} }
+
+func TestSandboxFlinkGroup(t *testing.T) {
+	sb := sandboxtest.Shared(t)
+	bs := sb.Source().Bootstrap()
+	ctx := testCtx(t)
+	a := testAdmin(t, bs)
+	topic, group := uniq(t, "t"), uniq(t, "g")
+	createTopic(t, a, topic, 4)
+	produce(t, bs, topic, 0, 10)
+	produce(t, bs, topic, 1, 5)
+	c0 := flinkRead(t, bs, topic, 0, 10)
+	flinkCommit(t, bs, group, map[TopicPartition]int64{tp(topic, 0): c0, tp(topic, 1): 3})
+
+	r := newTestReader(t, bs)
+
+	id, err := r.ClusterID(ctx)
+	if err != nil || id != sb.Source().ClusterID() {
+		t.Errorf("ClusterID() = %q, %v; want %q", id, err, sb.Source().ClusterID())
+	}
+
+	topics, err := r.Topics(ctx, topic)
+	if err != nil || topics[topic] != 4 {
+		t.Fatalf("Topics() = %v, %v; want %s: 4", topics, err, topic)
+	}
+	matched, err := r.TopicsMatching(ctx, regexp.QuoteMeta(topic[:len(topic)-7])+".*")
+	if err != nil || len(matched) != 1 || matched[topic] != 4 {
+		t.Errorf("TopicsMatching() = %v, %v; want only %s", matched, err, topic)
+	}
+	if _, err := r.Topics(ctx, topic, topic+"-missing"); !errors.Is(err, ErrUnknownTopic) {
+		t.Errorf("Topics(missing) = %v, want ErrUnknownTopic", err)
+	} else if ue := (*UnknownTopicsError)(nil); !errors.As(err, &ue) || len(ue.Topics) != 1 {
+		t.Errorf("Topics(missing) = %v, want one unknown topic", err)
+	}
+
+	g, err := r.GroupOffsets(ctx, group, []string{topic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c0 != 10 {
+		t.Fatalf("Flink-like reader would commit %d, want 10", c0)
+	}
+	if off, ok := g.Lookup(topic, 0); !ok || off != 10 {
+		t.Errorf("committed %s-0 = %d, %v; want 10", topic, off, ok)
+	}
+	if off, ok := g.Lookup(topic, 1); !ok || off != 3 {
+		t.Errorf("committed %s-1 = %d, %v; want 3", topic, off, ok)
+	}
+	if m := g.Missing(); len(m) != 2 || m[0] != tp(topic, 2) || m[1] != tp(topic, 3) {
+		t.Errorf("Missing() = %v, want partitions 2 and 3", m)
+	}
+	if g.Committed[tp(topic, 0)].Metadata != "flink" {
+		t.Errorf("metadata = %q", g.Committed[tp(topic, 0)].Metadata)
+	}
+
+	desc, err := r.DescribeGroup(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc.State != GroupEmpty || desc.ProtocolType != "" || desc.Active() {
+		t.Errorf("DescribeGroup() = %+v; a Flink group is Empty, protocol type \"\", no members", desc)
+	}
+	if d, err := r.DescribeGroup(ctx, uniq(t, "nogroup")); err != nil || d.State != GroupDead {
+		t.Errorf("DescribeGroup(nonexistent) = %+v, %v; want Dead", d, err)
+	}
+
+	bounds, err := r.LogBounds(ctx, append(topics.Partitions(), tp(topic, 9)))
+	var pe *PartitionErrors
+	if !errors.As(err, &pe) || len(pe.Errs) != 1 || !errors.Is(bounds[tp(topic, 9)].Err, ErrUnknownTopic) {
+		t.Errorf("LogBounds with a missing partition: %v, want one ErrUnknownTopic", err)
+	}
+	want := map[TopicPartition]LogBounds{
+		tp(topic, 0): {Start: 0, End: 10, StableEnd: 10},
+		tp(topic, 1): {Start: 0, End: 5, StableEnd: 5},
+		tp(topic, 2): {}, tp(topic, 3): {},
+	}
+	for k, w := range want {
+		if got := bounds[k]; got != w {
+			t.Errorf("bounds %s = %+v, want %+v", k, got, w)
+		}
+	}
+
+	// A stable window, then one in which "Flink" commits again.
+	snap, err := r.StableSnapshot(ctx, group, []string{topic}, 300*time.Millisecond)
+	if err != nil || !snap.Stable() {
+		t.Errorf("StableSnapshot() = moved %v, %v; want stable", snap.Moved, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(700 * time.Millisecond)
+		flinkCommit(t, bs, group, map[TopicPartition]int64{tp(topic, 1): 5, tp(topic, 2): 0})
+	}()
+	snap, err = r.StableSnapshot(ctx, group, []string{topic}, 3*time.Second)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMoved := []OffsetChange{
+		{TopicPartition: tp(topic, 1), Before: 3, HadBefore: true, After: 5, HasAfter: true},
+		{TopicPartition: tp(topic, 2), After: 0, HasAfter: true},
+	}
+	if len(snap.Moved) != 2 || snap.Moved[0] != wantMoved[0] || snap.Moved[1] != wantMoved[1] {
+		t.Errorf("Moved = %+v, want %+v", snap.Moved, wantMoved)
+	}
+	if snap.Second.Bounds[tp(topic, 0)].End != 10 {
+		t.Errorf("second reading bounds = %+v", snap.Second.Bounds[tp(topic, 0)])
+	}
+}
+
+func TestSandboxLogStartAfterDeleteRecords(t *testing.T) {
+	sb := sandboxtest.Shared(t)
+	bs := sb.Source().Bootstrap()
+	a := testAdmin(t, bs)
+	topic := uniq(t, "t")
+	createTopic(t, a, topic, 2)
+	produce(t, bs, topic, 0, 8)
+	if err := a.DeleteRecords(topic, map[int32]int64{0: 6}); err != nil {
+		t.Fatalf("DeleteRecords: %v", err)
+	}
+	r := newTestReader(t, bs)
+	b, err := r.LogBounds(testCtx(t), []TopicPartition{tp(topic, 0), tp(topic, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b[tp(topic, 0)], (LogBounds{Start: 6, End: 8, StableEnd: 8}); got != want {
+		t.Errorf("bounds after DeleteRecords = %+v, want %+v", got, want)
+	}
+}
+
+func TestSandboxOpenTransaction(t *testing.T) {
+	sb := sandboxtest.Shared(t)
+	bs := sb.Source().Bootstrap()
+	a := testAdmin(t, bs)
+	topic := uniq(t, "t")
+	createTopic(t, a, topic, 1)
+	produce(t, bs, topic, 0, 3) // offsets 0-2, not transactional
+
+	conf := saramaConf()
+	conf.Producer.Idempotent = true
+	conf.Producer.Transaction.ID = uniq(t, "txn")
+	conf.Net.MaxOpenRequests = 1
+	p, err := sarama.NewSyncProducer([]string{bs}, conf)
+	if err != nil {
+		t.Fatalf("transactional producer: %v", err)
+	}
+	defer p.Close()
+	if err := p.BeginTxn(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ { // offsets 3-6, in the open transaction
+		if _, _, err := p.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: 0, Value: sarama.StringEncoder("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newTestReader(t, bs)
+	ctx := testCtx(t)
+	b, err := r.LogBounds(ctx, []TopicPartition{tp(topic, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b[tp(topic, 0)], (LogBounds{Start: 0, End: 7, StableEnd: 3}); got != want {
+		t.Errorf("bounds with an open transaction = %+v, want %+v (LSO at the transaction's first offset)", got, want)
+	}
+	if err := p.CommitTxn(); err != nil {
+		t.Fatal(err)
+	}
+	// The coordinator writes the commit marker (offset 7) after EndTxn
+	// returns: poll until the LSO catches up with the high watermark.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err = r.LogBounds(ctx, []TopicPartition{tp(topic, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := b[tp(topic, 0)]
+		if got.End == 8 && got.StableEnd == 8 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bounds after commit = %+v, want End = StableEnd = 8", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+type nopHandler struct{ joined chan struct{} }
+
+func (h nopHandler) Setup(sarama.ConsumerGroupSession) error {
+	select {
+	case h.joined <- struct{}{}:
+	default:
+	}
+	return nil
+}
+func (nopHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+func (nopHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerGroupClaim) error {
+	for range c.Messages() {
+	}
+	return nil
+}
+
+func TestSandboxActiveGroupAndRollbackCommit(t *testing.T) {
+	sb := sandboxtest.Shared(t)
+	bs := sb.Source().Bootstrap()
+	a := testAdmin(t, bs)
+	topic, group := uniq(t, "t"), uniq(t, "g")
+	createTopic(t, a, topic, 2)
+	produce(t, bs, topic, 0, 5)
+	ctx := testCtx(t)
+	r := newTestReader(t, bs)
+
+	// Bad input writes nothing.
+	for _, bad := range []map[TopicPartition]int64{
+		{tp(topic, 0): -1},
+		{tp(topic, 5): 1},
+		{tp(topic+"-missing", 0): 1},
+	} {
+		if err := r.CommitOffsets(ctx, group, bad); !errors.Is(err, ErrInvalidArgument) && !errors.Is(err, ErrUnknownTopic) {
+			t.Errorf("CommitOffsets(%v) = %v, want a rejection", bad, err)
+		}
+	}
+	if g, err := r.GroupOffsets(ctx, group, []string{topic}); err != nil || len(g.Committed) != 0 {
+		t.Fatalf("after rejected commits: %+v, %v; want no commits", g.Committed, err)
+	}
+
+	conf := saramaConf()
+	conf.Consumer.Offsets.Initial = sarama.OffsetOldest
+	cg, err := sarama.NewConsumerGroup([]string{bs}, group, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := nopHandler{joined: make(chan struct{}, 1)}
+	cctx, stop := context.WithCancel(ctx)
+	consumed := make(chan struct{})
+	go func() {
+		defer close(consumed)
+		for cctx.Err() == nil {
+			_ = cg.Consume(cctx, []string{topic}, h)
+		}
+	}()
+	select {
+	case <-h.joined:
+	case <-time.After(60 * time.Second):
+		t.Fatal("consumer never joined")
+	}
+	desc, err := r.DescribeGroup(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc.State != GroupStable || desc.ProtocolType != "consumer" || len(desc.Members) != 1 || desc.Members[0].ClientID != "kafkaadmin-test" {
+		t.Errorf("active group = %+v; want Stable, consumer, one member", desc)
+	}
+	err = r.CommitOffsets(ctx, group, map[TopicPartition]int64{tp(topic, 0): 2})
+	var ge *GroupActiveError
+	if !errors.As(err, &ge) || !errors.Is(err, ErrGroupActive) || ge.Members != 1 {
+		t.Errorf("CommitOffsets on an active group = %v, want a *GroupActiveError", err)
+	}
+
+	stop()
+	<-consumed
+	if err := cg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The member leaves on close; the group becomes Empty.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		desc, err = r.DescribeGroup(ctx, group)
+		if err == nil && desc.State == GroupEmpty {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group did not become Empty: %+v, %v", desc, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	rollback := map[TopicPartition]int64{tp(topic, 0): 2, tp(topic, 1): 0}
+	if err := r.CommitOffsets(ctx, group, rollback); err != nil {
+		t.Fatalf("CommitOffsets on the empty group: %v", err)
+	}
+	g, err := r.GroupOffsets(ctx, group, []string{topic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range rollback {
+		if got, ok := g.Committed[k]; !ok || got.Offset != v {
+			t.Errorf("after rollback %s = %+v, %v; want %d", k, got, ok, v)
+		}
+	}
+}
