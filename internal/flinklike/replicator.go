@@ -1,0 +1,352 @@
+// Package flinklike plays the job being replaced: a replicator that copies
+// topics from a source to a target cluster the way a Flink KafkaSource ->
+// KafkaSink job does, for the sandbox demo and the acceptance tests.
+//
+// Like Flink's KafkaSource it uses manual assignment (no group membership),
+// and on each "checkpoint" it commits, per partition, the offset of the next
+// record to read with generation -1 and no member ID: a simple group that
+// looks Empty even while the job runs. It commits only after every record
+// read before the checkpoint is acknowledged by the target (acks=all), so
+// committed offsets never run ahead of what the target holds. Stop ends the
+// job like a stop-with-savepoint: a last checkpoint, then nothing more.
+//
+// Traffic produces records whose values are unique per partition and whose
+// headers name their source position, and Check proves a target partition
+// holds every source record exactly once, in order.
+package flinklike
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// Config says what to replicate.
+type Config struct {
+	Source, Target string   // bootstrap servers
+	Group          string   // the consumer group that receives the commits
+	Topics         []string // source topics; target topics have the same names
+	// Checkpoint is the interval between checkpoints (default 1 s).
+	Checkpoint time.Duration
+}
+
+// Stats counts what the replicator did.
+type Stats struct {
+	Records     int64
+	Checkpoints int
+	Committed   map[string]map[int32]int64 // topic -> partition -> next offset
+}
+
+// Replicator is a running Flink-like job.
+type Replicator struct {
+	cfg    Config
+	cancel context.CancelFunc
+	done   chan struct{}
+	stats  Stats
+	err    error
+	mu     sync.Mutex
+}
+
+// Start starts replicating from the group's committed offsets, or from the
+// earliest offset of partitions without a commit.
+func Start(ctx context.Context, cfg Config) (*Replicator, error) {
+	if cfg.Checkpoint <= 0 {
+		cfg.Checkpoint = time.Second
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	r := &Replicator{cfg: cfg, cancel: cancel, done: make(chan struct{})}
+	job, err := newJob(cfg)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	go func() {
+		defer close(r.done)
+		defer job.close()
+		err := job.run(ctx, &r.mu, &r.stats)
+		r.mu.Lock()
+		r.err = err
+		r.mu.Unlock()
+	}()
+	return r, nil
+}
+
+// Stats returns a copy of the counters so far.
+func (r *Replicator) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stats
+	s.Committed = map[string]map[int32]int64{}
+	for t, ps := range r.stats.Committed {
+		s.Committed[t] = map[int32]int64{}
+		for p, o := range ps {
+			s.Committed[t][p] = o
+		}
+	}
+	return s
+}
+
+// Stop takes a final checkpoint and stops the job; it returns the job's
+// error, if it failed.
+func (r *Replicator) Stop() (Stats, error) {
+	r.cancel()
+	<-r.done
+	r.mu.Lock()
+	err := r.err
+	r.mu.Unlock()
+	return r.Stats(), err
+}
+
+type job struct {
+	cfg      Config
+	client   sarama.Client
+	consumer sarama.Consumer
+	producer sarama.SyncProducer
+}
+
+func newJob(cfg Config) (*job, error) {
+	sc := saramaConfig("flinklike-source")
+	client, err := sarama.NewClient([]string{cfg.Source}, sc)
+	if err != nil {
+		return nil, err
+	}
+	consumer, err := sarama.NewConsumerFromClient(client)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	producer, err := sarama.NewSyncProducer([]string{cfg.Target}, saramaConfig("flinklike-sink"))
+	if err != nil {
+		consumer.Close()
+		client.Close()
+		return nil, err
+	}
+	return &job{cfg: cfg, client: client, consumer: consumer, producer: producer}, nil
+}
+
+func (j *job) close() {
+	j.producer.Close()
+	j.consumer.Close()
+	j.client.Close()
+}
+
+func saramaConfig(clientID string) *sarama.Config {
+	c := sarama.NewConfig()
+	c.ClientID = clientID
+	c.Version = sarama.V3_6_0_0
+	c.Metadata.AllowAutoTopicCreation = false
+	c.Producer.RequiredAcks = sarama.WaitForAll
+	c.Producer.Return.Successes = true
+	c.Producer.Idempotent = true
+	c.Producer.Retry.Max = 10
+	c.Net.MaxOpenRequests = 1
+	c.Producer.Partitioner = sarama.NewManualPartitioner
+	c.Consumer.Return.Errors = true
+	return c
+}
+
+type tp struct {
+	topic     string
+	partition int32
+}
+
+func (j *job) run(ctx context.Context, mu *sync.Mutex, stats *Stats) error {
+	start, err := j.committed()
+	if err != nil {
+		return err
+	}
+	msgs := make(chan *sarama.ConsumerMessage, 4096)
+	errs := make(chan error, 1)
+	var pcs []sarama.PartitionConsumer
+	defer func() {
+		for _, pc := range pcs {
+			pc.AsyncClose()
+		}
+	}()
+	for p, from := range start {
+		pc, err := j.consumer.ConsumePartition(p.topic, p.partition, from)
+		if err != nil {
+			return fmt.Errorf("assign %s-%d at %d: %w", p.topic, p.partition, from, err)
+		}
+		pcs = append(pcs, pc)
+		go func() {
+			for {
+				select {
+				case m, ok := <-pc.Messages():
+					if !ok {
+						return
+					}
+					select {
+					case msgs <- m:
+					case <-ctx.Done():
+						return
+					}
+				case e, ok := <-pc.Errors():
+					if !ok {
+						return
+					}
+					select {
+					case errs <- e:
+					default:
+					}
+				}
+			}
+		}()
+	}
+
+	next := map[tp]int64{} // offsets read and buffered, not yet committed
+	var buf []*sarama.ProducerMessage
+	ticker := time.NewTicker(j.cfg.Checkpoint)
+	defer ticker.Stop()
+	checkpoint := func() error {
+		if len(buf) > 0 {
+			if err := j.producer.SendMessages(buf); err != nil {
+				return fmt.Errorf("write to target: %w", err)
+			}
+		}
+		if len(next) > 0 {
+			if err := j.commit(next); err != nil {
+				return err
+			}
+		}
+		mu.Lock()
+		stats.Records += int64(len(buf))
+		stats.Checkpoints++
+		if stats.Committed == nil {
+			stats.Committed = map[string]map[int32]int64{}
+		}
+		for p, o := range next {
+			if stats.Committed[p.topic] == nil {
+				stats.Committed[p.topic] = map[int32]int64{}
+			}
+			stats.Committed[p.topic][p.partition] = o
+		}
+		mu.Unlock()
+		buf = buf[:0]
+		clear(next)
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			// Stop with savepoint: drain what was read, write it, commit.
+		drain:
+			for {
+				select {
+				case m := <-msgs:
+					buf = append(buf, copyRecord(m))
+					next[tp{m.Topic, m.Partition}] = m.Offset + 1
+				default:
+					break drain
+				}
+			}
+			return checkpoint()
+		case err := <-errs:
+			return fmt.Errorf("read source: %w", err)
+		case m := <-msgs:
+			buf = append(buf, copyRecord(m))
+			next[tp{m.Topic, m.Partition}] = m.Offset + 1
+		case <-ticker.C:
+			if err := checkpoint(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// copyRecord writes the source record, bytes for bytes, to the same
+// partition of the same-named target topic, keeping its timestamp.
+func copyRecord(m *sarama.ConsumerMessage) *sarama.ProducerMessage {
+	hs := make([]sarama.RecordHeader, len(m.Headers))
+	for i, h := range m.Headers {
+		hs[i] = *h
+	}
+	pm := &sarama.ProducerMessage{Topic: m.Topic, Partition: m.Partition, Headers: hs, Timestamp: m.Timestamp}
+	if m.Key != nil {
+		pm.Key = sarama.ByteEncoder(m.Key)
+	}
+	if m.Value != nil {
+		pm.Value = sarama.ByteEncoder(m.Value)
+	}
+	return pm
+}
+
+// committed returns where each partition starts: the group's committed
+// offset, or the earliest offset when there is none.
+func (j *job) committed() (map[tp]int64, error) {
+	coord, err := j.client.Coordinator(j.cfg.Group)
+	if err != nil {
+		return nil, err
+	}
+	req := &sarama.OffsetFetchRequest{ConsumerGroup: j.cfg.Group, Version: 5}
+	parts := map[tp]int64{}
+	for _, t := range j.cfg.Topics {
+		ps, err := j.client.Partitions(t)
+		if err != nil {
+			return nil, fmt.Errorf("partitions of %s: %w", t, err)
+		}
+		for _, p := range ps {
+			req.AddPartition(t, p)
+			parts[tp{t, p}] = sarama.OffsetOldest
+		}
+	}
+	resp, err := coord.FetchOffset(req)
+	if err != nil {
+		return nil, err
+	}
+	for p := range parts {
+		b := resp.GetBlock(p.topic, p.partition)
+		if b != nil && !errors.Is(b.Err, sarama.ErrNoError) {
+			return nil, b.Err
+		}
+		if b != nil && b.Offset >= 0 {
+			parts[p] = b.Offset
+		}
+	}
+	return parts, nil
+}
+
+// commit sends one OffsetCommit with generation -1 and no member, as Flink's
+// KafkaSource does on checkpoint completion.
+func (j *job) commit(next map[tp]int64) error {
+	coord, err := j.client.Coordinator(j.cfg.Group)
+	if err != nil {
+		return err
+	}
+	req := &sarama.OffsetCommitRequest{
+		Version:                 2,
+		ConsumerGroup:           j.cfg.Group,
+		ConsumerGroupGeneration: -1,
+		RetentionTime:           -1,
+	}
+	keys := make([]tp, 0, len(next))
+	for p := range next {
+		keys = append(keys, p)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if keys[a].topic != keys[b].topic {
+			return keys[a].topic < keys[b].topic
+		}
+		return keys[a].partition < keys[b].partition
+	})
+	for _, p := range keys {
+		req.AddBlock(p.topic, p.partition, next[p], 0, "")
+	}
+	resp, err := coord.CommitOffset(req)
+	if err != nil {
+		return fmt.Errorf("commit offsets of %s: %w", j.cfg.Group, err)
+	}
+	for t, ps := range resp.Errors {
+		for p, kerr := range ps {
+			if !errors.Is(kerr, sarama.ErrNoError) {
+				return fmt.Errorf("commit %s-%d for %s: %w", t, p, j.cfg.Group, kerr)
+			}
+		}
+	}
+	return nil
+}

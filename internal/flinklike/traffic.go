@@ -1,0 +1,218 @@
+package flinklike
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// Traffic keeps producing to every partition of the given topics until
+// stopped: each record's value is unique in its partition
+// ("<topic>/<partition>/<seq>"), its key is the sequence number, and headers
+// "src-topic", "src-partition" and "seq" name where it was produced.
+type Traffic struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	n      int64
+	err    error
+}
+
+// StartTraffic starts producing batches of batch records per partition
+// every interval to the cluster at bootstrap.
+func StartTraffic(ctx context.Context, bootstrap string, topics map[string]int32, batch int, interval time.Duration) (*Traffic, error) {
+	p, err := sarama.NewSyncProducer([]string{bootstrap}, saramaConfig("flinklike-traffic"))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	t := &Traffic{cancel: cancel, done: make(chan struct{})}
+	seq := map[tp]int{}
+	go func() {
+		defer close(t.done)
+		defer p.Close()
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			var msgs []*sarama.ProducerMessage
+			for topic, n := range topics {
+				for part := range n {
+					k := tp{topic, part}
+					for range batch {
+						msgs = append(msgs, Record(topic, part, seq[k]))
+						seq[k]++
+					}
+				}
+			}
+			if err := p.SendMessages(msgs); err != nil {
+				t.mu.Lock()
+				t.err = err
+				t.mu.Unlock()
+				return
+			}
+			t.mu.Lock()
+			t.n += int64(len(msgs))
+			t.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return t, nil
+}
+
+// Stop stops producing and returns how many records were produced.
+func (t *Traffic) Stop() (int64, error) {
+	t.cancel()
+	<-t.done
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n, t.err
+}
+
+// Produced returns how many records were produced so far.
+func (t *Traffic) Produced() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n
+}
+
+// Record returns the seq-th test record of a partition.
+func Record(topic string, partition int32, seq int) *sarama.ProducerMessage {
+	s := strconv.Itoa(seq)
+	return &sarama.ProducerMessage{
+		Topic:     topic,
+		Partition: partition,
+		Key:       sarama.StringEncoder(s),
+		Value:     sarama.StringEncoder(fmt.Sprintf("%s/%d/%s", topic, partition, s)),
+		Headers: []sarama.RecordHeader{
+			{Key: []byte("src-topic"), Value: []byte(topic)},
+			{Key: []byte("src-partition"), Value: []byte(strconv.Itoa(int(partition)))},
+			{Key: []byte("seq"), Value: []byte(s)},
+		},
+	}
+}
+
+// Result is what Check found in one partition.
+type Result struct {
+	Topic      string
+	Partition  int32
+	Source     int // records in the source partition
+	Target     int // records in the target partition
+	Lost       int // source records absent from the target
+	Duplicated int // target records beyond the first copy of a source record
+	OutOfOrder int // target records that came before a record older than them
+	Foreign    int // target records that are no source record
+}
+
+// OK reports whether the target holds every source record exactly once, in order.
+func (r Result) OK() bool {
+	return r.Lost == 0 && r.Duplicated == 0 && r.OutOfOrder == 0 && r.Foreign == 0
+}
+
+// Check reads a partition fully from the source and from the target and
+// compares them: every source record must be on the target once, in order
+// (records are matched by value, key and headers).
+func Check(ctx context.Context, source, target, topic string, partition int32, targetTopic string) (Result, error) {
+	res := Result{Topic: topic, Partition: partition}
+	src, err := ReadAll(ctx, source, topic, partition)
+	if err != nil {
+		return res, fmt.Errorf("read source %s-%d: %w", topic, partition, err)
+	}
+	dst, err := ReadAll(ctx, target, targetTopic, partition)
+	if err != nil {
+		return res, fmt.Errorf("read target %s-%d: %w", targetTopic, partition, err)
+	}
+	res.Source, res.Target = len(src), len(dst)
+	index := make(map[string]int, len(src))
+	for i, m := range src {
+		index[string(m.Value)] = i
+	}
+	seen := make([]int, len(src))
+	last := -1
+	for _, m := range dst {
+		i, ok := index[string(m.Value)]
+		if !ok || !bytes.Equal(m.Key, src[i].Key) || !sameHeaders(m.Headers, src[i].Headers) {
+			res.Foreign++
+			continue
+		}
+		seen[i]++
+		if seen[i] > 1 {
+			res.Duplicated++
+			continue
+		}
+		if i < last {
+			res.OutOfOrder++
+		}
+		last = i
+	}
+	for _, n := range seen {
+		if n == 0 {
+			res.Lost++
+		}
+	}
+	return res, nil
+}
+
+func sameHeaders(a, b []*sarama.RecordHeader) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i].Key, b[i].Key) || !bytes.Equal(a[i].Value, b[i].Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadAll reads a partition from its log start to its current end.
+func ReadAll(ctx context.Context, bootstrap, topic string, partition int32) ([]*sarama.ConsumerMessage, error) {
+	client, err := sarama.NewClient([]string{bootstrap}, saramaConfig("flinklike-check"))
+	if err != nil {
+		return nil, err
+	}
+	defer client.Close()
+	end, err := client.GetOffset(topic, partition, sarama.OffsetNewest)
+	if err != nil {
+		return nil, err
+	}
+	start, err := client.GetOffset(topic, partition, sarama.OffsetOldest)
+	if err != nil {
+		return nil, err
+	}
+	if end <= start {
+		return nil, nil
+	}
+	c, err := sarama.NewConsumerFromClient(client)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	pc, err := c.ConsumePartition(topic, partition, start)
+	if err != nil {
+		return nil, err
+	}
+	defer pc.AsyncClose()
+	out := make([]*sarama.ConsumerMessage, 0, end-start)
+	for {
+		select {
+		case m := <-pc.Messages():
+			out = append(out, m)
+			if m.Offset >= end-1 {
+				return out, nil
+			}
+		case err := <-pc.Errors():
+			return out, err
+		case <-ctx.Done():
+			return out, fmt.Errorf("%s-%d: read %d records up to offset %d: %w", topic, partition, len(out), end, ctx.Err())
+		}
+	}
+}
