@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -36,10 +37,16 @@ func ParseResetOffsetsCSV(r io.Reader, group string) (offsets.GroupOffsets, erro
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
+			line := 0
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				line = pe.Line
+			}
 			return nil, &LineError{Line: line, Err: fmt.Errorf("%w: %w", ErrMalformed, err)}
 		}
+		line, _ := cr.FieldPos(0) // rec has at least one field
+
 		bad := func(format string, args ...any) error {
 			return &LineError{Line: line, Err: fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)}
 		}
