@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,17 +30,14 @@ func (p *Plan) Encode(w io.Writer) error {
 }
 
 // Decode reads one plan from r strictly: see the package documentation for
-// what is refused. Errors: [*SchemaVersionError]; an error matching
+// what is refused. It reads r as a stream, entry by entry, so memory use stays
+// near the size of the decoded plan. Errors: [*SchemaVersionError]; an error matching
 // [ErrMalformed] (with the [encoding/json] error inside), [ErrUnknownField] or
 // [ErrTrailingData]; a [*FieldError] or [*PartitionError] for a missing,
 // invalid, unsorted, duplicate or inconsistent field or entry; a
 // [*FingerprintError]; or the error of r.
 func Decode(r io.Reader) (*Plan, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("plan: reading: %w", err)
-	}
-	return decode(data, true)
+	return decode(r, true)
 }
 
 // Validate checks every rule [Decode] enforces on the plan in memory: schema
@@ -299,16 +296,15 @@ type jsonInt struct {
 }
 
 func (n *jsonInt) UnmarshalJSON(b []byte) error {
-	n.present = true
 	if string(b) == "null" {
-		n.null = true
+		*n = jsonInt{present: true, null: true}
 		return nil
 	}
 	v, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
 		return fmt.Errorf("plan: %w: %.40s is not a 64-bit integer", ErrMalformed, b)
 	}
-	n.v = v
+	*n = jsonInt{v: v, present: true}
 	return nil
 }
 
@@ -329,20 +325,23 @@ func (a *jsonAction) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// wirePlan holds the top-level fields of a plan as decoded, before checks;
+// the entries are decoded one at a time (see decodeEntries).
 type wirePlan struct {
-	SchemaVersion   jsonInt           `json:"schema_version"`
-	CreatedAt       *string           `json:"created_at"`
-	ToolVersion     *string           `json:"tool_version"`
-	SourceClusterID *string           `json:"source_cluster_id"`
-	TargetClusterID *string           `json:"target_cluster_id"`
-	ConnectorName   *string           `json:"connector_name"`
-	SourceAlias     *string           `json:"source_alias"`
-	ConfigDigest    *string           `json:"config_digest"`
-	GroupID         *string           `json:"group_id"`
-	Savepoint       *string           `json:"savepoint"`
-	Accepted        *[]wireAcceptance `json:"expired_data_accepted"`
-	Partitions      *[]wireEntry      `json:"partitions"`
-	Fingerprint     *string           `json:"fingerprint"`
+	SchemaVersion   jsonInt
+	CreatedAt       *string
+	ToolVersion     *string
+	SourceClusterID *string
+	TargetClusterID *string
+	ConnectorName   *string
+	SourceAlias     *string
+	ConfigDigest    *string
+	GroupID         *string
+	Savepoint       *string
+	Accepted        *[]wireAcceptance
+	Entries         []Entry
+	HasEntries      bool
+	Fingerprint     *string
 }
 
 type wireAcceptance struct {
@@ -365,24 +364,28 @@ type wireEntry struct {
 	Reason        *string    `json:"reason"`
 }
 
-func decode(data []byte, checkFingerprint bool) (*Plan, error) {
-	var w wirePlan
-	dec := json.NewDecoder(bytes.NewReader(data))
+// decode reads a plan from r as a stream: the top-level object key by key
+// and the entries one at a time, so that memory stays near the size of the
+// plan in memory rather than a multiple of the file.
+func decode(r io.Reader, checkFingerprint bool) (*Plan, error) {
+	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
-		if v, ok := probeVersion(data); ok && v != SchemaVersion {
-			return nil, &SchemaVersionError{Got: v, Want: SchemaVersion}
+	var w wirePlan
+	unknown, err := w.decode(dec)
+	if err != nil {
+		if w.SchemaVersion.present && !w.SchemaVersion.null && w.SchemaVersion.v != SchemaVersion {
+			return nil, &SchemaVersionError{Got: w.SchemaVersion.v, Want: SchemaVersion}
 		}
-		return nil, decodeError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("plan: %w", ErrTrailingData)
+		return nil, err
 	}
 	if !w.SchemaVersion.present || w.SchemaVersion.null {
 		return nil, &FieldError{Field: "schema_version", Err: ErrMissingField}
 	}
 	if w.SchemaVersion.v != SchemaVersion {
 		return nil, &SchemaVersionError{Got: w.SchemaVersion.v, Want: SchemaVersion}
+	}
+	if unknown != "" {
+		return nil, unknownField(unknown)
 	}
 	p, err := w.plan()
 	if err != nil {
@@ -394,27 +397,123 @@ func decode(data []byte, checkFingerprint bool) (*Plan, error) {
 	return p, nil
 }
 
-// probeVersion reads only the schema version of a plan that failed strict
-// decoding, so that a newer plan is reported as such rather than as unknown
-// fields.
-func probeVersion(data []byte) (int64, bool) {
-	var v struct {
-		SchemaVersion json.RawMessage `json:"schema_version"`
+// decode reads the top-level object. An unknown top-level key is skipped and
+// returned, so that the schema version, wherever it stands, decides which
+// error the caller reports.
+func (w *wirePlan) decode(dec *json.Decoder) (unknown string, err error) {
+	if err := expect(dec, json.Delim('{'), "a plan is a JSON object"); err != nil {
+		return "", err
 	}
-	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&v); err != nil {
-		return 0, false
+	strs := map[string]**string{
+		"created_at": &w.CreatedAt, "tool_version": &w.ToolVersion,
+		"source_cluster_id": &w.SourceClusterID, "target_cluster_id": &w.TargetClusterID,
+		"connector_name": &w.ConnectorName, "source_alias": &w.SourceAlias,
+		"config_digest": &w.ConfigDigest, "group_id": &w.GroupID,
+		"savepoint": &w.Savepoint, "fingerprint": &w.Fingerprint,
 	}
-	n, err := strconv.ParseInt(string(v.SchemaVersion), 10, 64)
-	return n, err == nil
+	seen := make(map[string]bool)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", decodeError(err)
+		}
+		key, _ := tok.(string) // object keys are strings
+		if seen[key] {
+			return "", &FieldError{Field: key, Err: ErrMalformed, Detail: "given twice"}
+		}
+		seen[key] = true
+		switch {
+		case key == "schema_version":
+			err = dec.Decode(&w.SchemaVersion)
+		case strs[key] != nil:
+			err = dec.Decode(strs[key])
+		case key == "expired_data_accepted":
+			err = dec.Decode(&w.Accepted)
+		case key == "partitions":
+			w.Entries, w.HasEntries, err = decodeEntries(dec)
+		default:
+			if unknown == "" {
+				unknown = key
+			}
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return "", decodeError(err)
+		}
+	}
+	if err := expect(dec, json.Delim('}'), "unterminated plan object"); err != nil {
+		return "", err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return "", fmt.Errorf("plan: %w", ErrTrailingData)
+	}
+	return unknown, nil
+}
+
+// decodeEntries reads the "partitions" array entry by entry. ok is false
+// when the value is null.
+func decodeEntries(dec *json.Decoder) (entries []Entry, ok bool, err error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, false, err
+	}
+	if tok == nil {
+		return nil, false, nil
+	}
+	if tok != json.Delim('[') {
+		return nil, false, fmt.Errorf("plan: %w: partitions is not an array", ErrMalformed)
+	}
+	entries = []Entry{}
+	for i := 0; dec.More(); i++ {
+		var we wireEntry
+		if err := dec.Decode(&we); err != nil {
+			return nil, false, err
+		}
+		e, err := we.entry(i)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(entries) == cap(entries) {
+			// Double rather than let append grow by a quarter: the total
+			// allocated for a large plan stays near twice its final size.
+			entries = slices.Grow(entries, max(len(entries), 64))
+		}
+		entries = append(entries, e)
+	}
+	if _, err := dec.Token(); err != nil { // the closing ']'
+		return nil, false, err
+	}
+	return entries, true, nil
+}
+
+// expect reads the next token and checks that it is want.
+func expect(dec *json.Decoder, want json.Delim, detail string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return decodeError(err)
+	}
+	if tok != want {
+		return fmt.Errorf("plan: %w: %s", ErrMalformed, detail)
+	}
+	return nil
+}
+
+func unknownField(name string) error {
+	return &FieldError{Field: name, Err: ErrUnknownField, Detail: "not defined by schema version " + strconv.Itoa(SchemaVersion)}
 }
 
 func decodeError(err error) error {
 	if errors.Is(err, ErrMalformed) {
 		return err
 	}
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return err
+	}
 	// encoding/json reports unknown fields only as text.
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return &FieldError{Field: strings.Trim(name, `"`), Err: ErrUnknownField, Detail: "not defined by schema version " + strconv.Itoa(SchemaVersion)}
+		return unknownField(strings.Trim(name, `"`))
 	}
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
@@ -458,10 +557,9 @@ func (w *wirePlan) plan() (*Plan, error) {
 	if w.Accepted == nil {
 		return nil, &FieldError{Field: "expired_data_accepted", Err: ErrMissingField}
 	}
-	if w.Partitions == nil {
+	if !w.HasEntries {
 		return nil, &FieldError{Field: "partitions", Err: ErrMissingField}
 	}
-
 	p.Accepted = make([]ExpiredAcceptance, len(*w.Accepted))
 	for i, a := range *w.Accepted {
 		if a.Topic == nil || a.AcceptedBy == nil || a.Note == nil {
@@ -474,55 +572,55 @@ func (w *wirePlan) plan() (*Plan, error) {
 		p.Accepted[i] = ExpiredAcceptance{Partition: offsets.SourcePartition{Topic: *a.Topic, Partition: part}, By: *a.AcceptedBy, Note: *a.Note}
 	}
 
-	p.Entries = make([]Entry, len(*w.Partitions))
-	for i := range *w.Partitions {
-		we := &(*w.Partitions)[i]
-		if we.Topic == nil {
-			return nil, &FieldError{Field: "partitions", Err: ErrMissingField, Detail: "entry " + strconv.Itoa(i) + " has no topic"}
-		}
-		part, err := partition(we.Partition)
-		if err != nil {
-			return nil, &FieldError{Field: "partitions", Err: err, Detail: "entry " + strconv.Itoa(i)}
-		}
-		sp := offsets.SourcePartition{Topic: *we.Topic, Partition: part}
-		missing := func(name string) error {
-			return &PartitionError{Partition: sp, Err: ErrMissingField, Detail: name}
-		}
-		for _, f := range []struct {
-			name string
-			n    jsonInt
-		}{{"log_start", we.LogStart}, {"log_end", we.LogEnd}, {"target_end", we.TargetEnd}, {"lost", we.Lost}} {
-			if !f.n.present || f.n.null {
-				return nil, missing(f.name)
-			}
-		}
-		switch {
-		case !we.GroupOffset.present:
-			return nil, missing("group_offset")
-		case !we.ConnectOffset.present:
-			return nil, missing("connect_offset")
-		case !we.Action.present:
-			return nil, missing("action")
-		case we.Reason == nil:
-			return nil, missing("reason")
-		}
-		e := Entry{
-			Partition: sp,
-			Bounds:    offsets.LogBounds{Start: we.LogStart.v, End: we.LogEnd.v},
-			TargetEnd: we.TargetEnd.v,
-			Action:    we.Action.a,
-			Lost:      we.Lost.v,
-			Reason:    *we.Reason,
-		}
-		if !we.GroupOffset.null {
-			e.GroupOffset = offsets.NewGroupOffset(we.GroupOffset.v)
-		}
-		if !we.ConnectOffset.null {
-			e.Offset = offsets.NewMirrorOffset(we.ConnectOffset.v)
-		}
-		p.Entries[i] = e
-	}
+	p.Entries = w.Entries
 	return p, nil
+}
+
+func (we *wireEntry) entry(i int) (Entry, error) {
+	if we.Topic == nil {
+		return Entry{}, &FieldError{Field: "partitions", Err: ErrMissingField, Detail: "entry " + strconv.Itoa(i) + " has no topic"}
+	}
+	part, err := partition(we.Partition)
+	if err != nil {
+		return Entry{}, &FieldError{Field: "partitions", Err: err, Detail: "entry " + strconv.Itoa(i)}
+	}
+	sp := offsets.SourcePartition{Topic: *we.Topic, Partition: part}
+	missing := func(name string) error {
+		return &PartitionError{Partition: sp, Err: ErrMissingField, Detail: name}
+	}
+	for _, f := range []struct {
+		name string
+		n    jsonInt
+	}{{"log_start", we.LogStart}, {"log_end", we.LogEnd}, {"target_end", we.TargetEnd}, {"lost", we.Lost}} {
+		if !f.n.present || f.n.null {
+			return Entry{}, missing(f.name)
+		}
+	}
+	switch {
+	case !we.GroupOffset.present:
+		return Entry{}, missing("group_offset")
+	case !we.ConnectOffset.present:
+		return Entry{}, missing("connect_offset")
+	case !we.Action.present:
+		return Entry{}, missing("action")
+	case we.Reason == nil:
+		return Entry{}, missing("reason")
+	}
+	e := Entry{
+		Partition: sp,
+		Bounds:    offsets.LogBounds{Start: we.LogStart.v, End: we.LogEnd.v},
+		TargetEnd: we.TargetEnd.v,
+		Action:    we.Action.a,
+		Lost:      we.Lost.v,
+		Reason:    *we.Reason,
+	}
+	if !we.GroupOffset.null {
+		e.GroupOffset = offsets.NewGroupOffset(we.GroupOffset.v)
+	}
+	if !we.ConnectOffset.null {
+		e.Offset = offsets.NewMirrorOffset(we.ConnectOffset.v)
+	}
+	return e, nil
 }
 
 func partition(n jsonInt) (int32, error) {

@@ -27,8 +27,9 @@
 // entries sorted, integers as plain JSON integers, times in UTC RFC 3339. The
 // fingerprint is "sha256:" and the hex SHA-256 of the compact canonical form
 // of every field except the fingerprint itself, so it does not depend on
-// whitespace. [Decode] is strict: unknown fields, trailing data, a missing
-// required field, a schema version it does not know, unsorted or duplicate
+// whitespace. [Decode] is strict: unknown fields, a field given twice,
+// trailing data, a missing required field, a number that is not a 64-bit
+// integer, a schema version it does not know, unsorted or duplicate
 // partitions, an action that does not follow from C and the bounds, and a
 // fingerprint that does not match the content are each an error (see the
 // sentinel errors). Encode checks the same rules, so a plan changed after
