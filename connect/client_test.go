@@ -74,13 +74,6 @@ func stoppedStatus(mux *http.ServeMux, name string) {
 	})
 }
 
-func testMethod(t *testing.T, r *http.Request, want string) {
-	t.Helper()
-	if r.Method != want {
-		t.Errorf("method = %s, want %s", r.Method, want)
-	}
-}
-
 const (
 	msgNoLeader    = "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
 	msgConflicting = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"

@@ -186,7 +186,8 @@ func (c *Client) Offsets(ctx context.Context, name string) ([]Offset, error) {
 // message.
 //
 // The connector must be STOPPED with zero tasks. AlterOffsets checks this
-// first and returns a *NotStoppedError naming the state (PAUSED is not
+// first (call WaitStopped after Create or Stop: a new connector has no status
+// for a moment) and returns a *NotStoppedError naming the state (PAUSED is not
 // STOPPED) without writing; a 400 from the worker for the same reason is
 // returned as a *NotStoppedError too. Both match ErrNotStopped.
 //
@@ -244,9 +245,12 @@ func (c *Client) offsetsWrite(ctx context.Context, name, method string, body any
 
 // requireStopped is the client-side guard of offset writes.
 func (c *Client) requireStopped(ctx context.Context, name string) error {
-	st, err := c.Status(ctx, name)
+	st, err := c.pollStatus(ctx, name)
 	if err != nil {
 		return err
+	}
+	if st == nil {
+		return &NotStoppedError{Connector: name, State: "without a reported status yet"}
 	}
 	if st.Connector.State != StateStopped || len(st.Tasks) != 0 {
 		return &NotStoppedError{Connector: name, State: st.Connector.State, Tasks: len(st.Tasks)}

@@ -2,6 +2,7 @@ package connect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -56,14 +57,16 @@ func (c *Client) poll(ctx context.Context, check func() (bool, error), onDone fu
 
 // WaitStopped polls GET /connectors/{name}/status until the connector is
 // STOPPED and lists no tasks, which is when its offsets may be altered, and
-// returns that status. It returns an *APIError matching ErrNotFound if the
-// connector does not exist, or an error wrapping ctx's error (with the last
-// state seen) when ctx ends first.
+// returns that status. A connector just created has no status for a moment
+// (the worker answers 404 "No status found"); that counts as not yet. It
+// returns an *APIError matching ErrNotFound if the connector does not exist,
+// or an error wrapping ctx's error (with the last state seen) when ctx ends
+// first.
 func (c *Client) WaitStopped(ctx context.Context, name string) (*ConnectorStatus, error) {
 	var last *ConnectorStatus
 	err := c.poll(ctx, func() (bool, error) {
-		st, err := c.Status(ctx, name)
-		if err != nil {
+		st, err := c.pollStatus(ctx, name)
+		if err != nil || st == nil {
 			return false, err
 		}
 		last = st
@@ -86,8 +89,8 @@ func (c *Client) WaitStopped(ctx context.Context, name string) (*ConnectorStatus
 func (c *Client) WaitRunning(ctx context.Context, name string) (*ConnectorStatus, error) {
 	var last *ConnectorStatus
 	err := c.poll(ctx, func() (bool, error) {
-		st, err := c.Status(ctx, name)
-		if err != nil {
+		st, err := c.pollStatus(ctx, name)
+		if err != nil || st == nil {
 			return false, err
 		}
 		last = st
@@ -146,9 +149,24 @@ func (c *Client) WaitOffsets(ctx context.Context, name string, want []Offset) ([
 	return last, nil
 }
 
+// pollStatus reads the status for the Wait helpers. Right after a create the
+// worker answers 404 "No status found for connector X" until the connector's
+// first state is written to the status topic: when GET /connectors/{name}
+// finds the connector, that 404 means "not yet" and st is nil.
+func (c *Client) pollStatus(ctx context.Context, name string) (*ConnectorStatus, error) {
+	st, err := c.Status(ctx, name)
+	if err == nil || !errors.Is(err, ErrNotFound) {
+		return st, err
+	}
+	if _, cerr := c.Connector(ctx, name); cerr != nil {
+		return nil, cerr
+	}
+	return nil, nil
+}
+
 func describe(st *ConnectorStatus) string {
 	if st == nil {
-		return "nothing"
+		return "no status yet"
 	}
 	return fmt.Sprintf("%s with %d task(s)", st.Connector.State, len(st.Tasks))
 }

@@ -1,0 +1,100 @@
+package connect_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+)
+
+// The cutover on a Connect cluster: create the connector STOPPED, set where
+// it starts reading, read that back until it holds, and only then resume.
+func Example() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	c, err := connect.New("http://connect.mm2.svc:8083")
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg, err := connect.MirrorSource{
+		Name:            "flink-to-mm2-source",
+		SourceBootstrap: "source-kafka:9092",
+		TargetBootstrap: "target-kafka:9092",
+		Topics:          []string{"orders", "payments"},
+		TasksMax:        4,
+		IsolationLevel:  "read_committed",
+	}.Config()
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	if _, err := c.Create(ctx, "flink-to-mm2-source", cfg, connect.InitialStopped); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.WaitStopped(ctx, "flink-to-mm2-source"); err != nil {
+		log.Fatal(err)
+	}
+
+	// The Flink group committed C = 1000 on orders-0 and C = 0 on orders-1.
+	plan := []connect.Offset{
+		connect.MirrorSourceOffset("source", "orders", 0, 999),
+		connect.MirrorSourceTombstone("source", "orders", 1),
+	}
+	_, err = c.AlterOffsets(ctx, "flink-to-mm2-source", plan)
+	if errors.Is(err, connect.ErrNotStopped) {
+		log.Fatalf("not applied: %v", err)
+	} else if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.WaitOffsets(ctx, "flink-to-mm2-source", plan); err != nil {
+		log.Fatal(err) // an *OffsetsMismatchError lists the differing partitions
+	}
+
+	if err := c.Resume(ctx, "flink-to-mm2-source"); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.WaitRunning(ctx, "flink-to-mm2-source"); err != nil {
+		log.Fatal(err) // a *FailedError carries the task's trace
+	}
+}
+
+func ExampleLint() {
+	cfg, err := connect.MirrorSource{
+		Name:            "flink-to-mm2-source",
+		SourceBootstrap: "source-kafka:9092",
+		TargetBootstrap: "target-kafka:9092",
+		Topics:          []string{"orders"},
+	}.Config()
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg["offset.consistency.enabled"] = "false" // from the design seed
+	cfg["source.consumer.auto.offset.reset"] = "latest"
+
+	for _, f := range connect.Lint(cfg, "3.8.1", connect.LintExpectations{SourceAlias: "source", HasClearedPartition: true}) {
+		fmt.Printf("%s %s\n", f.Severity, f.Key)
+	}
+	// Output:
+	// error source.consumer.auto.offset.reset
+	// warning emit.offset-syncs.enabled
+	// warning offset.consistency.enabled
+	// warning source.consumer.isolation.level
+}
+
+func ExampleMirrorSourceOffset() {
+	body, err := json.Marshal(map[string]any{"offsets": []connect.Offset{
+		connect.MirrorSourceOffset("source", "orders", 0, 999),
+		connect.MirrorSourceTombstone("source", "orders", 1),
+	}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(body))
+	// Output:
+	// {"offsets":[{"partition":{"cluster":"source","partition":0,"topic":"orders"},"offset":{"offset":999}},{"partition":{"cluster":"source","partition":1,"topic":"orders"},"offset":null}]}
+}
