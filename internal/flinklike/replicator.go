@@ -199,7 +199,13 @@ func (j *job) run(ctx context.Context, mu *sync.Mutex, stats *Stats) error {
 		}()
 	}
 
-	next := map[tp]int64{} // offsets read and buffered, not yet committed
+	// next is each assigned partition's position: the next offset to read.
+	// Every checkpoint commits all of them, as Flink commits every split's
+	// position, so a partition that never had a record is committed at 0.
+	next := make(map[tp]int64, len(start))
+	for p, from := range start {
+		next[p] = from
+	}
 	var buf []*sarama.ProducerMessage
 	ticker := time.NewTicker(j.cfg.Checkpoint)
 	defer ticker.Stop()
@@ -228,7 +234,6 @@ func (j *job) run(ctx context.Context, mu *sync.Mutex, stats *Stats) error {
 		}
 		mu.Unlock()
 		buf = buf[:0]
-		clear(next)
 		return nil
 	}
 	for {
@@ -277,7 +282,7 @@ func copyRecord(m *sarama.ConsumerMessage) *sarama.ProducerMessage {
 }
 
 // committed returns where each partition starts: the group's committed
-// offset, or the earliest offset when there is none.
+// offset, or the log start offset when there is none.
 func (j *job) committed() (map[tp]int64, error) {
 	coord, err := j.client.Coordinator(j.cfg.Group)
 	if err != nil {
@@ -292,7 +297,11 @@ func (j *job) committed() (map[tp]int64, error) {
 		}
 		for _, p := range ps {
 			req.AddPartition(t, p)
-			parts[tp{t, p}] = sarama.OffsetOldest
+			oldest, err := j.client.GetOffset(t, p, sarama.OffsetOldest)
+			if err != nil {
+				return nil, fmt.Errorf("log start of %s-%d: %w", t, p, err)
+			}
+			parts[tp{t, p}] = oldest
 		}
 	}
 	resp, err := coord.FetchOffset(req)

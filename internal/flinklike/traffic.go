@@ -3,7 +3,10 @@ package flinklike
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -11,9 +14,9 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// Traffic keeps producing to every partition of the given topics until
-// stopped: each record's value is unique in its partition
-// ("<topic>/<partition>/<seq>"), its key is the sequence number, and headers
+// Traffic keeps producing to the given partitions until stopped: each
+// record's value is unique in its partition ("<topic>/<partition>/<run>/<seq>",
+// run being random per Traffic), its key is the sequence number, and headers
 // "src-topic", "src-partition" and "seq" name where it was produced.
 type Traffic struct {
 	cancel context.CancelFunc
@@ -23,16 +26,63 @@ type Traffic struct {
 	err    error
 }
 
+// Partition names a topic partition for Traffic and Produce.
+type Partition struct {
+	Topic     string
+	Partition int32
+}
+
+// All lists every partition of the topics, sorted.
+func All(topics map[string]int32) []Partition {
+	var ps []Partition
+	for t, n := range topics {
+		for p := range n {
+			ps = append(ps, Partition{t, p})
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].Topic != ps[j].Topic {
+			return ps[i].Topic < ps[j].Topic
+		}
+		return ps[i].Partition < ps[j].Partition
+	})
+	return ps
+}
+
+// Produce writes n records to each partition, synchronously.
+func Produce(ctx context.Context, bootstrap string, parts []Partition, n int) error {
+	p, err := sarama.NewSyncProducer([]string{bootstrap}, saramaConfig("flinklike-produce"))
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	run := newRun()
+	var msgs []*sarama.ProducerMessage
+	for _, tp := range parts {
+		for i := range n {
+			msgs = append(msgs, Record(tp.Topic, tp.Partition, run, i))
+		}
+	}
+	return p.SendMessages(msgs)
+}
+
+func newRun() string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
 // StartTraffic starts producing batches of batch records per partition
 // every interval to the cluster at bootstrap.
-func StartTraffic(ctx context.Context, bootstrap string, topics map[string]int32, batch int, interval time.Duration) (*Traffic, error) {
+func StartTraffic(ctx context.Context, bootstrap string, parts []Partition, batch int, interval time.Duration) (*Traffic, error) {
 	p, err := sarama.NewSyncProducer([]string{bootstrap}, saramaConfig("flinklike-traffic"))
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	t := &Traffic{cancel: cancel, done: make(chan struct{})}
-	seq := map[tp]int{}
+	seq := map[Partition]int{}
+	run := newRun()
 	go func() {
 		defer close(t.done)
 		defer p.Close()
@@ -40,13 +90,10 @@ func StartTraffic(ctx context.Context, bootstrap string, topics map[string]int32
 		defer tick.Stop()
 		for {
 			var msgs []*sarama.ProducerMessage
-			for topic, n := range topics {
-				for part := range n {
-					k := tp{topic, part}
-					for range batch {
-						msgs = append(msgs, Record(topic, part, seq[k]))
-						seq[k]++
-					}
+			for _, k := range parts {
+				for range batch {
+					msgs = append(msgs, Record(k.Topic, k.Partition, run, seq[k]))
+					seq[k]++
 				}
 			}
 			if err := p.SendMessages(msgs); err != nil {
@@ -84,14 +131,14 @@ func (t *Traffic) Produced() int64 {
 	return t.n
 }
 
-// Record returns the seq-th test record of a partition.
-func Record(topic string, partition int32, seq int) *sarama.ProducerMessage {
+// Record returns the seq-th test record of a partition for a producer run.
+func Record(topic string, partition int32, run string, seq int) *sarama.ProducerMessage {
 	s := strconv.Itoa(seq)
 	return &sarama.ProducerMessage{
 		Topic:     topic,
 		Partition: partition,
 		Key:       sarama.StringEncoder(s),
-		Value:     sarama.StringEncoder(fmt.Sprintf("%s/%d/%s", topic, partition, s)),
+		Value:     sarama.StringEncoder(fmt.Sprintf("%s/%d/%s/%s", topic, partition, run, s)),
 		Headers: []sarama.RecordHeader{
 			{Key: []byte("src-topic"), Value: []byte(topic)},
 			{Key: []byte("src-partition"), Value: []byte(strconv.Itoa(int(partition)))},
