@@ -315,30 +315,38 @@ func TestRealOffsetsOutliveConnector(t *testing.T) {
 func TestRealErrors(t *testing.T) {
 	w := newRealWorker(t)
 	missing := w.name + "-missing"
-	for what, call := range map[string]func() error{
-		"status":  func() error { _, err := w.c.Status(w.ctx, missing); return err },
-		"info":    func() error { _, err := w.c.Connector(w.ctx, missing); return err },
-		"config":  func() error { _, err := w.c.Config(w.ctx, missing); return err },
-		"delete":  func() error { return w.c.Delete(w.ctx, missing) },
-		"stop":    func() error { return w.c.Stop(w.ctx, missing) },
-		"pause":   func() error { return w.c.Pause(w.ctx, missing) },
-		"resume":  func() error { return w.c.Resume(w.ctx, missing) },
-		"offsets": func() error { _, err := w.c.Offsets(w.ctx, missing); return err },
-		"alter": func() error {
+	// What Kafka 4.3.1 answers for a connector that does not exist: always
+	// 404, with messages that differ by endpoint.
+	notFound := "Connector " + missing + " not found"
+	unknown := "Unknown connector " + missing
+	for _, tt := range []struct {
+		what string
+		call func() error
+		msg  string
+	}{
+		{"status", func() error { _, err := w.c.Status(w.ctx, missing); return err }, "No status found for connector " + missing},
+		{"info", func() error { _, err := w.c.Connector(w.ctx, missing); return err }, notFound},
+		{"config", func() error { _, err := w.c.Config(w.ctx, missing); return err }, notFound},
+		{"delete", func() error { return w.c.Delete(w.ctx, missing) }, notFound},
+		{"offsets", func() error { _, err := w.c.Offsets(w.ctx, missing); return err }, notFound},
+		{"stop", func() error { return w.c.Stop(w.ctx, missing) }, unknown},
+		{"pause", func() error { return w.c.Pause(w.ctx, missing) }, unknown},
+		{"resume", func() error { return w.c.Resume(w.ctx, missing) }, unknown},
+		{"restart", func() error { _, err := w.c.Restart(w.ctx, missing, connect.RestartOptions{}); return err }, "Unknown connector: " + missing},
+		// The guard reads the status (404), then the connector (404).
+		{"alter", func() error {
 			_, err := w.c.AlterOffsets(w.ctx, missing, []connect.Offset{connect.MirrorSourceOffset("source", w.topic, 0, 1)})
 			return err
-		},
-		"restart": func() error { _, err := w.c.Restart(w.ctx, missing, connect.RestartOptions{}); return err },
+		}, notFound},
 	} {
-		err := call()
+		err := tt.call()
 		var apiErr *connect.APIError
-		if !errors.As(err, &apiErr) {
-			t.Errorf("%s of a missing connector: %v", what, err)
+		if !errors.As(err, &apiErr) || !errors.Is(err, connect.ErrNotFound) {
+			t.Errorf("%s of a missing connector: %v, want a 404 *APIError", tt.what, err)
 			continue
 		}
-		t.Logf("%s missing: %d error_code=%d %q", what, apiErr.StatusCode, apiErr.ErrorCode, apiErr.Message)
-		if !errors.Is(err, connect.ErrNotFound) {
-			t.Errorf("%s of a missing connector: %v, want ErrNotFound", what, err)
+		if apiErr.StatusCode != 404 || apiErr.ErrorCode != 404 || apiErr.Message != tt.msg {
+			t.Errorf("%s of a missing connector: %d error_code=%d %q, want 404 %q", tt.what, apiErr.StatusCode, apiErr.ErrorCode, apiErr.Message, tt.msg)
 		}
 	}
 
@@ -348,14 +356,18 @@ func TestRealErrors(t *testing.T) {
 	if !errors.Is(err, connect.ErrAlreadyExists) || !errors.As(err, &apiErr) || apiErr.StatusCode != 409 {
 		t.Fatalf("second create: %v, want 409 already exists", err)
 	}
-	t.Logf("409: error_code=%d %q", apiErr.ErrorCode, apiErr.Message)
+	if want := "Connector " + w.name + " already exists"; apiErr.ErrorCode != 409 || apiErr.Message != want {
+		t.Errorf("409: error_code=%d %q, want %q", apiErr.ErrorCode, apiErr.Message, want)
+	}
 
 	// A negative offset: MirrorSourceConnector.alterOffsets refuses it.
 	_, err = w.c.AlterOffsets(w.ctx, w.name, []connect.Offset{connect.MirrorSourceOffset("source", w.topic, 0, -1)})
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 500 {
 		t.Fatalf("negative offset: %v, want 500", err)
 	}
-	t.Logf("negative offset: error_code=%d %q", apiErr.ErrorCode, apiErr.Message)
+	if want := "has an invalid value -1 for the 'offset' key, which cannot be negative"; apiErr.ErrorCode != 500 || !strings.Contains(apiErr.Message, want) {
+		t.Errorf("negative offset: error_code=%d %q, want it to contain %q", apiErr.ErrorCode, apiErr.Message, want)
+	}
 	if errors.Is(err, connect.ErrRebalance) || connect.IsTransient(connect.RepeatSafe, err) {
 		t.Errorf("negative offset classified transient: %v", err)
 	}
@@ -382,15 +394,15 @@ func TestRealErrors(t *testing.T) {
 			waitState(t, w, connect.StatePaused)
 		}
 		status, answer := raw(t, w.ctx, http.MethodPatch, w.sb.ConnectURL()+"/connectors/"+w.name+"/offsets", body)
-		t.Logf("PATCH while %s: %d %s", state, status, answer)
+		wantMsg := "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/" + w.name + "/stop' endpoint"
 		var e struct {
 			ErrorCode int    `json:"error_code"`
 			Message   string `json:"message"`
 		}
 		_ = json.Unmarshal([]byte(answer), &e)
 		serverErr := &connect.APIError{Method: "PATCH", StatusCode: status, ErrorCode: e.ErrorCode, Message: e.Message}
-		if status != 400 || !errors.Is(serverErr, connect.ErrNotStopped) {
-			t.Errorf("PATCH while %s: %d %s, want 400 matching ErrNotStopped", state, status, answer)
+		if status != 400 || e.ErrorCode != 400 || e.Message != wantMsg || !errors.Is(serverErr, connect.ErrNotStopped) {
+			t.Errorf("PATCH while %s: %d %s, want 400 %q matching ErrNotStopped", state, status, answer, wantMsg)
 		}
 		status, answer = raw(t, w.ctx, http.MethodDelete, w.sb.ConnectURL()+"/connectors/"+w.name+"/offsets", "")
 		if status != 400 {
@@ -546,7 +558,9 @@ func TestRealSecretsNotShown(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 {
 		t.Fatalf("create with an invalid tasks.max: %v, want 400", err)
 	}
-	t.Logf("invalid config: %d %q", apiErr.StatusCode, apiErr.Message)
+	if !strings.HasPrefix(apiErr.Message, "Connector configuration is invalid and contains the following 2 error(s):") {
+		t.Errorf("invalid config message = %q", apiErr.Message)
+	}
 	infos, err := w.c.Validate(w.ctx, connect.MirrorSourceConnectorClass, cfg)
 	if err != nil {
 		t.Fatal(err)
