@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
@@ -36,6 +37,8 @@ func saramaConf() *sarama.Config {
 	c.Producer.Return.Successes = true
 	c.Producer.RequiredAcks = sarama.WaitForAll
 	c.Producer.Partitioner = sarama.NewManualPartitioner
+	c.Producer.Retry.Max = 20
+	c.Producer.Retry.Backoff = 250 * time.Millisecond
 	return c
 }
 
@@ -49,12 +52,23 @@ func testAdmin(t testing.TB, bootstrap string) sarama.ClusterAdmin {
 	return a
 }
 
-func createTopic(t testing.TB, a sarama.ClusterAdmin, topic string, partitions int32) {
+func createTopic(t testing.TB, a sarama.ClusterAdmin, bootstrap, topic string, partitions int32) {
 	t.Helper()
 	if err := a.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
 		t.Fatalf("create topic %s: %v", topic, err)
 	}
 	t.Cleanup(func() { _ = a.DeleteTopic(topic) })
+	// The broker creates the partitions after it answers CreateTopics;
+	// LogBounds retries until every partition answers.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, err := NewReader(Config{BootstrapServers: []string{bootstrap}, RetryTimeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.LogBounds(ctx, Topics{topic: partitions}.Partitions()); err != nil {
+		t.Fatalf("topic %s not ready: %v", topic, err)
+	}
 }
 
 // produce writes n records to one partition and returns the last offset.
@@ -67,7 +81,17 @@ func produce(t testing.TB, bootstrap, topic string, partition int32, n int) int6
 	defer p.Close()
 	var last int64
 	for i := 0; i < n; i++ {
-		_, off, err := p.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: partition, Value: sarama.StringEncoder("v")})
+		var off int64
+		var err error
+		// A partition just created can still refuse records for a moment on
+		// a loaded machine; sarama's own retries do not always cover it.
+		for try := 0; ; try++ {
+			_, off, err = p.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: partition, Value: sarama.StringEncoder("v")})
+			if err == nil || try == 20 {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
 		if err != nil {
 			t.Fatalf("produce: %v", err)
 		}
@@ -137,11 +161,23 @@ func flinkRead(t testing.TB, bootstrap, topic string, partition int32, want int)
 
 func newTestReader(t testing.TB, bootstrap string) *Reader {
 	t.Helper()
-	r, err := NewReader(Config{BootstrapServers: []string{bootstrap}, ClientID: "kafkaadmin-test"})
+	r, err := NewReader(Config{BootstrapServers: []string{bootstrap}, ClientID: "kafkaadmin-test", Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// testLogger sends the Reader's retry notices to the test log.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tlogWriter{t}, nil))
+}
+
+type tlogWriter struct{ t testing.TB }
+
+func (w tlogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
 
 func testCtx(t testing.TB) context.Context {
@@ -158,7 +194,7 @@ func TestSandboxFlinkGroup(t *testing.T) {
 	ctx := testCtx(t)
 	a := testAdmin(t, bs)
 	topic, group := uniq(t, "t"), uniq(t, "g")
-	createTopic(t, a, topic, 4)
+	createTopic(t, a, bs, topic, 4)
 	produce(t, bs, topic, 0, 10)
 	produce(t, bs, topic, 1, 5)
 	c0 := flinkRead(t, bs, topic, 0, 10)
@@ -265,7 +301,7 @@ func TestSandboxLogStartAfterDeleteRecords(t *testing.T) {
 	bs := sb.Source().Bootstrap()
 	a := testAdmin(t, bs)
 	topic := uniq(t, "t")
-	createTopic(t, a, topic, 2)
+	createTopic(t, a, bs, topic, 2)
 	produce(t, bs, topic, 0, 8)
 	if err := a.DeleteRecords(topic, map[int32]int64{0: 6}); err != nil {
 		t.Fatalf("DeleteRecords: %v", err)
@@ -285,7 +321,7 @@ func TestSandboxOpenTransaction(t *testing.T) {
 	bs := sb.Source().Bootstrap()
 	a := testAdmin(t, bs)
 	topic := uniq(t, "t")
-	createTopic(t, a, topic, 1)
+	createTopic(t, a, bs, topic, 1)
 	produce(t, bs, topic, 0, 3) // offsets 0-2, not transactional
 
 	conf := saramaConf()
@@ -357,7 +393,7 @@ func TestSandboxActiveGroupAndRollbackCommit(t *testing.T) {
 	bs := sb.Source().Bootstrap()
 	a := testAdmin(t, bs)
 	topic, group := uniq(t, "t"), uniq(t, "g")
-	createTopic(t, a, topic, 2)
+	createTopic(t, a, bs, topic, 2)
 	produce(t, bs, topic, 0, 5)
 	ctx := testCtx(t)
 	r := newTestReader(t, bs)
