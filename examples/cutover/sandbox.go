@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/internal/flinklike"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/verify"
+)
+
+// runSandbox is -sandbox: start real Kafka and Connect, play the old job,
+// run the whole cutover, and prove no record was lost or duplicated.
+func runSandbox(ctx context.Context, log *slog.Logger, out io.Writer, asJSON bool) error {
+	cfg := sandbox.ConfigFromEnv()
+	cfg.Workers, cfg.Logger = 2, log
+	start := time.Now()
+	sb, err := sandbox.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer sb.Close()
+	log.Info("sandbox ready", "kafka", sb.KafkaVersion(), "took", time.Since(start).Round(time.Millisecond))
+	sc, err := newScenario(sb, log, out, asJSON)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(sc.dir)
+	if err := sc.start(ctx); err != nil {
+		return err
+	}
+	defer sc.traffic.Stop()
+	if err := sc.cutover(ctx); err != nil {
+		return err
+	}
+	res, err := sc.finish(ctx)
+	if err != nil {
+		return err
+	}
+	sc.printFinal(res, time.Since(start))
+	return res.err()
+}
+
+// scenario is the demo, also run by the acceptance test: two topics, twelve
+// partitions, a Flink-like job that replicated them and stopped, producers
+// that never stop, and the cutover to MirrorMaker 2.
+type scenario struct {
+	sb      *sandbox.Sandbox
+	log     *slog.Logger
+	out     io.Writer
+	asJSON  bool
+	dir     string
+	topics  map[string]int32
+	idle    []flinklike.Partition // no traffic until after resume
+	traffic *flinklike.Traffic
+	cli     *cli
+}
+
+const (
+	demoGroup     = "flink-orders-replicator"
+	demoConnector = "mm2-orders"
+	// trafficBatch records per partition every trafficInterval.
+	trafficBatch    = 2
+	trafficInterval = 100 * time.Millisecond
+)
+
+func newScenario(sb *sandbox.Sandbox, log *slog.Logger, out io.Writer, asJSON bool) (*scenario, error) {
+	dir, err := os.MkdirTemp("", "mm2cutover-demo-")
+	if err != nil {
+		return nil, err
+	}
+	return &scenario{
+		sb: sb, log: log, out: out, asJSON: asJSON, dir: dir,
+		topics: map[string]int32{"orders": 8, "payments": 4},
+		// payments-3 never gets a record before the cutover (C = 0);
+		// orders-7 gets none after the old job stopped (C = log end).
+		idle: []flinklike.Partition{{Topic: "orders", Partition: 7}, {Topic: "payments", Partition: 3}},
+	}, nil
+}
+
+func (sc *scenario) busy() []flinklike.Partition {
+	var ps []flinklike.Partition
+	for _, p := range flinklike.All(sc.topics) {
+		if !slices.Contains(sc.idle, p) {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// start creates the topics, lets the Flink-like job replicate and commit
+// under live traffic, then stops the job; traffic goes on.
+func (sc *scenario) start(ctx context.Context) error {
+	src, tgt := sc.sb.Source().Bootstrap(), sc.sb.Target().Bootstrap()
+	for name, n := range sc.topics {
+		for _, b := range []string{src, tgt} {
+			if err := sandbox.CreateTopic(ctx, b, name, n); err != nil {
+				return err
+			}
+		}
+	}
+	seeded := append(sc.busy(), flinklike.Partition{Topic: "orders", Partition: 7})
+	if err := flinklike.Produce(ctx, src, seeded, 100); err != nil {
+		return err
+	}
+	job, err := flinklike.Start(ctx, flinklike.Config{Source: src, Target: tgt, Group: demoGroup,
+		Topics: []string{"orders", "payments"}, Checkpoint: 500 * time.Millisecond})
+	if err != nil {
+		return err
+	}
+	if sc.traffic, err = flinklike.StartTraffic(ctx, src, sc.busy(), trafficBatch, trafficInterval); err != nil {
+		job.Stop()
+		return err
+	}
+	sc.log.Info("the Flink-like job replicates under live traffic")
+	time.Sleep(4 * time.Second)
+	st, err := job.Stop()
+	if err != nil {
+		return fmt.Errorf("flink-like job: %w", err)
+	}
+	sc.log.Info("the Flink-like job stopped (final checkpoint committed); traffic goes on",
+		"replicated", st.Records, "checkpoints", st.Checkpoints)
+	return nil
+}
+
+// settings are the cutover's settings on the sandbox.
+func (sc *scenario) settings() cutover.Settings {
+	return cutover.Settings{
+		Source:          kafkaadmin.Config{BootstrapServers: []string{sc.sb.Source().Bootstrap()}, ClientID: "mm2cutover-demo"},
+		Target:          kafkaadmin.Config{BootstrapServers: []string{sc.sb.Target().Bootstrap()}, ClientID: "mm2cutover-demo"},
+		ConnectURL:      sc.sb.ConnectURL(),
+		Connector:       demoConnector,
+		Group:           demoGroup,
+		Topics:          []string{"orders", "payments"},
+		StabilityWindow: 3 * time.Second,
+		ReadBackTimeout: time.Minute,
+		RunningTimeout:  time.Minute,
+		CatchUpTimeout:  2 * time.Minute,
+		ToolVersion:     "mm2cutover-cutover/" + version + " (sandbox)",
+		Logger:          sc.log,
+		// The sandbox's clusters have one broker each.
+		Extra: map[string]string{"replication.factor": "1"},
+	}.WithDefaults()
+}
+
+// cutover runs the CLI's run step with approval, exactly as an operator
+// would with -yes, starting traffic on the idle partitions after resume.
+func (sc *scenario) cutover(ctx context.Context) error {
+	s := sc.settings()
+	env, err := cutover.Open(s)
+	if err != nil {
+		return err
+	}
+	plan := filepath.Join(sc.dir, "plan.json")
+	sc.cli = &cli{s: s, env: env, out: sc.out, log: sc.log,
+		o: options{planPath: plan, auditPath: filepath.Join(sc.dir, "plan.audit.jsonl"), yes: true, asJSON: sc.asJSON},
+		afterResume: func(ctx context.Context) error {
+			return flinklike.Produce(ctx, sc.sb.Source().Bootstrap(), sc.idle, 20)
+		},
+	}
+	return sc.cli.runAll(ctx)
+}
+
+// finalResult is the end of the demo: every source record on the target?
+type finalResult struct {
+	Partitions []flinklike.Result `json:"partitions"`
+	Records    int                `json:"source_records"`
+	Lost       int                `json:"lost"`
+	Duplicated int                `json:"duplicated"`
+	OutOfOrder int                `json:"out_of_order"`
+	Foreign    int                `json:"foreign"`
+	LagSamples []int64            `json:"final_lag_samples"`
+}
+
+func (r finalResult) err() error {
+	if r.Lost+r.Duplicated+r.OutOfOrder+r.Foreign > 0 {
+		return fmt.Errorf("%w: %d lost, %d duplicated, %d out of order, %d foreign records", errCheckFailed, r.Lost, r.Duplicated, r.OutOfOrder, r.Foreign)
+	}
+	return nil
+}
+
+// finish stops the traffic, waits until MM2 has replicated everything
+// (lag 0), and compares every partition of source and target.
+func (sc *scenario) finish(ctx context.Context) (finalResult, error) {
+	var res finalResult
+	n, err := sc.traffic.Stop()
+	if err != nil {
+		return res, fmt.Errorf("traffic: %w", err)
+	}
+	sc.log.Info("traffic stopped; waiting for lag 0", "produced", n)
+	p, err := sc.cli.readPlan()
+	if err != nil {
+		return res, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cu, err := verify.WaitCaughtUp(wctx, sc.cli.env.Connect, sc.cli.env.Source, p, demoConnector)
+	for _, smp := range cu.Samples {
+		res.LagSamples = append(res.LagSamples, smp.Total)
+	}
+	if err != nil {
+		return res, err
+	}
+	// Connect's offsets trail what MM2 wrote; the target itself is the proof.
+	src, tgt := sc.sb.Source().Bootstrap(), sc.sb.Target().Bootstrap()
+	for _, tp := range flinklike.All(sc.topics) {
+		var r flinklike.Result
+		for {
+			r, err = flinklike.Check(ctx, src, tgt, tp.Topic, tp.Partition, tp.Topic)
+			if err != nil {
+				return res, err
+			}
+			if r.Lost == 0 || wctx.Err() != nil {
+				break
+			}
+			time.Sleep(time.Second) // MM2 may still be writing the tail
+		}
+		res.Partitions = append(res.Partitions, r)
+		res.Records += r.Source
+		res.Lost += r.Lost
+		res.Duplicated += r.Duplicated
+		res.OutOfOrder += r.OutOfOrder
+		res.Foreign += r.Foreign
+	}
+	return res, nil
+}
+
+func (sc *scenario) printFinal(res finalResult, took time.Duration) {
+	sc.cli.emit(res, func(w io.Writer) {
+		fmt.Fprintln(w, "\nPARTITION\tSOURCE RECORDS\tON TARGET\tLOST\tDUPLICATED")
+		for _, r := range res.Partitions {
+			fmt.Fprintf(w, "%s-%d\t%d\t%d\t%d\t%d\n", r.Topic, r.Partition, r.Source, r.Target, r.Lost, r.Duplicated)
+		}
+		fmt.Fprintf(w, "\n%d source records, %d lost, %d duplicated; the whole demo took %v\n",
+			res.Records, res.Lost, res.Duplicated, took.Round(time.Second))
+	})
+}

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/verify"
+)
+
+// cli runs the steps of one invocation.
+type cli struct {
+	s   cutover.Settings
+	o   options
+	env *cutover.Env
+	out io.Writer
+	log *slog.Logger
+	// afterResume, if set, runs once the connector is RUNNING (the sandbox
+	// demo starts producing to the idle partitions there).
+	afterResume func(context.Context) error
+}
+
+// errCheckFailed marks a verification that ran and did not pass.
+var errCheckFailed = errors.New("verification failed")
+
+// report prints err and maps it to the exit status.
+func report(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "cutover:", err)
+	switch {
+	case errors.Is(err, cutover.ErrNotApproved):
+		return exitNotApproved
+	case errors.Is(err, verify.ErrStaleOffsets), errors.Is(err, cutover.ErrPlanMismatch),
+		errors.Is(err, connect.ErrNotStopped), errors.Is(err, plan.ErrFingerprint):
+		return exitRefused
+	case errors.Is(err, cutover.ErrPrecheck), errors.Is(err, plan.ErrBlocked),
+		errors.Is(err, verify.ErrReadBack), errors.Is(err, errCheckFailed):
+		return exitCheckFailed
+	case errors.Is(err, cutover.ErrSettings):
+		return exitUsage
+	}
+	return exitError
+}
+
+func (c *cli) emit(v any, human func(w io.Writer)) {
+	if c.o.asJSON {
+		enc := json.NewEncoder(c.out)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(v)
+		return
+	}
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	human(tw)
+	tw.Flush()
+}
+
+func printChecks(w io.Writer, checks cutover.Checks) {
+	fmt.Fprintln(w, "CHECK\tSTATUS\tDETAIL")
+	for _, ch := range checks {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", ch.Name, ch.Status, ch.Detail)
+	}
+}
+
+func (c *cli) precheck(ctx context.Context) error {
+	pc, err := cutover.RunPrecheck(ctx, c.env, c.s)
+	if err != nil {
+		return err
+	}
+	c.emit(pc, func(w io.Writer) { printChecks(w, pc.Checks) })
+	return pc.Err()
+}
+
+// plan runs the precheck and writes the plan. Partitions without a usable
+// offset are in the plan as blocked entries; any other failed check means
+// no plan is written.
+func (c *cli) plan(ctx context.Context) error {
+	_, err := c.buildPlan(ctx)
+	return err
+}
+
+func (c *cli) buildPlan(ctx context.Context) (*plan.Plan, error) {
+	pc, err := cutover.RunPrecheck(ctx, c.env, c.s)
+	if err != nil {
+		return nil, err
+	}
+	var fatal cutover.Checks
+	for _, ch := range pc.Checks.Failed() {
+		if ch.Name != "offsets-complete" { // shown as blocked entries in the plan
+			fatal = append(fatal, ch)
+		}
+	}
+	if len(fatal) > 0 {
+		c.emit(pc, func(w io.Writer) { printChecks(w, pc.Checks) })
+		return nil, pc.Err()
+	}
+	p, err := cutover.BuildPlan(c.s, pc, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := p.Encode(&buf); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(c.o.planPath, buf.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	c.log.Info("plan written", "file", c.o.planPath, "fingerprint", p.Fingerprint, "partitions", len(p.Entries))
+	if c.o.asJSON {
+		_, _ = c.out.Write(buf.Bytes())
+	} else {
+		_ = p.WriteSummary(c.out)
+	}
+	return p, p.Blocked()
+}
+
+func (c *cli) readPlan() (*plan.Plan, error) {
+	f, err := os.Open(c.o.planPath)
+	if err != nil {
+		return nil, fmt.Errorf("read the plan: %w (run the plan step first, or pass -plan)", err)
+	}
+	defer f.Close()
+	return plan.Decode(f)
+}
+
+func (c *cli) audit() (*cutover.Audit, func(), error) {
+	f, err := os.OpenFile(c.o.auditPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("audit file: %w", err)
+	}
+	return cutover.NewAudit(f), func() { f.Close() }, nil
+}
+
+func (c *cli) apply(ctx context.Context) error {
+	p, err := c.readPlan()
+	if err != nil {
+		return err
+	}
+	return c.applyPlan(ctx, p)
+}
+
+func (c *cli) applyPlan(ctx context.Context, p *plan.Plan) error {
+	audit, done, err := c.audit()
+	if err != nil {
+		return err
+	}
+	defer done()
+	res, err := cutover.Apply(ctx, c.env, c.s, p, audit)
+	if res != nil {
+		c.emit(res, func(w io.Writer) {
+			fmt.Fprintf(w, "connector\t%s\n", res.Connector)
+			fmt.Fprintf(w, "created STOPPED\t%v\n", res.Created)
+			fmt.Fprintf(w, "offsets before (backed up to %s)\t%d\n", c.o.auditPath, len(res.Backup))
+			fmt.Fprintf(w, "guard\t%s\n", res.Guard)
+			fmt.Fprintf(w, "patched\t%v\n", res.Patched)
+			fmt.Fprintf(w, "read-back\t%s\n", res.ReadBack)
+		})
+	}
+	return err
+}
+
+func (c *cli) verify(ctx context.Context) error {
+	p, err := c.readPlan()
+	if err != nil {
+		return err
+	}
+	st, err := c.env.Connect.Status(ctx, c.s.Connector)
+	if err != nil {
+		return err
+	}
+	if st.Connector.State == connect.StateStopped {
+		want, err := p.ExpectedOffsets()
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, c.s.ReadBackTimeout)
+		defer cancel()
+		rb, err := verify.WaitReadBack(ctx, c.env.Connect, c.s.Connector, want)
+		c.emit(map[string]any{"state": "STOPPED", "ok": rb.OK(), "read_back": rb.Partitions}, func(w io.Writer) {
+			fmt.Fprintf(w, "connector %s is STOPPED; offsets against plan %s: %s\n", c.s.Connector, p.Fingerprint, rb)
+			if rb.Diff != "" {
+				fmt.Fprintf(w, "diff (-plan +connect):\n%s", rb.Diff)
+			}
+		})
+		return err
+	}
+	return c.postVerify(ctx, p)
+}
+
+func (c *cli) postVerify(ctx context.Context, p *plan.Plan) error {
+	rep, err := cutover.PostVerify(ctx, c.env, c.s, p)
+	if rep != nil {
+		c.emit(rep, func(w io.Writer) { printPost(w, rep) })
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.OK {
+		return fmt.Errorf("%w: see the report", errCheckFailed)
+	}
+	return nil
+}
+
+func printPost(w io.Writer, rep *cutover.PostReport) {
+	fmt.Fprintf(w, "connector %s: %s, %d tasks\n\n", rep.Connector, rep.State, rep.Tasks)
+	fmt.Fprintln(w, "PARTITION\tSOURCE C\tTARGET OFFSET\tFIRST REPLICATED RECORD")
+	for _, b := range rep.Boundary {
+		verdict := "equals the source record at C"
+		switch {
+		case b.Pending:
+			verdict = "pending: no record yet"
+		case len(b.Differences) > 0:
+			verdict = fmt.Sprintf("DIFFERS: %v", b.Differences)
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s-%d@%d\t%s\n", b.Partition, b.SourceOffset, b.TargetTopic, b.Partition.Partition, b.TargetOffset, verdict)
+	}
+	fmt.Fprintf(w, "\nlag samples (total, first to last)\t%v\n", rep.LagSamples)
+	fmt.Fprintf(w, "caught up with the source as of the first sample\t%v\n\n", rep.CatchUp.CaughtUp())
+	fmt.Fprintln(w, "ACCEPTANCE\tOK\tDETAIL")
+	for _, f := range rep.Acceptance {
+		fmt.Fprintf(w, "%s\t%v\t%s\n", f.Check, f.OK, f.Detail)
+	}
+	fmt.Fprintf(w, "\nverification passed\t%v\n", rep.OK)
+}
+
+func (c *cli) resume(ctx context.Context) error {
+	p, err := c.readPlan()
+	if err != nil {
+		return err
+	}
+	return c.resumePlan(ctx, p)
+}
+
+func (c *cli) resumePlan(ctx context.Context, p *plan.Plan) error {
+	audit, done, err := c.audit()
+	if err != nil {
+		return err
+	}
+	defer done()
+	in, err := cutover.Resume(ctx, c.env, c.s, p, c.o.yes, audit)
+	if errors.Is(err, cutover.ErrNotApproved) {
+		c.emit(in, func(w io.Writer) {
+			fmt.Fprintf(w, "would do\t%s\n", in.Action)
+			fmt.Fprintln(w, "approve with\t-yes")
+		})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	c.emit(in, func(w io.Writer) { fmt.Fprintf(w, "resumed\t%s is %s\n", in.Connector, in.State) })
+	if c.afterResume != nil {
+		return c.afterResume(ctx)
+	}
+	return nil
+}
+
+func (c *cli) status(ctx context.Context) error {
+	p, err := c.readPlan()
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	rep, err := cutover.ReadStatus(ctx, c.env, c.s, p)
+	if err != nil {
+		return err
+	}
+	c.emit(rep, func(w io.Writer) {
+		if !rep.Exists {
+			fmt.Fprintf(w, "connector %s does not exist\n", rep.Connector)
+			return
+		}
+		fmt.Fprintf(w, "connector\t%s %s, tasks %v\n", rep.Connector, rep.State, rep.Tasks)
+		if rep.ReadBack != "" {
+			fmt.Fprintf(w, "offsets against plan\t%s\n", rep.ReadBack)
+		}
+		fmt.Fprintf(w, "total lag\t%d\n", rep.TotalLag)
+		if len(rep.Lag) > 0 {
+			fmt.Fprintln(w, "PARTITION\tNEXT\tEND\tLAG")
+			for _, l := range rep.Lag {
+				fmt.Fprintf(w, "%s\t%d\t%d\t%d\n", l.Partition, l.Next, l.End, l.Lag)
+			}
+		}
+	})
+	return nil
+}
+
+// runAll chains precheck and plan, apply, resume (only with -yes) and the
+// verification after resume.
+func (c *cli) runAll(ctx context.Context) error {
+	p, err := c.buildPlan(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.applyPlan(ctx, p); err != nil {
+		return err
+	}
+	if err := c.resumePlan(ctx, p); err != nil {
+		return err
+	}
+	return c.postVerify(ctx, p)
+}

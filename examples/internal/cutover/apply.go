@@ -1,0 +1,215 @@
+package cutover
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/verify"
+)
+
+// ErrPlanMismatch matches a plan that does not belong to these settings or
+// these clusters, or a connector whose configuration changed since the plan.
+var ErrPlanMismatch = errors.New("plan does not match")
+
+// Audit appends one JSON line per step to w: what was found and done, for
+// the record of the change. It never holds a secret: plans and offsets
+// carry none, and configurations go through plan.Redact.
+type Audit struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// NewAudit returns an audit trail writing to w (nil discards).
+func NewAudit(w io.Writer) *Audit {
+	if w == nil {
+		w = io.Discard
+	}
+	return &Audit{w: w}
+}
+
+// Record appends one entry.
+func (a *Audit) Record(step, connector, fingerprint string, detail any) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b, err := json.Marshal(struct {
+		At          time.Time `json:"at"`
+		Step        string    `json:"step"`
+		Connector   string    `json:"connector"`
+		Fingerprint string    `json:"plan_fingerprint,omitempty"`
+		Detail      any       `json:"detail,omitempty"`
+	}{time.Now().UTC(), step, connector, fingerprint, detail})
+	if err != nil {
+		return err
+	}
+	_, err = a.w.Write(append(b, '\n'))
+	return err
+}
+
+// ConnectorConfig is the configuration the cutover creates the connector
+// with. It includes "name", as Connect's GET .../config returns it, so that
+// the plan's digest can be compared with the running connector's.
+func ConnectorConfig(s Settings) (map[string]string, error) {
+	return s.MirrorSource().Config()
+}
+
+// ApplyResult is what Apply found and did.
+type ApplyResult struct {
+	Connector string `json:"connector"`
+	// Created is true when Apply created the connector (STOPPED).
+	Created bool `json:"created"`
+	// Backup is what the connector held before, also written to the audit.
+	Backup []offsets.ConnectOffset `json:"backup"`
+	// Guard is what the guard decided: apply, or already-applied.
+	Guard string `json:"guard"`
+	// Patched is true when Apply sent the PATCH.
+	Patched bool `json:"patched"`
+	// ReadBack is the final comparison of Connect's offsets with the plan.
+	ReadBack verify.ReadBack `json:"-"`
+	Matched  int             `json:"matched"`
+}
+
+// CheckPlan refuses a plan that cannot be applied here: blocked entries,
+// another connector or alias, other clusters, or a configuration that is
+// not the one the plan recorded.
+func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if err := p.Blocked(); err != nil {
+		return err
+	}
+	if p.ConnectorName != s.Connector || p.SourceAlias != s.SourceAlias {
+		return fmt.Errorf("%w: the plan is for connector %q with source alias %q, the settings name %q and %q",
+			ErrPlanMismatch, p.ConnectorName, p.SourceAlias, s.Connector, s.SourceAlias)
+	}
+	src, err := env.Source.ClusterID(ctx)
+	if err != nil {
+		return fmt.Errorf("source cluster: %w", err)
+	}
+	tgt, err := env.Target.ClusterID(ctx)
+	if err != nil {
+		return fmt.Errorf("target cluster: %w", err)
+	}
+	if src != p.SourceClusterID || tgt != p.TargetClusterID {
+		return fmt.Errorf("%w: the plan was built on source %s and target %s, these are %s and %s",
+			ErrPlanMismatch, p.SourceClusterID, p.TargetClusterID, src, tgt)
+	}
+	cfg, err := ConnectorConfig(s)
+	if err != nil {
+		return err
+	}
+	if d := plan.ConfigDigest(cfg); d != p.ConfigDigest {
+		return fmt.Errorf("%w: the connector configuration's digest %s is not the plan's %s: build a new plan for this configuration",
+			ErrPlanMismatch, d, p.ConfigDigest)
+	}
+	return nil
+}
+
+// Apply runs steps 3 to 7 for an applicable plan: create the connector
+// STOPPED (or find it STOPPED with the plan's configuration), back up its
+// offsets, guard against offsets that differ from the plan, PATCH, and read
+// back until Connect's offsets equal the plan. It never resumes the
+// connector. Run twice, it does nothing the second time
+// (verify.AlreadyApplied); run after the connector has resumed, it refuses
+// (*verify.StaleOffsetsError) and writes nothing.
+func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit) (*ApplyResult, error) {
+	s = s.WithDefaults()
+	if err := CheckPlan(ctx, env, s, p); err != nil {
+		return nil, err
+	}
+	cfg, err := ConnectorConfig(s)
+	if err != nil {
+		return nil, err
+	}
+	res := &ApplyResult{Connector: s.Connector}
+	name := s.Connector
+
+	// Step 3: the connector exists STOPPED with the plan's configuration.
+	_, err = env.Connect.Connector(ctx, name)
+	switch {
+	case errors.Is(err, connect.ErrNotFound):
+		s.Logger.Info("creating the connector STOPPED", "connector", name)
+		if _, err := env.Connect.Create(ctx, name, cfg, connect.InitialStopped); err != nil {
+			return nil, fmt.Errorf("create connector %s: %w", name, err)
+		}
+		res.Created = true
+		_ = audit.Record("create", name, p.Fingerprint, map[string]any{"config": plan.Redact(cfg), "initial_state": "STOPPED"})
+	case err != nil:
+		return nil, fmt.Errorf("connector %s: %w", name, err)
+	default:
+		have, err := env.Connect.Config(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("config of connector %s: %w", name, err)
+		}
+		if d := plan.ConfigDigest(have); d != p.ConfigDigest {
+			return nil, fmt.Errorf("%w: connector %s exists with configuration digest %s, the plan's is %s: it was created by another plan or changed since",
+				ErrPlanMismatch, name, d, p.ConfigDigest)
+		}
+	}
+	stopCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	st, err := env.Connect.WaitStopped(stopCtx, name)
+	cancel()
+	if err != nil {
+		state := "unknown"
+		if st != nil {
+			state = st.Connector.State
+		}
+		return nil, fmt.Errorf("connector %s is not STOPPED (state %s): the cutover never changes the state of a connector it finds running or paused; "+
+			"if it has never run, stop it with PUT /connectors/%s/stop and retry: %w", name, state, name, err)
+	}
+
+	// Step 4: back up what it holds.
+	existing, err := verify.ReadOffsets(ctx, env.Connect, name)
+	if err != nil {
+		return nil, fmt.Errorf("read offsets of %s: %w", name, err)
+	}
+	res.Backup = existing
+	if err := audit.Record("backup", name, p.Fingerprint, map[string]any{"offsets": existing}); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+
+	// Step 5: the guard.
+	want, err := p.ExpectedOffsets()
+	if err != nil {
+		return nil, err
+	}
+	action, err := verify.Guard(want, existing)
+	if err != nil {
+		_ = audit.Record("refuse", name, p.Fingerprint, err.Error())
+		return res, err
+	}
+	res.Guard = action.String()
+
+	// Step 6: one PATCH, retried by the client on transient errors.
+	if action == verify.Apply {
+		patch, err := p.ConnectOffsets()
+		if err != nil {
+			return nil, err
+		}
+		s.Logger.Info("altering the connector's offsets", "connector", name, "partitions", len(patch))
+		if _, err := env.Connect.AlterOffsets(ctx, name, verify.ToConnect(patch)); err != nil {
+			return res, fmt.Errorf("alter offsets of %s: %w", name, err)
+		}
+		res.Patched = true
+		_ = audit.Record("patch", name, p.Fingerprint, map[string]any{"partitions": len(patch)})
+	}
+
+	// Step 7: read back until equal.
+	rbCtx, cancel := context.WithTimeout(ctx, s.ReadBackTimeout)
+	defer cancel()
+	rb, err := verify.WaitReadBack(rbCtx, env.Connect, name, want)
+	res.ReadBack, res.Matched = rb, rb.Count(verify.Match)
+	_ = audit.Record("read-back", name, p.Fingerprint, map[string]any{"ok": rb.OK(), "summary": rb.String()})
+	if err != nil {
+		return res, err
+	}
+	return res, nil
+}

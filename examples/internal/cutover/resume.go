@@ -1,0 +1,187 @@
+package cutover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/verify"
+)
+
+// ErrNotApproved is returned by Resume without approval: it only says what
+// it would do.
+var ErrNotApproved = errors.New("resume not approved")
+
+// ResumeIntent says what Resume would do, or did.
+type ResumeIntent struct {
+	Connector   string `json:"connector"`
+	State       string `json:"state"`
+	Fingerprint string `json:"plan_fingerprint"`
+	Partitions  int    `json:"partitions"`
+	Action      string `json:"action"`
+}
+
+// Resume runs step 8. It first proves the connector is STOPPED and holds
+// exactly the plan's offsets (a stale plan, or a connector that already ran,
+// is refused with *verify.StaleOffsetsError); without approve it then
+// returns the intent and ErrNotApproved; with approve it resumes the
+// connector and waits until it and all its tasks are RUNNING (a FAILED task
+// comes back as *connect.FailedError with its trace).
+func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve bool, audit *Audit) (ResumeIntent, error) {
+	s = s.WithDefaults()
+	name := s.Connector
+	in := ResumeIntent{Connector: name, Fingerprint: p.Fingerprint, Partitions: len(p.Entries)}
+	if err := CheckPlan(ctx, env, s, p); err != nil {
+		return in, err
+	}
+	st, err := env.Connect.Status(ctx, name)
+	if err != nil {
+		return in, fmt.Errorf("status of %s: %w", name, err)
+	}
+	in.State = st.Connector.State
+	if in.State != connect.StateStopped {
+		return in, fmt.Errorf("connector %s is %s, not STOPPED: resume applies only to a connector the cutover left STOPPED", name, in.State)
+	}
+	want, err := p.ExpectedOffsets()
+	if err != nil {
+		return in, err
+	}
+	got, err := verify.ReadOffsets(ctx, env.Connect, name)
+	if err != nil {
+		return in, err
+	}
+	if action, err := verify.Guard(want, got); err != nil {
+		return in, err
+	} else if action != verify.AlreadyApplied {
+		return in, fmt.Errorf("connector %s does not hold all of the plan's offsets yet (%s): run apply first", name, verify.CompareReadBack(want, got))
+	}
+	in.Action = fmt.Sprintf("PUT /connectors/%s/resume: MM2 starts reading each of %d source partitions at its planned position (plan %s)",
+		name, len(p.Entries), p.Fingerprint)
+	if !approve {
+		return in, ErrNotApproved
+	}
+	s.Logger.Info("resuming the connector", "connector", name)
+	if err := env.Connect.Resume(ctx, name); err != nil {
+		return in, fmt.Errorf("resume %s: %w", name, err)
+	}
+	_ = audit.Record("resume", name, p.Fingerprint, nil)
+	runCtx, cancel := context.WithTimeout(ctx, s.RunningTimeout)
+	defer cancel()
+	st, err = env.Connect.WaitRunning(runCtx, name)
+	if st != nil {
+		in.State = st.Connector.State
+	}
+	if err != nil {
+		return in, fmt.Errorf("connector %s after resume: %w", name, err)
+	}
+	return in, nil
+}
+
+// PostReport is what the verification after resume found (step 9).
+type PostReport struct {
+	Connector  string            `json:"connector"`
+	State      string            `json:"state"`
+	Tasks      int               `json:"tasks_running"`
+	Boundary   []verify.Boundary `json:"boundary"`
+	Acceptance []verify.Finding  `json:"acceptance"`
+	CatchUp    verify.CatchUp    `json:"-"`
+	LagSamples []int64           `json:"lag_samples"`
+	OK         bool              `json:"ok"`
+}
+
+// PostVerify runs step 9: the connector and its tasks are RUNNING; for every
+// partition, the first record MM2 wrote after the plan's target end offset is
+// the source record at C; the lag converges to 0 (within
+// s.CatchUpTimeout); and the acceptance checks hold.
+func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan) (*PostReport, error) {
+	s = s.WithDefaults()
+	name := s.Connector
+	rep := &PostReport{Connector: name}
+	runCtx, cancel := context.WithTimeout(ctx, s.RunningTimeout)
+	st, err := env.Connect.WaitRunning(runCtx, name)
+	cancel()
+	if st != nil {
+		rep.State = st.Connector.State
+		rep.Tasks = len(st.Tasks)
+	}
+	if err != nil {
+		return rep, fmt.Errorf("connector %s: %w", name, err)
+	}
+
+	bCtx, cancel := context.WithTimeout(ctx, s.CatchUpTimeout)
+	rep.Boundary, err = verify.CheckBoundary(bCtx, env.Source, env.Target, p, s.ReplicationPolicy())
+	cancel()
+	if err != nil {
+		return rep, err
+	}
+
+	lagCtx, cancel := context.WithTimeout(ctx, s.CatchUpTimeout)
+	rep.CatchUp, err = verify.WaitCaughtUp(lagCtx, env.Connect, env.Source, p, name)
+	cancel()
+	for _, smp := range rep.CatchUp.Samples {
+		rep.LagSamples = append(rep.LagSamples, smp.Total)
+	}
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return rep, err
+	}
+
+	if rep.Acceptance, err = verify.Acceptance(ctx, env.Connect, env.Source, env.Target, p, name); err != nil {
+		return rep, err
+	}
+	rep.OK = rep.CatchUp.CaughtUp()
+	for _, b := range rep.Boundary {
+		rep.OK = rep.OK && b.OK()
+	}
+	for _, f := range rep.Acceptance {
+		rep.OK = rep.OK && f.OK
+	}
+	return rep, nil
+}
+
+// StatusReport is the state of a cutover at one moment.
+type StatusReport struct {
+	Connector string                `json:"connector"`
+	Exists    bool                  `json:"exists"`
+	State     string                `json:"state,omitempty"`
+	Tasks     []string              `json:"tasks,omitempty"`
+	ReadBack  string                `json:"offsets_vs_plan,omitempty"`
+	Lag       []verify.PartitionLag `json:"lag,omitempty"`
+	TotalLag  int64                 `json:"total_lag"`
+	At        time.Time             `json:"at"`
+}
+
+// ReadStatus reads the connector's state, compares its offsets with the plan and
+// computes the lag. It changes nothing.
+func ReadStatus(ctx context.Context, env *Env, s Settings, p *plan.Plan) (*StatusReport, error) {
+	s = s.WithDefaults()
+	name := s.Connector
+	rep := &StatusReport{Connector: name, At: time.Now().UTC()}
+	st, err := env.Connect.Status(ctx, name)
+	if errors.Is(err, connect.ErrNotFound) {
+		return rep, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep.Exists, rep.State = true, st.Connector.State
+	for _, t := range st.Tasks {
+		rep.Tasks = append(rep.Tasks, fmt.Sprintf("%d:%s", t.ID, t.State))
+	}
+	got, err := verify.ReadOffsets(ctx, env.Connect, name)
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		if want, err := p.ExpectedOffsets(); err == nil {
+			rep.ReadBack = verify.CompareReadBack(want, got).String()
+		}
+		if rep.Lag, err = verify.ReadLag(ctx, env.Connect, env.Source, p, name); err != nil {
+			return nil, err
+		}
+		rep.TotalLag = verify.TotalLag(rep.Lag)
+	}
+	return rep, nil
+}
