@@ -26,7 +26,7 @@ type Header struct {
 
 // ErrNoRecord means a partition holds no record at or after the offset
 // asked for: the offset is at or beyond the partition's end.
-var ErrNoRecord = errors.New("no record at or after the offset")
+var ErrNoRecord = errors.New("kafkaadmin: no record at or after the offset")
 
 // ReadRecord returns the first record of the partition at or after offset,
 // read with read_uncommitted from the partition's leader in one Fetch.

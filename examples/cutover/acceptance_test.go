@@ -34,7 +34,7 @@ func TestAcceptance(t *testing.T) {
 	defer cancel()
 	var out bytes.Buffer
 	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	sc, err := newScenario(sb, log, &out, false)
+	sc, err := newScenario(sb, log, &out, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func waitRunning(ctx context.Context, t *testing.T, sc *scenario) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 6*time.Minute)
 	defer cancel()
-	if _, err := sc.cli.env.Connect.WaitRunning(ctx, demoConnector); err != nil {
+	if _, err := sc.cli.env.Connect.WaitRunning(ctx, sc.connector); err != nil {
 		t.Fatalf("connector not RUNNING: %v", err)
 	}
 }
@@ -113,7 +113,7 @@ func waitRunning(ctx context.Context, t *testing.T, sc *scenario) {
 // taskWorker finds the worker that runs task 0, from its status.
 func taskWorker(ctx context.Context, t *testing.T, sc *scenario, sb *sandbox.Sandbox) *sandbox.Worker {
 	t.Helper()
-	st, err := sc.cli.env.Connect.Status(ctx, demoConnector)
+	st, err := sc.cli.env.Connect.Status(ctx, sc.connector)
 	if err != nil || len(st.Tasks) == 0 {
 		t.Fatalf("status: %v, %+v", err, st)
 	}

@@ -29,7 +29,7 @@ func runSandbox(ctx context.Context, log *slog.Logger, out io.Writer, asJSON boo
 	}
 	defer sb.Close()
 	log.Info("sandbox ready", "kafka", sb.KafkaVersion(), "took", time.Since(start).Round(time.Millisecond))
-	sc, err := newScenario(sb, log, out, asJSON)
+	sc, err := newScenario(sb, log, out, asJSON, "")
 	if err != nil {
 		return err
 	}
@@ -62,28 +62,42 @@ type scenario struct {
 	idle    []flinklike.Partition // no traffic until after resume
 	traffic *flinklike.Traffic
 	cli     *cli
+	// group and connector are the old job's group and the connector's name.
+	group, connector string
 }
 
 const (
-	demoGroup     = "flink-orders-replicator"
-	demoConnector = "mm2-orders"
 	// trafficBatch records per partition every trafficInterval.
 	trafficBatch    = 2
 	trafficInterval = 100 * time.Millisecond
 )
 
-func newScenario(sb *sandbox.Sandbox, log *slog.Logger, out io.Writer, asJSON bool) (*scenario, error) {
+// newScenario names its topics, group and connector with prefix, so that
+// several scenarios can share a sandbox.
+func newScenario(sb *sandbox.Sandbox, log *slog.Logger, out io.Writer, asJSON bool, prefix string) (*scenario, error) {
 	dir, err := os.MkdirTemp("", "mm2cutover-demo-")
 	if err != nil {
 		return nil, err
 	}
+	orders, payments := prefix+"orders", prefix+"payments"
 	return &scenario{
 		sb: sb, log: log, out: out, asJSON: asJSON, dir: dir,
-		topics: map[string]int32{"orders": 8, "payments": 4},
+		topics: map[string]int32{orders: 8, payments: 4},
 		// payments-3 never gets a record before the cutover (C = 0);
 		// orders-7 gets none after the old job stopped (C = log end).
-		idle: []flinklike.Partition{{Topic: "orders", Partition: 7}, {Topic: "payments", Partition: 3}},
+		idle:      []flinklike.Partition{{Topic: orders, Partition: 7}, {Topic: payments, Partition: 3}},
+		group:     prefix + "flink-orders-replicator",
+		connector: prefix + "mm2-orders",
 	}, nil
+}
+
+func (sc *scenario) topicNames() []string {
+	var names []string
+	for n := range sc.topics {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 func (sc *scenario) busy() []flinklike.Partition {
@@ -107,12 +121,12 @@ func (sc *scenario) start(ctx context.Context) error {
 			}
 		}
 	}
-	seeded := append(sc.busy(), flinklike.Partition{Topic: "orders", Partition: 7})
+	seeded := append(sc.busy(), sc.idle[0]) // orders-7 has records, payments-3 none
 	if err := flinklike.Produce(ctx, src, seeded, 100); err != nil {
 		return err
 	}
-	job, err := flinklike.Start(ctx, flinklike.Config{Source: src, Target: tgt, Group: demoGroup,
-		Topics: []string{"orders", "payments"}, Checkpoint: 500 * time.Millisecond})
+	job, err := flinklike.Start(ctx, flinklike.Config{Source: src, Target: tgt, Group: sc.group,
+		Topics: sc.topicNames(), Checkpoint: 500 * time.Millisecond})
 	if err != nil {
 		return err
 	}
@@ -137,9 +151,9 @@ func (sc *scenario) settings() cutover.Settings {
 		Source:          kafkaadmin.Config{BootstrapServers: []string{sc.sb.Source().Bootstrap()}, ClientID: "mm2cutover-demo"},
 		Target:          kafkaadmin.Config{BootstrapServers: []string{sc.sb.Target().Bootstrap()}, ClientID: "mm2cutover-demo"},
 		ConnectURL:      sc.sb.ConnectURL(),
-		Connector:       demoConnector,
-		Group:           demoGroup,
-		Topics:          []string{"orders", "payments"},
+		Connector:       sc.connector,
+		Group:           sc.group,
+		Topics:          sc.topicNames(),
 		StabilityWindow: 3 * time.Second,
 		ReadBackTimeout: time.Minute,
 		RunningTimeout:  time.Minute,
@@ -154,6 +168,14 @@ func (sc *scenario) settings() cutover.Settings {
 // cutover runs the CLI's run step with approval, exactly as an operator
 // would with -yes, starting traffic on the idle partitions after resume.
 func (sc *scenario) cutover(ctx context.Context) error {
+	if err := sc.newCLI(); err != nil {
+		return err
+	}
+	return sc.cli.runAll(ctx)
+}
+
+// newCLI sets sc.cli up as the CLI with -yes on the sandbox.
+func (sc *scenario) newCLI() error {
 	s := sc.settings()
 	env, err := cutover.Open(s)
 	if err != nil {
@@ -166,7 +188,7 @@ func (sc *scenario) cutover(ctx context.Context) error {
 			return flinklike.Produce(ctx, sc.sb.Source().Bootstrap(), sc.idle, 20)
 		},
 	}
-	return sc.cli.runAll(ctx)
+	return nil
 }
 
 // finalResult is the end of the demo: every source record on the target?
@@ -202,7 +224,7 @@ func (sc *scenario) finish(ctx context.Context) (finalResult, error) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cu, err := verify.WaitCaughtUp(wctx, sc.cli.env.Connect, sc.cli.env.Source, p, demoConnector)
+	cu, err := verify.WaitCaughtUp(wctx, sc.cli.env.Connect, sc.cli.env.Source, p, sc.connector)
 	for _, smp := range cu.Samples {
 		res.LagSamples = append(res.LagSamples, smp.Total)
 	}

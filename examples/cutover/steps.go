@@ -42,7 +42,7 @@ func report(stderr io.Writer, err error) int {
 	switch {
 	case errors.Is(err, cutover.ErrNotApproved):
 		return exitNotApproved
-	case errors.Is(err, verify.ErrStaleOffsets), errors.Is(err, cutover.ErrPlanMismatch),
+	case errors.Is(err, verify.ErrStaleOffsets), errors.Is(err, cutover.ErrPlanMismatch), errors.Is(err, cutover.ErrGroupOffsets),
 		errors.Is(err, connect.ErrNotStopped), errors.Is(err, plan.ErrFingerprint):
 		return exitRefused
 	case errors.Is(err, cutover.ErrPrecheck), errors.Is(err, plan.ErrBlocked),
@@ -91,22 +91,11 @@ func (c *cli) plan(ctx context.Context) error {
 }
 
 func (c *cli) buildPlan(ctx context.Context) (*plan.Plan, error) {
-	pc, err := cutover.RunPrecheck(ctx, c.env, c.s)
+	p, pc, err := cutover.MakePlan(ctx, c.env, c.s, time.Now())
 	if err != nil {
-		return nil, err
-	}
-	var fatal cutover.Checks
-	for _, ch := range pc.Checks.Failed() {
-		if ch.Name != "offsets-complete" { // shown as blocked entries in the plan
-			fatal = append(fatal, ch)
+		if pc != nil {
+			c.emit(pc, func(w io.Writer) { printChecks(w, pc.Checks) })
 		}
-	}
-	if len(fatal) > 0 {
-		c.emit(pc, func(w io.Writer) { printChecks(w, pc.Checks) })
-		return nil, pc.Err()
-	}
-	p, err := cutover.BuildPlan(c.s, pc, time.Now())
-	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
@@ -309,4 +298,40 @@ func (c *cli) runAll(ctx context.Context) error {
 		return err
 	}
 	return c.postVerify(ctx, p)
+}
+
+// rollback chooses the rollback of the connector's phase: before resume (it
+// never ran: delete it and its offsets) or after resume (write C' = M'+1 to
+// -rollback-group). Both need -yes; without it they say what they would do.
+func (c *cli) rollback(ctx context.Context) error {
+	p, err := c.readPlan()
+	if err != nil {
+		return err
+	}
+	audit, done, err := c.audit()
+	if err != nil {
+		return err
+	}
+	defer done()
+	res, err := cutover.RollbackBeforeResume(ctx, c.env, c.s, p, c.o.yes, audit)
+	if errors.Is(err, cutover.ErrHasRun) {
+		c.log.Info("rolling back after resume", "reason", err)
+		res, err = cutover.RollbackAfterResume(ctx, c.env, c.s, p, c.o.rollbackGroup, c.o.yes, audit)
+	}
+	if res != nil {
+		c.emit(res, func(w io.Writer) {
+			fmt.Fprintf(w, "phase\t%s\n", res.Phase)
+			if errors.Is(err, cutover.ErrNotApproved) {
+				fmt.Fprintf(w, "would do\t%s\n", res.Intent)
+				fmt.Fprintln(w, "approve with\t-yes")
+				return
+			}
+			if res.Reverse != nil {
+				fmt.Fprintf(w, "reverse plan\t%s\n", res.Reverse.Fingerprint)
+				fmt.Fprintf(w, "group %s\t%d partitions committed at C' = M'+1\n", res.Group, res.Committed)
+				_ = res.Reverse.WriteSummary(w)
+			}
+		})
+	}
+	return err
 }

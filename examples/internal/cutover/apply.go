@@ -133,6 +133,7 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	name := s.Connector
 
 	// Step 3: the connector exists STOPPED with the plan's configuration.
+	s.step("before-create")
 	_, err = env.Connect.Connector(ctx, name)
 	switch {
 	case errors.Is(err, connect.ErrNotFound):
@@ -154,17 +155,11 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 				ErrPlanMismatch, name, d, p.ConfigDigest)
 		}
 	}
-	stopCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	st, err := env.Connect.WaitStopped(stopCtx, name)
-	cancel()
-	if err != nil {
-		state := "unknown"
-		if st != nil {
-			state = st.Connector.State
-		}
+	if state, err := requireStopped(ctx, env, name); err != nil {
 		return nil, fmt.Errorf("connector %s is not STOPPED (state %s): the cutover never changes the state of a connector it finds running or paused; "+
 			"if it has never run, stop it with PUT /connectors/%s/stop and retry: %w", name, state, name, err)
 	}
+	s.step("after-create")
 
 	// Step 4: back up what it holds.
 	existing, err := verify.ReadOffsets(ctx, env.Connect, name)
@@ -200,9 +195,11 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 		}
 		res.Patched = true
 		_ = audit.Record("patch", name, p.Fingerprint, map[string]any{"partitions": len(patch)})
+		s.step("after-patch")
 	}
 
 	// Step 7: read back until equal.
+	s.step("before-verify")
 	rbCtx, cancel := context.WithTimeout(ctx, s.ReadBackTimeout)
 	defer cancel()
 	rb, err := verify.WaitReadBack(rbCtx, env.Connect, name, want)
@@ -212,4 +209,17 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 		return res, err
 	}
 	return res, nil
+}
+
+// requireStopped waits up to 30 s for the connector to be STOPPED with no
+// tasks (a connector just created has no status for a moment), and returns
+// the state it last saw.
+func requireStopped(ctx context.Context, env *Env, name string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	st, err := env.Connect.WaitStopped(ctx, name)
+	if st == nil {
+		return "unknown", err
+	}
+	return st.Connector.State, err
 }

@@ -275,3 +275,21 @@ func BuildPlan(s Settings, pc *Precheck, now time.Time) (*plan.Plan, error) {
 		AcceptExpired:   s.AcceptExpired,
 	}, plan.Snapshot{Group: pc.Group, Source: pc.Bounds, TargetEnd: pc.TargetEnds})
 }
+
+// MakePlan runs the precheck and builds the plan from its snapshot.
+// Partitions without a usable offset become blocked entries (the plan is
+// returned, and Plan.Blocked tells); any other failed check returns the
+// precheck and an error wrapping ErrPrecheck, and no plan.
+func MakePlan(ctx context.Context, env *Env, s Settings, now time.Time) (*plan.Plan, *Precheck, error) {
+	pc, err := RunPrecheck(ctx, env, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ch := range pc.Checks.Failed() {
+		if ch.Name != "offsets-complete" { // shown as blocked entries in the plan
+			return nil, pc, pc.Err()
+		}
+	}
+	p, err := BuildPlan(s, pc, now)
+	return p, pc, err
+}

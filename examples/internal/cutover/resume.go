@@ -37,13 +37,9 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	if err := CheckPlan(ctx, env, s, p); err != nil {
 		return in, err
 	}
-	st, err := env.Connect.Status(ctx, name)
-	if err != nil {
-		return in, fmt.Errorf("status of %s: %w", name, err)
-	}
-	in.State = st.Connector.State
-	if in.State != connect.StateStopped {
-		return in, fmt.Errorf("connector %s is %s, not STOPPED: resume applies only to a connector the cutover left STOPPED", name, in.State)
+	var err error
+	if in.State, err = requireStopped(ctx, env, name); err != nil {
+		return in, fmt.Errorf("connector %s is %s, not STOPPED: resume applies only to a connector the cutover left STOPPED: %w", name, in.State, err)
 	}
 	want, err := p.ExpectedOffsets()
 	if err != nil {
@@ -70,7 +66,7 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	_ = audit.Record("resume", name, p.Fingerprint, nil)
 	runCtx, cancel := context.WithTimeout(ctx, s.RunningTimeout)
 	defer cancel()
-	st, err = env.Connect.WaitRunning(runCtx, name)
+	st, err := env.Connect.WaitRunning(runCtx, name)
 	if st != nil {
 		in.State = st.Connector.State
 	}

@@ -54,6 +54,17 @@ type Settings struct {
 
 	ToolVersion string
 	Logger      *slog.Logger
+
+	// OnStep, if set, is called as Apply reaches each of its points:
+	// "before-create", "after-create", "after-patch", "before-verify".
+	// The Job's tests use it to die at each point and rerun.
+	OnStep func(step string)
+}
+
+func (s Settings) step(name string) {
+	if s.OnStep != nil {
+		s.OnStep(name)
+	}
 }
 
 // ErrSettings matches a problem with the settings.

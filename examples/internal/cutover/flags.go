@@ -1,0 +1,172 @@
+package cutover
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/plan"
+)
+
+// Flags binds the settings of a cutover to a flag set. Every flag can also
+// be given in the environment as MM2CUTOVER_<NAME> (dashes as underscores);
+// the command line wins. Secrets come from the environment only:
+// MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD and
+// MM2CUTOVER_CONNECT_PASSWORD.
+type Flags struct {
+	fs                                                *flag.FlagSet
+	s                                                 Settings
+	srcBoot, tgtBoot, srcSec, tgtSec                  string
+	srcMech, tgtMech, srcUser, tgtUser, srcCA, tgtCA  string
+	topics, mm2Src, mm2Tgt, acceptExpired, acceptedBy string
+}
+
+// BindFlags defines the settings' flags on fs.
+func BindFlags(fs *flag.FlagSet) *Flags {
+	f := &Flags{fs: fs}
+	s := &f.s
+	fs.StringVar(&f.srcBoot, "source-bootstrap", "", "source cluster bootstrap servers (host:port,...)")
+	fs.StringVar(&f.tgtBoot, "target-bootstrap", "", "target cluster bootstrap servers")
+	fs.StringVar(&f.srcSec, "source-security-protocol", "PLAINTEXT", "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")
+	fs.StringVar(&f.tgtSec, "target-security-protocol", "PLAINTEXT", "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")
+	fs.StringVar(&f.srcMech, "source-sasl-mechanism", "", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	fs.StringVar(&f.tgtMech, "target-sasl-mechanism", "", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	fs.StringVar(&f.srcUser, "source-sasl-username", "", "source SASL user (password: MM2CUTOVER_SOURCE_SASL_PASSWORD)")
+	fs.StringVar(&f.tgtUser, "target-sasl-username", "", "target SASL user (password: MM2CUTOVER_TARGET_SASL_PASSWORD)")
+	fs.StringVar(&f.srcCA, "source-tls-ca", "", "PEM file of the CAs of the source brokers")
+	fs.StringVar(&f.tgtCA, "target-tls-ca", "", "PEM file of the CAs of the target brokers")
+	fs.StringVar(&s.ConnectURL, "connect-url", "", "Kafka Connect REST URL, e.g. http://mm2-connect:8088")
+	fs.StringVar(&s.ConnectUser, "connect-user", "", "Connect REST basic-auth user (password: MM2CUTOVER_CONNECT_PASSWORD)")
+	fs.StringVar(&s.ConnectCAFile, "connect-ca", "", "PEM file of the CAs of the Connect REST endpoint")
+	fs.StringVar(&s.Connector, "connector", "", "MirrorSourceConnector name (Connect keys offsets by it)")
+	fs.StringVar(&s.SourceAlias, "source-alias", "source", "source.cluster.alias")
+	fs.StringVar(&s.TargetAlias, "target-alias", "target", "target.cluster.alias")
+	fs.StringVar(&s.Group, "group", "", "the old job's consumer group")
+	fs.StringVar(&f.topics, "topics", "", "source topics in scope, comma separated")
+	fs.StringVar(&s.Policy, "policy", "identity", "replication policy: identity (same topic names) or default (alias.topic)")
+	fs.IntVar(&s.TasksMax, "tasks-max", 1, "tasks.max of the connector")
+	fs.StringVar(&f.mm2Src, "mm2-source-client", "", "properties file of the connector's source client settings (security.protocol, sasl.*, ssl.*; use config provider references such as ${env:MM2_SOURCE_SASL_JAAS_CONFIG} for secrets)")
+	fs.StringVar(&f.mm2Tgt, "mm2-target-client", "", "properties file of the connector's target client settings")
+	fs.StringVar(&s.Savepoint, "savepoint", "", "the old Flink job's final savepoint, recorded in the plan")
+	fs.StringVar(&f.acceptExpired, "accept-expired", "", "partitions whose expired records you accept to lose, e.g. orders:3,orders:5")
+	fs.StringVar(&f.acceptedBy, "accepted-by", "", "who accepts the loss (required with -accept-expired)")
+	fs.DurationVar(&s.StabilityWindow, "stability-window", 30*time.Second, "how long the group's offsets must stay unchanged")
+	fs.DurationVar(&s.ReadBackTimeout, "readback-timeout", 2*time.Minute, "how long to wait for Connect's offsets to equal the plan")
+	fs.DurationVar(&s.CatchUpTimeout, "catchup-timeout", 5*time.Minute, "how long to wait, after resume, for the boundary records and for MM2 to catch up")
+	return f
+}
+
+// Settings returns the settings from the parsed flags and the environment.
+// Errors wrap ErrSettings.
+func (f *Flags) Settings() (Settings, error) {
+	if err := fromEnv(f.fs); err != nil {
+		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
+	}
+	s := f.s
+	s.Source = kafkaConfig(f.srcBoot, f.srcSec, f.srcMech, f.srcUser, os.Getenv("MM2CUTOVER_SOURCE_SASL_PASSWORD"), f.srcCA)
+	s.Target = kafkaConfig(f.tgtBoot, f.tgtSec, f.tgtMech, f.tgtUser, os.Getenv("MM2CUTOVER_TARGET_SASL_PASSWORD"), f.tgtCA)
+	s.ConnectPassword = kafkaadmin.Secret(os.Getenv("MM2CUTOVER_CONNECT_PASSWORD"))
+	s.Topics = splitList(f.topics)
+	var err error
+	if s.SourceClient, err = readProperties(f.mm2Src); err != nil {
+		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
+	}
+	if s.TargetClient, err = readProperties(f.mm2Tgt); err != nil {
+		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
+	}
+	if s.AcceptExpired, err = acceptances(f.acceptExpired, f.acceptedBy); err != nil {
+		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
+	}
+	return s, s.Validate()
+}
+
+// fromEnv sets every flag not given on the command line from
+// MM2CUTOVER_<NAME>, with dashes as underscores.
+func fromEnv(fs *flag.FlagSet) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] || err != nil {
+			return
+		}
+		key := "MM2CUTOVER_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(key); ok {
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("%s: %w", key, e)
+			}
+		}
+	})
+	return err
+}
+
+func kafkaConfig(bootstrap, protocol, mechanism, user, password, ca string) kafkaadmin.Config {
+	return kafkaadmin.Config{
+		BootstrapServers: splitList(bootstrap),
+		ClientID:         "mm2cutover",
+		SecurityProtocol: kafkaadmin.SecurityProtocol(protocol),
+		SASLMechanism:    kafkaadmin.SASLMechanism(mechanism),
+		Username:         user,
+		Password:         kafkaadmin.Secret(password),
+		TLS:              kafkaadmin.TLSConfig{CAFile: ca},
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// readProperties reads a Java properties file of key=value lines.
+func readProperties(path string) (map[string]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "!") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: not key=value", path, i+1)
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out, nil
+}
+
+func acceptances(list, by string) ([]plan.ExpiredAcceptance, error) {
+	var out []plan.ExpiredAcceptance
+	for _, item := range splitList(list) {
+		i := strings.LastIndex(item, ":")
+		if i <= 0 {
+			return nil, fmt.Errorf("-accept-expired %q: want topic:partition", item)
+		}
+		p, err := strconv.ParseInt(item[i+1:], 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("-accept-expired %q: %w", item, err)
+		}
+		if by == "" {
+			return nil, errors.New("-accept-expired needs -accepted-by: the plan records who accepted the loss")
+		}
+		out = append(out, plan.ExpiredAcceptance{Partition: offsets.SourcePartition{Topic: item[:i], Partition: int32(p)}, By: by})
+	}
+	return out, nil
+}

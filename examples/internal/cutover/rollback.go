@@ -1,0 +1,262 @@
+package cutover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/verify"
+)
+
+// ErrGroupOffsets matches a rollback refused because the target group holds
+// offsets that are neither the old job's (the forward plan's C) nor the
+// reverse plan's.
+var ErrGroupOffsets = errors.New("rollback group holds other offsets")
+
+// ErrHasRun matches a rollback before resume refused because the connector
+// is not STOPPED or holds offsets the plan did not set: it has run, so the
+// rollback after resume applies.
+var ErrHasRun = errors.New("the connector has run")
+
+// RollbackResult is what a rollback did.
+type RollbackResult struct {
+	Connector string `json:"connector"`
+	// Phase is "before-resume" (the connector never ran: it and its offsets
+	// were deleted) or "after-resume" (MM2 ran: the group received C').
+	Phase string `json:"phase"`
+	// Reverse is the reverse plan of an after-resume rollback: per
+	// partition, C' = M'+1 from the connector's offsets.
+	Reverse *plan.Plan `json:"-"`
+	// Group received Reverse's offsets; Committed is how many.
+	Group     string `json:"group,omitempty"`
+	Committed int    `json:"committed"`
+	Intent    string `json:"intent"`
+}
+
+// RollbackBeforeResume removes a connector that never ran: it resets the
+// connector's offsets, then deletes it. Deleting alone is not enough:
+// Connect keys offsets by connector name and keeps them after the connector
+// is deleted, so the next connector of that name would start from them.
+// It refuses a connector that is not STOPPED, and one whose offsets are not
+// the plan's (it has run: use RollbackAfterResume). Without approve it only
+// returns what it would do, and ErrNotApproved.
+func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve bool, audit *Audit) (*RollbackResult, error) {
+	s = s.WithDefaults()
+	name := s.Connector
+	res := &RollbackResult{Connector: name, Phase: "before-resume"}
+	if state, err := requireStopped(ctx, env, name); err != nil {
+		if errors.Is(err, connect.ErrNotFound) {
+			return res, fmt.Errorf("connector %s: %w", name, err)
+		}
+		return res, fmt.Errorf("%w: connector %s is %s: a rollback before resume needs it STOPPED; roll back after resume", ErrHasRun, name, state)
+	}
+	got, err := verify.ReadOffsets(ctx, env.Connect, name)
+	if err != nil {
+		return res, err
+	}
+	want, err := p.ExpectedOffsets()
+	if err != nil {
+		return res, err
+	}
+	if _, err := verify.Guard(want, got); err != nil {
+		return res, fmt.Errorf("%w: connector %s holds offsets the plan did not set; roll back after resume: %w", ErrHasRun, name, err)
+	}
+	res.Intent = fmt.Sprintf("DELETE /connectors/%s/offsets (%d partitions), then DELETE /connectors/%s", name, len(got), name)
+	if !approve {
+		return res, ErrNotApproved
+	}
+	_ = audit.Record("rollback-backup", name, p.Fingerprint, map[string]any{"offsets": got})
+	if _, err := env.Connect.ResetOffsets(ctx, name); err != nil {
+		return res, fmt.Errorf("reset offsets of %s: %w", name, err)
+	}
+	if err := env.Connect.Delete(ctx, name); err != nil {
+		return res, fmt.Errorf("delete %s: %w", name, err)
+	}
+	_ = audit.Record("rollback", name, p.Fingerprint, map[string]any{"phase": res.Phase})
+	return res, nil
+}
+
+// RollbackAfterResume hands replication back to the old job after MM2 ran:
+// it stops the connector (which commits its offsets), reads its offsets M',
+// builds the reverse plan C' = M'+1 — a partition where MM2 stored nothing
+// keeps the forward plan's C — and writes it to group, with the same plan
+// format, guard and audit as the forward direction:
+//
+//   - the group must have no members (kafkaadmin refuses otherwise);
+//   - each partition's current commit must be absent, the forward plan's C
+//     (the old job's, untouched since), or already C' (a retried rollback);
+//     anything else is ErrGroupOffsets and nothing is written;
+//   - after the commit, the group's offsets are read back and must equal C'.
+//
+// Without approve it stops nothing and returns the intent and
+// ErrNotApproved. The connector stays STOPPED; delete it (and its offsets)
+// once the old job runs again.
+func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *plan.Plan, group string, approve bool, audit *Audit) (*RollbackResult, error) {
+	s = s.WithDefaults()
+	name := s.Connector
+	res := &RollbackResult{Connector: name, Phase: "after-resume", Group: group}
+	if group == "" {
+		return res, fmt.Errorf("%w: a rollback after resume needs the consumer group the old job restarts from", ErrSettings)
+	}
+	res.Intent = fmt.Sprintf("PUT /connectors/%s/stop, read its offsets M', commit C' = M'+1 to group %s for %d partitions", name, group, len(forward.Entries))
+	if !approve {
+		return res, ErrNotApproved
+	}
+	g, err := env.Source.DescribeGroup(ctx, group)
+	if err != nil {
+		return res, err
+	}
+	if len(g.Members) > 0 {
+		return res, fmt.Errorf("group %s has %d members: stop its consumers before the rollback writes its offsets", group, len(g.Members))
+	}
+	if err := env.Connect.Stop(ctx, name); err != nil {
+		return res, fmt.Errorf("stop %s: %w", name, err)
+	}
+	stopCtx, cancel := context.WithTimeout(ctx, s.RunningTimeout)
+	_, err = env.Connect.WaitStopped(stopCtx, name)
+	cancel()
+	if err != nil {
+		return res, fmt.Errorf("connector %s did not stop: %w", name, err)
+	}
+	_ = audit.Record("rollback-stop", name, forward.Fingerprint, nil)
+	// The stopped tasks committed their last offsets; GET is eventually
+	// consistent, so read until two reads a second apart agree.
+	got, err := settledOffsets(ctx, env, name)
+	if err != nil {
+		return res, err
+	}
+	_ = audit.Record("rollback-backup", name, forward.Fingerprint, map[string]any{"offsets": got})
+	reverse, err := offsets.Reverse(forward.SourceAlias, got)
+	if err != nil {
+		return res, fmt.Errorf("reverse the offsets of %s: %w", name, err)
+	}
+	for _, e := range forward.Entries {
+		if _, ok := reverse[e.Partition]; !ok {
+			if c, ok := e.GroupOffset.Get(); ok {
+				reverse[e.Partition] = c // MM2 replicated nothing there
+			}
+		}
+	}
+
+	// The reverse plan, in the forward plan's format.
+	var topics []string
+	for _, e := range forward.Entries {
+		if len(topics) == 0 || topics[len(topics)-1] != e.Partition.Topic {
+			topics = append(topics, e.Partition.Topic)
+		}
+	}
+	pc := &Precheck{SourceClusterID: forward.SourceClusterID, TargetClusterID: forward.TargetClusterID, Group: reverse}
+	if pc.Bounds, pc.TargetEnds, err = bounds(ctx, env, s, forward); err != nil {
+		return res, err
+	}
+	if pc.Config, err = env.Connect.Config(ctx, name); err != nil {
+		return res, err
+	}
+	rs := s
+	rs.Group, rs.Savepoint, rs.AcceptExpired = group, "", nil
+	if res.Reverse, err = BuildPlan(rs, pc, time.Now()); err != nil {
+		return res, err
+	}
+	if err := res.Reverse.Blocked(); err != nil {
+		return res, fmt.Errorf("the reverse plan cannot be applied: %w", err)
+	}
+	_ = audit.Record("rollback-plan", name, res.Reverse.Fingerprint, map[string]any{"group": group, "partitions": len(res.Reverse.Entries)})
+
+	// Guard the group, commit, read back.
+	current, err := env.Source.GroupOffsets(ctx, group, topics)
+	if err != nil {
+		return res, err
+	}
+	write := map[kafkaadmin.TopicPartition]int64{}
+	var stale []string
+	for _, e := range res.Reverse.Entries {
+		tp := kafkaadmin.TopicPartition{Topic: e.Partition.Topic, Partition: e.Partition.Partition}
+		cPrime, _ := e.GroupOffset.Get()
+		write[tp] = cPrime
+		have, ok := current.Committed[tp]
+		if !ok || have.Offset == cPrime {
+			continue
+		}
+		if fe, found := forward.Lookup(e.Partition); found && group == forward.GroupID {
+			if c, ok := fe.GroupOffset.Get(); ok && c == have.Offset {
+				continue
+			}
+		}
+		stale = append(stale, fmt.Sprintf("%s at %d (C' %d)", e.Partition, have.Offset, cPrime))
+	}
+	if len(stale) > 0 {
+		sort.Strings(stale)
+		err := fmt.Errorf("%w: group %s has commits that are neither the old job's nor the reverse plan's: %v", ErrGroupOffsets, group, stale)
+		_ = audit.Record("refuse", name, res.Reverse.Fingerprint, err.Error())
+		return res, err
+	}
+	if err := env.Source.CommitOffsets(ctx, group, write); err != nil {
+		return res, fmt.Errorf("commit C' to %s: %w", group, err)
+	}
+	after, err := env.Source.GroupOffsets(ctx, group, topics)
+	if err != nil {
+		return res, err
+	}
+	for tp, c := range write {
+		if have, ok := after.Committed[tp]; !ok || have.Offset != c {
+			return res, fmt.Errorf("group %s: %s reads back %v, want %d", group, tp, after.Committed[tp], c)
+		}
+	}
+	res.Committed = len(write)
+	_ = audit.Record("rollback", name, res.Reverse.Fingerprint, map[string]any{"phase": res.Phase, "group": group, "committed": res.Committed})
+	return res, nil
+}
+
+// settledOffsets reads the connector's offsets until two reads a second
+// apart agree.
+func settledOffsets(ctx context.Context, env *Env, name string) ([]offsets.ConnectOffset, error) {
+	prev, err := verify.ReadOffsets(ctx, env.Connect, name)
+	if err != nil {
+		return nil, err
+	}
+	for range 30 {
+		t := time.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		cur, err := verify.ReadOffsets(ctx, env.Connect, name)
+		if err != nil {
+			return nil, err
+		}
+		if verify.CompareReadBack(prev, cur).OK() {
+			return cur, nil
+		}
+		prev = cur
+	}
+	return nil, fmt.Errorf("the offsets of %s kept changing after it stopped", name)
+}
+
+// bounds reads the source log bounds and the target end offsets of the
+// forward plan's partitions now.
+func bounds(ctx context.Context, env *Env, s Settings, forward *plan.Plan) (map[offsets.SourcePartition]offsets.LogBounds, map[offsets.SourcePartition]int64, error) {
+	var tps []kafkaadmin.TopicPartition
+	topics := kafkaadmin.Topics{}
+	for _, e := range forward.Entries {
+		tps = append(tps, kafkaadmin.TopicPartition{Topic: e.Partition.Topic, Partition: e.Partition.Partition})
+		topics[e.Partition.Topic] = max(topics[e.Partition.Topic], e.Partition.Partition+1)
+	}
+	b, err := env.Source.LogBounds(ctx, tps)
+	if err != nil {
+		return nil, nil, fmt.Errorf("source log bounds: %w", err)
+	}
+	out := make(map[offsets.SourcePartition]offsets.LogBounds, len(b))
+	for tp, lb := range b {
+		out[offsets.SourcePartition{Topic: tp.Topic, Partition: tp.Partition}] = offsets.LogBounds{Start: lb.Start, End: lb.End}
+	}
+	ends, err := targetEnds(ctx, env, s, topics)
+	return out, ends, err
+}

@@ -1,0 +1,164 @@
+// Command job is the Kubernetes Job of the cutover: it builds the plan (or
+// reads the one mounted at MM2CUTOVER_PLAN), creates the MirrorSourceConnector
+// STOPPED if it is missing, applies the plan's offsets and verifies them by
+// reading them back. It never resumes the connector: an operator does, with
+// `cutover resume -yes`, after reading the Job's result.
+//
+// It is idempotent: a Job retried after a failure at any point converges to
+// the same offsets — a connector already holding the plan's offsets is left
+// alone — and it never rewinds a connector that has run: it refuses, with a
+// message and exit status 4.
+//
+// Configuration: the flags of examples/cutover, each also read from
+// MM2CUTOVER_<FLAG> (so a Job sets only environment variables, credentials
+// from Secrets: MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD,
+// MM2CUTOVER_CONNECT_PASSWORD). Progress and the audit trail go to stderr;
+// the last line on stdout is one JSON object with the result.
+//
+// Exit status: 0 applied or already applied; 1 error (worth a retry);
+// 2 bad configuration; 3 a check failed (precheck, blocked plan, read-back);
+// 4 refused by a guard (the connector ran, another plan, other clusters).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/verify"
+)
+
+const version = "0.1.0"
+
+// crashEnv names the points where a test makes the Job die, as a killed
+// Pod would: before-create, after-create, after-patch, before-verify.
+const crashEnv = "MM2CUTOVER_JOB_CRASH_AT"
+
+// result is the Job's last line on stdout.
+type result struct {
+	Result      string  `json:"result"` // applied, already-applied, refused, check-failed, error
+	Connector   string  `json:"connector,omitempty"`
+	Fingerprint string  `json:"plan_fingerprint,omitempty"`
+	PlanSource  string  `json:"plan_source,omitempty"` // built or mounted
+	Created     bool    `json:"created"`
+	Patched     bool    `json:"patched"`
+	Partitions  int     `json:"partitions"`
+	Matched     int     `json:"matched"`
+	Error       string  `json:"error,omitempty"`
+	Seconds     float64 `json:"seconds"`
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	start := time.Now()
+	fs := flag.NewFlagSet("job", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	flags := cutover.BindFlags(fs)
+	planPath := fs.String("plan", "", "a plan to apply (e.g. mounted from a ConfigMap); empty or absent: build one")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	res := result{}
+	code := apply(ctx, flags, *planPath, log, stderr, &res)
+	res.Seconds = time.Since(start).Seconds()
+	b, _ := json.Marshal(res)
+	fmt.Fprintln(stdout, string(b))
+	return code
+}
+
+func apply(ctx context.Context, flags *cutover.Flags, planPath string, log *slog.Logger, stderr io.Writer, res *result) int {
+	s, err := flags.Settings()
+	if err != nil {
+		return fail(res, "error", err, 2)
+	}
+	if v, ok := os.LookupEnv("MM2CUTOVER_PLAN"); ok && planPath == "" {
+		planPath = v
+	}
+	s.ToolVersion, s.Logger = "mm2cutover-job/"+version, log
+	if at := os.Getenv(crashEnv); at != "" {
+		s.OnStep = func(step string) {
+			if step == at {
+				log.Warn("dying on purpose", "at", step)
+				os.Exit(137) // as SIGKILL: no cleanup, nothing more written
+			}
+		}
+	}
+	s = s.WithDefaults()
+	res.Connector = s.Connector
+	env, err := cutover.Open(s)
+	if err != nil {
+		return fail(res, "error", err, 2)
+	}
+
+	var p *plan.Plan
+	if f, err := os.Open(planPath); planPath != "" && err == nil {
+		p, err = plan.Decode(f)
+		f.Close()
+		if err != nil {
+			return fail(res, "refused", fmt.Errorf("mounted plan %s: %w", planPath, err), 4)
+		}
+		res.PlanSource = "mounted"
+	} else {
+		if planPath != "" && !errors.Is(err, os.ErrNotExist) {
+			return fail(res, "error", err, 1)
+		}
+		if p, _, err = cutover.MakePlan(ctx, env, s, time.Now()); err != nil {
+			return classify(res, err)
+		}
+		res.PlanSource = "built"
+	}
+	res.Fingerprint, res.Partitions = p.Fingerprint, len(p.Entries)
+	if err := p.Blocked(); err != nil {
+		return fail(res, "check-failed", err, 3)
+	}
+	ar, err := cutover.Apply(ctx, env, s, p, cutover.NewAudit(stderr))
+	if ar != nil {
+		res.Created, res.Patched, res.Matched = ar.Created, ar.Patched, ar.Matched
+	}
+	if err != nil {
+		return classify(res, err)
+	}
+	res.Result = "applied"
+	if ar.Guard == verify.AlreadyApplied.String() {
+		res.Result = "already-applied"
+	}
+	log.Info("offsets applied and verified; the connector stays STOPPED until an operator resumes it",
+		"connector", s.Connector, "plan", p.Fingerprint, "result", res.Result)
+	return 0
+}
+
+func classify(res *result, err error) int {
+	switch {
+	case errors.Is(err, verify.ErrStaleOffsets), errors.Is(err, cutover.ErrPlanMismatch),
+		errors.Is(err, connect.ErrNotStopped), errors.Is(err, plan.ErrFingerprint):
+		return fail(res, "refused", err, 4)
+	case errors.Is(err, cutover.ErrPrecheck), errors.Is(err, plan.ErrBlocked), errors.Is(err, verify.ErrReadBack):
+		return fail(res, "check-failed", err, 3)
+	case errors.Is(err, cutover.ErrSettings):
+		return fail(res, "error", err, 2)
+	}
+	return fail(res, "error", err, 1)
+}
+
+func fail(res *result, kind string, err error, code int) int {
+	res.Result, res.Error = kind, err.Error()
+	return code
+}
