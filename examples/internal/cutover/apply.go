@@ -211,13 +211,22 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	return res, nil
 }
 
-// requireStopped waits up to 30 s for the connector to be STOPPED with no
-// tasks (a connector just created has no status for a moment), and returns
-// the state it last saw.
+// requireStopped returns at once a *connect.NotStoppedError for a connector
+// that is RUNNING, PAUSED or FAILED; otherwise it waits up to 30 s for it to
+// be STOPPED with no tasks (a connector just created has no status for a
+// moment, and one being stopped passes through UNASSIGNED). It returns the
+// state it last saw.
 func requireStopped(ctx context.Context, env *Env, name string) (string, error) {
+	st, err := env.Connect.Status(ctx, name)
+	if err == nil {
+		switch state := st.Connector.State; state {
+		case connect.StateRunning, connect.StatePaused, connect.StateFailed:
+			return state, &connect.NotStoppedError{Connector: name, State: state, Tasks: len(st.Tasks)}
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	st, err := env.Connect.WaitStopped(ctx, name)
+	st, err = env.Connect.WaitStopped(ctx, name)
 	if st == nil {
 		return "unknown", err
 	}

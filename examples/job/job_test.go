@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/internal/flinklike"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/verify"
+)
+
+// TestMain runs the Job itself when the test binary is started as the Job
+// (so a test can kill it like a Pod), and the tests otherwise.
+func TestMain(m *testing.M) {
+	if os.Getenv("MM2CUTOVER_JOB_TEST_AS_MAIN") == "1" {
+		main()
+		return
+	}
+	sandboxtest.Main(m)
+}
+
+// runJob starts the Job as a process with env and returns its exit status,
+// its result line and its stderr.
+func runJob(t *testing.T, env ...string) (int, result, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append([]string{"MM2CUTOVER_JOB_TEST_AS_MAIN=1", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); out.Len() > 0 {
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
+			t.Fatalf("last stdout line is not the JSON result: %v\n%s", err, out.String())
+		}
+	}
+	return code, r, errb.String()
+}
+
+// jobFixture is an old job that replicated two topics and stopped, and the
+// environment of a Job that moves them to a connector.
+type jobFixture struct {
+	sb        *sandbox.Sandbox
+	connector string
+	env       []string
+	want      []offsets.ConnectOffset // what Connect must hold after the Job
+	client    *connect.Client
+}
+
+func newJobFixture(ctx context.Context, t *testing.T, name string) *jobFixture {
+	t.Helper()
+	sb := sandboxtest.Shared(t)
+	a, b := name+"-a", name+"-b"
+	for topic, n := range map[string]int32{a: 3, b: 2} {
+		for _, br := range []*sandbox.Broker{sb.Source(), sb.Target()} {
+			if err := sandbox.CreateTopic(ctx, br.Bootstrap(), topic, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// b-1 stays empty: its committed offset is 0 and the plan clears it.
+	parts := []flinklike.Partition{{Topic: a, Partition: 0}, {Topic: a, Partition: 1}, {Topic: a, Partition: 2}, {Topic: b, Partition: 0}}
+	if err := flinklike.Produce(ctx, sb.Source().Bootstrap(), parts, 30); err != nil {
+		t.Fatal(err)
+	}
+	group := name + "-flink"
+	job, err := flinklike.Start(ctx, flinklike.Config{Source: sb.Source().Bootstrap(), Target: sb.Target().Bootstrap(),
+		Group: group, Topics: []string{a, b}, Checkpoint: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if _, err := job.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	f := &jobFixture{sb: sb, connector: name + "-mm2"}
+	f.env = []string{
+		"MM2CUTOVER_SOURCE_BOOTSTRAP=" + sb.Source().Bootstrap(),
+		"MM2CUTOVER_TARGET_BOOTSTRAP=" + sb.Target().Bootstrap(),
+		// The second worker, so that writes are forwarded to the leader
+		// whichever worker leads.
+		"MM2CUTOVER_CONNECT_URL=" + sb.Workers()[len(sb.Workers())-1].URL(),
+		"MM2CUTOVER_GROUP=" + group,
+		"MM2CUTOVER_TOPICS=" + a + "," + b,
+		"MM2CUTOVER_CONNECTOR=" + f.connector,
+		"MM2CUTOVER_STABILITY_WINDOW=1s",
+	}
+	for _, p := range parts {
+		f.want = append(f.want, offsets.ConnectOffset{
+			Partition: offsets.ConnectPartition{Cluster: "source", Topic: p.Topic, Partition: p.Partition},
+			Offset:    offsets.NewMirrorOffset(29),
+		})
+	}
+	if f.client, err = connect.New(sb.ConnectURL()); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *jobFixture) offsets(ctx context.Context, t *testing.T) verify.ReadBack {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	rb, err := verify.WaitReadBack(ctx, f.client, f.connector, f.want)
+	if err != nil {
+		t.Fatalf("connector %s: %v", f.connector, err)
+	}
+	return rb
+}
+
+// TestJobConvergesAfterDyingAtEachStep kills the Job at each point of its
+// work and runs it again, as Kubernetes retries a failed Job: the rerun
+// succeeds, the connector holds the plan's offsets, and a third run finds
+// them applied and writes nothing.
+func TestJobConvergesAfterDyingAtEachStep(t *testing.T) {
+	for _, step := range []string{"before-create", "after-create", "after-patch", "before-verify"} {
+		t.Run(step, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			f := newJobFixture(ctx, t, "job-"+step)
+			code, _, stderr := runJob(t, append(f.env, crashEnv+"="+step)...)
+			if code != 137 {
+				t.Fatalf("the Job did not die at %s: exit %d\n%s", step, code, stderr)
+			}
+			code, r, stderr := runJob(t, f.env...)
+			if code != 0 || (r.Result != "applied" && r.Result != "already-applied") {
+				t.Fatalf("rerun after dying at %s: exit %d, %+v\n%s", step, code, r, stderr)
+			}
+			if wantPatch := step == "before-create" || step == "after-create"; r.Patched != wantPatch {
+				t.Errorf("rerun after dying at %s: patched %v, want %v", step, r.Patched, wantPatch)
+			}
+			rb := f.offsets(ctx, t)
+			t.Logf("after dying at %s and a rerun (%s): %s", step, r.Result, rb)
+			code, r, stderr = runJob(t, f.env...)
+			if code != 0 || r.Result != "already-applied" || r.Patched || r.Created {
+				t.Fatalf("third run: exit %d, %+v, want already-applied with nothing written\n%s", code, r, stderr)
+			}
+		})
+	}
+}
+
+// TestJobNeverRewindsAConnectorThatRan applies with the Job, lets MM2 run
+// and replicate, stops it, and runs the Job again: it refuses (exit 4) and
+// the connector's offsets stay where MM2 left them.
+func TestJobNeverRewindsAConnectorThatRan(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	f := newJobFixture(ctx, t, "job-rewind")
+	if code, r, stderr := runJob(t, f.env...); code != 0 {
+		t.Fatalf("first run: exit %d, %+v\n%s", code, r, stderr)
+	}
+	f.offsets(ctx, t)
+	if err := f.client.Resume(ctx, f.connector); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.WaitRunning(ctx, f.connector); err != nil {
+		t.Fatal(err)
+	}
+	topic := strings.TrimSuffix(f.connector, "-mm2") + "-a"
+	if err := flinklike.Produce(ctx, f.sb.Source().Bootstrap(), []flinklike.Partition{{Topic: topic, Partition: 0}}, 10); err != nil {
+		t.Fatal(err)
+	}
+	// Running, the Job refuses: the connector is not STOPPED.
+	if code, r, _ := runJob(t, f.env...); code != 4 || r.Result != "refused" {
+		t.Fatalf("run while RUNNING: exit %d, %+v; want 4, refused", code, r)
+	}
+	// Stopped after it replicated, the Job refuses: its offsets moved on.
+	time.Sleep(2 * time.Second)
+	if err := f.client.Stop(ctx, f.connector); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.WaitStopped(ctx, f.connector); err != nil {
+		t.Fatal(err)
+	}
+	before, err := verify.ReadOffsets(ctx, f.client, f.connector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := verify.CompareReadBack(f.want, before)
+	if moved.OK() {
+		t.Fatalf("MM2 did not move the offsets: %s", moved)
+	}
+	code, r, stderr := runJob(t, f.env...)
+	if code != 4 || r.Result != "refused" || !strings.Contains(r.Error, "refusing to apply") {
+		t.Fatalf("run after MM2 ran: exit %d, %+v; want 4, refused\n%s", code, r, stderr)
+	}
+	after, err := verify.ReadOffsets(ctx, f.client, f.connector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb := verify.CompareReadBack(before, after); !rb.OK() {
+		t.Fatalf("the refused Job changed the offsets:\n%s", rb.Diff)
+	}
+	t.Logf("refused: %s", r.Error)
+}
+
+// TestJobRefusesABadMountedPlan reads a plan whose content was edited after
+// it was fingerprinted: nothing is created.
+func TestJobRefusesABadMountedPlan(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f := newJobFixture(ctx, t, "job-badplan")
+	path := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(path, []byte(`{"schema_version": 99}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, r, stderr := runJob(t, append(f.env, "MM2CUTOVER_PLAN="+path)...)
+	if code != 4 || r.Result != "refused" || r.PlanSource != "" {
+		t.Fatalf("exit %d, %+v; want 4, refused\n%s", code, r, stderr)
+	}
+	if _, err := f.client.Connector(ctx, f.connector); !errors.Is(err, connect.ErrNotFound) {
+		t.Fatalf("a connector was created from a bad plan: %v", err)
+	}
+	t.Logf("refused: %s", r.Error)
+}
