@@ -33,3 +33,14 @@ func TestBrokerArgvInContainer(t *testing.T) {
 		t.Fatalf("shellJoin does not round-trip through bash: %q", out)
 	}
 }
+
+// TestClusterIDNeverLooksLikeAnOption pins the cause of a flaky start: one
+// random ID in 64 started with '-', which kafka-storage format read as an
+// option.
+func TestClusterIDNeverLooksLikeAnOption(t *testing.T) {
+	for range 10000 {
+		if id := newClusterID(); id[0] == '-' || len(id) != 22 {
+			t.Fatalf("cluster ID %q", id)
+		}
+	}
+}

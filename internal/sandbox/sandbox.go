@@ -340,11 +340,17 @@ func formatCmd(argv []string, clusterID string) []string {
 	return append(append([]string{}, argv[:n-2]...), "kafka.tools.StorageTool", "format", "-t", clusterID, "-c", argv[n-1])
 }
 
-// newClusterID returns a random KRaft cluster ID: 16 bytes, base64url without padding.
+// newClusterID returns a random KRaft cluster ID: 16 bytes, base64url
+// without padding. Like Kafka's Uuid.randomUuid it never starts with '-':
+// kafka-storage would read such an ID as an option and fail (exit 1).
 func newClusterID() string {
 	b := make([]byte, 16)
-	rand.Read(b) // never fails: crypto/rand panics rather than return an error
-	return base64.RawURLEncoding.EncodeToString(b)
+	for {
+		rand.Read(b) // never fails: crypto/rand panics rather than return an error
+		if id := base64.RawURLEncoding.EncodeToString(b); id[0] != '-' {
+			return id
+		}
+	}
 }
 
 func (s *Sandbox) newWorker(i int, dist, confDir string, env []string) (*Worker, error) {
