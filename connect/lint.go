@@ -3,6 +3,7 @@ package connect
 import (
 	"context"
 	"fmt"
+	"github.com/mm2cutover/mm2cutover/plan"
 	"sort"
 	"strings"
 )
@@ -161,9 +162,9 @@ func Lint(config map[string]string, workerVersion string, exp LintExpectations) 
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	shownAs := plan.Redact(config) // secrets in plain text become plan.Redacted; provider references stay
 	for _, k := range keys {
-		v := strings.TrimSpace(config[k])
-		if isSecretKey(k) && v != "" && !isProviderRef(v) {
+		if shownAs[k] == plan.Redacted && config[k] != plan.Redacted {
 			add(SeverityWarning, k, "holds a secret in plain text: it is stored in the config topic and shown by GET /connectors",
 				"use a config provider reference such as ${file:/path/secrets.properties:key}")
 		}
@@ -263,10 +264,4 @@ func shown(config map[string]string, key string) string {
 		return "not set"
 	}
 	return fmt.Sprintf("%q", v)
-}
-
-// isProviderRef reports whether v is a config provider reference,
-// ${provider:[path:]key}, resolved by the worker at runtime.
-func isProviderRef(v string) bool {
-	return strings.HasPrefix(v, "${") && strings.HasSuffix(v, "}") && strings.Contains(v, ":")
 }

@@ -3,6 +3,7 @@ package connect
 import (
 	"errors"
 	"fmt"
+	"github.com/mm2cutover/mm2cutover/plan"
 	"regexp"
 	"sort"
 	"strconv"
@@ -177,7 +178,7 @@ func (m MirrorSource) String() string {
 // with secret values (sasl.jaas.config, *.password, ...) replaced by
 // "[redacted]", for logs and reports.
 func ConfigString(config map[string]string) string {
-	r := redactConfig(config)
+	r := plan.Redact(config)
 	keys := make([]string, 0, len(r))
 	for k := range r {
 		keys = append(keys, k)

@@ -3,36 +3,22 @@ package connect
 import (
 	"sort"
 	"strings"
+
+	"github.com/mm2cutover/mm2cutover/plan"
 )
 
-// redacted replaces a secret value wherever one would otherwise be shown.
-const redacted = "[redacted]"
+// Which keys hold secrets is plan.IsSecretKey's rule, the one every package
+// uses wherever a configuration is shown or stored.
 
-// isSecretKey reports whether a connector or client configuration key holds a
-// secret: a JAAS configuration (it embeds passwords), any *.password key
-// (ssl.keystore.password, ssl.key.password, ssl.truststore.password), inline
-// private key material (ssl.keystore.key) and *.secret keys such as the OAuth
-// client secret.
-//
-// TODO: unify with plan.Redact once both exist.
-func isSecretKey(key string) bool {
-	k := strings.ToLower(key)
-	switch {
-	case strings.HasSuffix(k, "sasl.jaas.config"),
-		strings.HasSuffix(k, ".password"), k == "password",
-		strings.HasSuffix(k, "ssl.keystore.key"),
-		strings.HasSuffix(k, ".secret"):
-		return true
-	}
-	return false
-}
+// redacted replaces a secret value wherever one would otherwise be shown.
+const redacted = plan.Redacted
 
 // secretValues returns the non-empty values of the secret keys of config,
 // longest first, so that a value containing another is replaced whole.
 func secretValues(config map[string]string) []string {
 	var vs []string
 	for k, v := range config {
-		if isSecretKey(k) && v != "" {
+		if plan.IsSecretKey(k) && v != "" {
 			vs = append(vs, v)
 			vs = append(vs, jaasSecrets(v)...)
 		}
@@ -47,18 +33,6 @@ func redact(s string, secrets []string) string {
 		s = strings.ReplaceAll(s, v, redacted)
 	}
 	return s
-}
-
-// redactConfig returns a copy of config with secret values replaced.
-func redactConfig(config map[string]string) map[string]string {
-	out := make(map[string]string, len(config))
-	for k, v := range config {
-		if isSecretKey(k) {
-			v = redacted
-		}
-		out[k] = v
-	}
-	return out
 }
 
 // jaasSecrets returns the quoted values of password-like options inside a JAAS
