@@ -41,15 +41,6 @@ import (
 // version is the tool version recorded in plans.
 const version = "0.1.0"
 
-const (
-	exitOK          = 0
-	exitError       = 1
-	exitUsage       = 2
-	exitCheckFailed = 3
-	exitRefused     = 4
-	exitNotApproved = 5
-)
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -78,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return cutover.ExitUsage
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -89,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return exitUsage
+		return cutover.ExitUsage
 	}
 	s, err := flags.Settings()
 	if err != nil {
@@ -112,7 +103,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		fmt.Fprintf(stderr, "cutover: unknown step %q\n", fs.Arg(0))
 		fs.Usage()
-		return exitUsage
+		return cutover.ExitUsage
 	}
 	return report(stderr, step(ctx))
 }

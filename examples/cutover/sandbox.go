@@ -204,7 +204,7 @@ type finalResult struct {
 
 func (r finalResult) err() error {
 	if r.Lost+r.Duplicated+r.OutOfOrder+r.Foreign > 0 {
-		return fmt.Errorf("%w: %d lost, %d duplicated, %d out of order, %d foreign records", errCheckFailed, r.Lost, r.Duplicated, r.OutOfOrder, r.Foreign)
+		return fmt.Errorf("%w: %d lost, %d duplicated, %d out of order, %d foreign records", cutover.ErrCheckFailed, r.Lost, r.Duplicated, r.OutOfOrder, r.Foreign)
 	}
 	return nil
 }

@@ -30,28 +30,12 @@ type cli struct {
 	afterResume func(context.Context) error
 }
 
-// errCheckFailed marks a verification that ran and did not pass.
-var errCheckFailed = errors.New("verification failed")
-
-// report prints err and maps it to the exit status.
+// report prints err and returns the exit status.
 func report(stderr io.Writer, err error) int {
-	if err == nil {
-		return exitOK
+	if err != nil {
+		fmt.Fprintln(stderr, "cutover:", err)
 	}
-	fmt.Fprintln(stderr, "cutover:", err)
-	switch {
-	case errors.Is(err, cutover.ErrNotApproved):
-		return exitNotApproved
-	case errors.Is(err, verify.ErrStaleOffsets), errors.Is(err, cutover.ErrPlanMismatch), errors.Is(err, cutover.ErrGroupOffsets),
-		errors.Is(err, connect.ErrNotStopped), errors.Is(err, plan.ErrFingerprint):
-		return exitRefused
-	case errors.Is(err, cutover.ErrPrecheck), errors.Is(err, plan.ErrBlocked),
-		errors.Is(err, verify.ErrReadBack), errors.Is(err, errCheckFailed):
-		return exitCheckFailed
-	case errors.Is(err, cutover.ErrSettings):
-		return exitUsage
-	}
-	return exitError
+	return cutover.ExitStatus(err)
 }
 
 func (c *cli) emit(v any, human func(w io.Writer)) {
@@ -196,7 +180,7 @@ func (c *cli) postVerify(ctx context.Context, p *plan.Plan) error {
 		return err
 	}
 	if !rep.OK {
-		return fmt.Errorf("%w: see the report", errCheckFailed)
+		return fmt.Errorf("%w: see the report", cutover.ErrCheckFailed)
 	}
 	return nil
 }

@@ -33,7 +33,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -87,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func apply(ctx context.Context, flags *cutover.Flags, planPath string, log *slog.Logger, stderr io.Writer, res *result) int {
 	s, err := flags.Settings()
 	if err != nil {
-		return fail(res, "error", err, 2)
+		return classify(res, err)
 	}
 	if v, ok := os.LookupEnv("MM2CUTOVER_PLAN"); ok && planPath == "" {
 		planPath = v
@@ -105,7 +104,7 @@ func apply(ctx context.Context, flags *cutover.Flags, planPath string, log *slog
 	res.Connector = s.Connector
 	env, err := cutover.Open(s)
 	if err != nil {
-		return fail(res, "error", err, 2)
+		return classify(res, err)
 	}
 
 	var p *plan.Plan
@@ -113,12 +112,12 @@ func apply(ctx context.Context, flags *cutover.Flags, planPath string, log *slog
 		p, err = plan.Decode(f)
 		f.Close()
 		if err != nil {
-			return fail(res, "refused", fmt.Errorf("mounted plan %s: %w", planPath, err), 4)
+			return classify(res, fmt.Errorf("mounted plan %s: %w", planPath, err))
 		}
 		res.PlanSource = "mounted"
 	} else {
 		if planPath != "" && !errors.Is(err, os.ErrNotExist) {
-			return fail(res, "error", err, 1)
+			return classify(res, err)
 		}
 		if p, _, err = cutover.MakePlan(ctx, env, s, time.Now()); err != nil {
 			return classify(res, err)
@@ -127,7 +126,7 @@ func apply(ctx context.Context, flags *cutover.Flags, planPath string, log *slog
 	}
 	res.Fingerprint, res.Partitions = p.Fingerprint, len(p.Entries)
 	if err := p.Blocked(); err != nil {
-		return fail(res, "check-failed", err, 3)
+		return classify(res, err)
 	}
 	ar, err := cutover.Apply(ctx, env, s, p, cutover.NewAudit(stderr))
 	if ar != nil {
@@ -146,16 +145,12 @@ func apply(ctx context.Context, flags *cutover.Flags, planPath string, log *slog
 }
 
 func classify(res *result, err error) int {
-	switch {
-	case errors.Is(err, verify.ErrStaleOffsets), errors.Is(err, cutover.ErrPlanMismatch),
-		errors.Is(err, connect.ErrNotStopped), errors.Is(err, plan.ErrFingerprint):
-		return fail(res, "refused", err, 4)
-	case errors.Is(err, cutover.ErrPrecheck), errors.Is(err, plan.ErrBlocked), errors.Is(err, verify.ErrReadBack):
-		return fail(res, "check-failed", err, 3)
-	case errors.Is(err, cutover.ErrSettings):
-		return fail(res, "error", err, 2)
+	code := cutover.ExitStatus(err)
+	kind := map[int]string{cutover.ExitCheckFailed: "check-failed", cutover.ExitRefused: "refused"}[code]
+	if kind == "" {
+		kind = "error"
 	}
-	return fail(res, "error", err, 1)
+	return fail(res, kind, err, code)
 }
 
 func fail(res *result, kind string, err error, code int) int {

@@ -25,11 +25,11 @@ func Open(s Settings) (*Env, error) {
 	src.Logger, tgt.Logger = s.Logger, s.Logger
 	source, err := kafkaadmin.NewReader(src)
 	if err != nil {
-		return nil, fmt.Errorf("source cluster: %w", err)
+		return nil, fmt.Errorf("%w: source cluster: %w", ErrSettings, err)
 	}
 	target, err := kafkaadmin.NewReader(tgt)
 	if err != nil {
-		return nil, fmt.Errorf("target cluster: %w", err)
+		return nil, fmt.Errorf("%w: target cluster: %w", ErrSettings, err)
 	}
 	opts := []connect.Option{connect.WithLogger(s.Logger), connect.WithUserAgent("mm2cutover/" + s.ToolVersion)}
 	if s.ConnectUser != "" {
@@ -38,13 +38,13 @@ func Open(s Settings) (*Env, error) {
 	if s.ConnectCAFile != "" {
 		pem, err := os.ReadFile(s.ConnectCAFile)
 		if err != nil {
-			return nil, fmt.Errorf("connect CA file: %w", err)
+			return nil, fmt.Errorf("%w: connect CA file: %w", ErrSettings, err)
 		}
 		opts = append(opts, connect.WithCACertPEM(pem))
 	}
 	c, err := connect.New(s.ConnectURL, opts...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrSettings, err)
 	}
 	return &Env{Source: source, Target: target, Connect: c}, nil
 }

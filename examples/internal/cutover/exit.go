@@ -1,0 +1,42 @@
+package cutover
+
+import (
+	"errors"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/verify"
+)
+
+// Exit statuses of the example binaries.
+const (
+	ExitOK          = 0 // done
+	ExitError       = 1 // an error worth a retry: a timeout, an unreachable system
+	ExitUsage       = 2 // bad flags or settings
+	ExitCheckFailed = 3 // a check ran and failed: precheck, blocked plan, read-back, verification
+	ExitRefused     = 4 // a guard refused: stale plan, connector not STOPPED, other clusters, other commits
+	ExitNotApproved = 5 // resume or rollback not approved: only said what it would do
+)
+
+// ErrCheckFailed marks a verification that ran and did not pass.
+var ErrCheckFailed = errors.New("verification failed")
+
+// ExitStatus maps the error of a step to the exit status of the binaries.
+func ExitStatus(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, ErrNotApproved):
+		return ExitNotApproved
+	case errors.Is(err, verify.ErrStaleOffsets), errors.Is(err, ErrPlanMismatch), errors.Is(err, ErrGroupOffsets),
+		errors.Is(err, ErrHasRun), errors.Is(err, connect.ErrNotStopped), errors.Is(err, plan.ErrFingerprint),
+		errors.Is(err, plan.ErrSchemaVersion), errors.Is(err, plan.ErrMalformed), errors.Is(err, plan.ErrUnknownField):
+		return ExitRefused
+	case errors.Is(err, ErrPrecheck), errors.Is(err, plan.ErrBlocked), errors.Is(err, verify.ErrReadBack),
+		errors.Is(err, ErrCheckFailed):
+		return ExitCheckFailed
+	case errors.Is(err, ErrSettings):
+		return ExitUsage
+	}
+	return ExitError
+}

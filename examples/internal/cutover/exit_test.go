@@ -1,0 +1,50 @@
+package cutover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/verify"
+)
+
+func TestExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{nil, ExitOK},
+		{errors.New("connection refused"), ExitError},
+		{context.DeadlineExceeded, ExitError},
+		{fmt.Errorf("wrapped: %w", ErrSettings), ExitUsage},
+		{fmt.Errorf("x: %w", ErrPrecheck), ExitCheckFailed},
+		{&plan.BlockedError{}, ExitCheckFailed},
+		{&verify.ReadBackError{}, ExitCheckFailed},
+		{ErrCheckFailed, ExitCheckFailed},
+		{&verify.StaleOffsetsError{}, ExitRefused},
+		{&connect.NotStoppedError{Connector: "c", State: "RUNNING"}, ExitRefused},
+		{fmt.Errorf("%w: other clusters", ErrPlanMismatch), ExitRefused},
+		{fmt.Errorf("%w: x", ErrGroupOffsets), ExitRefused},
+		{fmt.Errorf("%w: x", ErrHasRun), ExitRefused},
+		{ErrNotApproved, ExitNotApproved},
+	} {
+		if got := ExitStatus(tc.err); got != tc.want {
+			t.Errorf("ExitStatus(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestSettingsValidate(t *testing.T) {
+	s := Settings{}
+	err := s.Validate()
+	if !errors.Is(err, ErrSettings) {
+		t.Fatalf("empty settings: %v", err)
+	}
+	if want := "missing connect URL, connector name, group, source bootstrap servers, target bootstrap servers, topics"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not list %q", err, want)
+	}
+}
