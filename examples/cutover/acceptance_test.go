@@ -34,7 +34,7 @@ func TestAcceptance(t *testing.T) {
 	defer cancel()
 	var out bytes.Buffer
 	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	sc, err := newScenario(sb, log, &out, false, "")
+	sc, err := newScenario(sb, log, &out, false, "", "identity")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,12 +17,12 @@ import (
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 
-func newTestScenario(t *testing.T, prefix string) (*scenario, context.Context) {
+func newTestScenario(t *testing.T, prefix, policy string) (*scenario, context.Context) {
 	t.Helper()
 	sb := sandboxtest.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
-	sc, err := newScenario(sb, slog.New(slog.NewTextHandler(testWriter{t}, nil)), &bytes.Buffer{}, false, prefix)
+	sc, err := newScenario(sb, slog.New(slog.NewTextHandler(testWriter{t}, nil)), &bytes.Buffer{}, false, prefix, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func newTestScenario(t *testing.T, prefix string) (*scenario, context.Context) {
 // starts clean. It also pins why deleting the connector is not enough:
 // Connect keeps a deleted connector's offsets for the next one of that name.
 func TestRollbackBeforeResume(t *testing.T) {
-	sc, ctx := newTestScenario(t, "rbb-")
+	sc, ctx := newTestScenario(t, "rbb-", "identity")
 	c, name := sc.cli, sc.connector
 	p, err := c.buildPlan(ctx)
 	if err != nil {
@@ -113,7 +113,7 @@ func waitGone(ctx context.Context, t *testing.T, c *connect.Client, name string)
 // once). The old job then restarts from the group and, once traffic stops
 // and it caught up, the target holds every source record exactly once.
 func TestRollbackAfterResume(t *testing.T) {
-	sc, ctx := newTestScenario(t, "rba-")
+	sc, ctx := newTestScenario(t, "rba-", "identity")
 	c := sc.cli
 	if err := c.runAll(ctx); err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func runSandbox(ctx context.Context, log *slog.Logger, out io.Writer, asJSON boo
 	}
 	defer sb.Close()
 	log.Info("sandbox ready", "kafka", sb.KafkaVersion(), "took", time.Since(start).Round(time.Millisecond))
-	sc, err := newScenario(sb, log, out, asJSON, "")
+	sc, err := newScenario(sb, log, out, asJSON, "", "identity")
 	if err != nil {
 		return err
 	}
@@ -64,6 +64,8 @@ type scenario struct {
 	cli     *cli
 	// group and connector are the old job's group and the connector's name.
 	group, connector string
+	// policy is the replication policy: "identity" or "default".
+	policy string
 }
 
 const (
@@ -73,8 +75,9 @@ const (
 )
 
 // newScenario names its topics, group and connector with prefix, so that
-// several scenarios can share a sandbox.
-func newScenario(sb *sandbox.Sandbox, log *slog.Logger, out io.Writer, asJSON bool, prefix string) (*scenario, error) {
+// several scenarios can share a sandbox; policy is the replication policy
+// of the old job and of MM2 ("identity" or "default").
+func newScenario(sb *sandbox.Sandbox, log *slog.Logger, out io.Writer, asJSON bool, prefix, policy string) (*scenario, error) {
 	dir, err := os.MkdirTemp("", "mm2cutover-demo-")
 	if err != nil {
 		return nil, err
@@ -88,7 +91,17 @@ func newScenario(sb *sandbox.Sandbox, log *slog.Logger, out io.Writer, asJSON bo
 		idle:      []flinklike.Partition{{Topic: orders, Partition: 7}, {Topic: payments, Partition: 3}},
 		group:     prefix + "flink-orders-replicator",
 		connector: prefix + "mm2-orders",
+		policy:    policy,
 	}, nil
+}
+
+// targetTopic names a source topic's target topic under the policy.
+func (sc *scenario) targetTopic(source string) string {
+	t, err := sc.settings().ReplicationPolicy().TargetTopic(source)
+	if err != nil {
+		panic(err) // the sandbox's aliases and names are valid
+	}
+	return t
 }
 
 func (sc *scenario) topicNames() []string {
@@ -115,10 +128,11 @@ func (sc *scenario) busy() []flinklike.Partition {
 func (sc *scenario) start(ctx context.Context) error {
 	src, tgt := sc.sb.Source().Bootstrap(), sc.sb.Target().Bootstrap()
 	for name, n := range sc.topics {
-		for _, b := range []string{src, tgt} {
-			if err := sandbox.CreateTopic(ctx, b, name, n); err != nil {
-				return err
-			}
+		if err := sandbox.CreateTopic(ctx, src, name, n); err != nil {
+			return err
+		}
+		if err := sandbox.CreateTopic(ctx, tgt, sc.targetTopic(name), n); err != nil {
+			return err
 		}
 	}
 	seeded := append(sc.busy(), sc.idle[0]) // orders-7 has records, payments-3 none
@@ -126,7 +140,7 @@ func (sc *scenario) start(ctx context.Context) error {
 		return err
 	}
 	job, err := flinklike.Start(ctx, flinklike.Config{Source: src, Target: tgt, Group: sc.group,
-		Topics: sc.topicNames(), Checkpoint: 500 * time.Millisecond})
+		Topics: sc.topicNames(), Checkpoint: 500 * time.Millisecond, TargetTopic: sc.targetTopic})
 	if err != nil {
 		return err
 	}
@@ -154,6 +168,7 @@ func (sc *scenario) settings() cutover.Settings {
 		Connector:       sc.connector,
 		Group:           sc.group,
 		Topics:          sc.topicNames(),
+		Policy:          sc.policy,
 		StabilityWindow: 3 * time.Second,
 		ReadBackTimeout: time.Minute,
 		RunningTimeout:  time.Minute,
@@ -236,7 +251,7 @@ func (sc *scenario) finish(ctx context.Context) (finalResult, error) {
 	for _, tp := range flinklike.All(sc.topics) {
 		var r flinklike.Result
 		for {
-			r, err = flinklike.Check(ctx, src, tgt, tp.Topic, tp.Partition, tp.Topic)
+			r, err = flinklike.Check(ctx, src, tgt, tp.Topic, tp.Partition, sc.targetTopic(tp.Topic))
 			if err != nil {
 				return res, err
 			}

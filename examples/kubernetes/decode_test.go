@@ -328,20 +328,54 @@ func properties(t *testing.T, path string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	props := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
+	props, err := parseProperties(string(data))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return props
+}
+
+// property is one key=value line of a properties file.
+type property struct {
+	line       int
+	key, value string
+}
+
+// propertyLines parses a properties file as examples/internal/cutover's
+// readProperties does (the Job's parser): one key=value per line, split at
+// the first "=", both sides trimmed; blank lines and # or ! comments skipped.
+// It has no line continuations, so a line ending in a backslash is an error.
+func propertyLines(data string) ([]property, error) {
+	var out []property
+	sc := bufio.NewScanner(strings.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "!") {
 			continue
 		}
+		if strings.HasSuffix(line, `\`) {
+			return nil, fmt.Errorf("line %d: got a continuation, want one key=value per line (the Job's parser has no continuations)", n)
+		}
 		k, v, ok := strings.Cut(line, "=")
 		if !ok {
-			t.Fatalf("%s: line %q is not key=value", path, line)
+			return nil, fmt.Errorf("line %d: got %q, want key=value", n, line)
 		}
-		props[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		out = append(out, property{n, strings.TrimSpace(k), strings.TrimSpace(v)})
 	}
-	return props
+	return out, sc.Err()
+}
+
+// parseProperties is propertyLines as a map; a later line wins, as in the Job.
+func parseProperties(data string) (map[string]string, error) {
+	lines, err := propertyLines(data)
+	if err != nil {
+		return nil, err
+	}
+	props := map[string]string{}
+	for _, p := range lines {
+		props[p.key] = p.value
+	}
+	return props, nil
 }
 
 // dockerfile is what the final stage of docker/mm2/Dockerfile declares.

@@ -1,6 +1,7 @@
 package kubernetes_test
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/netip"
@@ -26,6 +27,7 @@ const (
 	restService     = "mm2-connect"
 	metricsService  = "mm2-connect-metrics"
 	jobConfigMap    = "mm2cutover-job-env"
+	planConfigMap   = "mm2cutover-plan"
 )
 
 // selects reports whether a label selector selects a set of labels. An empty
@@ -427,14 +429,58 @@ func TestWorkerEnvironment(t *testing.T) {
 var secretName = regexp.MustCompile(`(?i)password|passwd|secret|token|jaas|credential|api[_-]?key|private[_-]?key`)
 var secretValue = regexp.MustCompile(`(?i)password\s*=|LoginModule|BEGIN [A-Z ]*PRIVATE KEY|secret\s*=|token\s*=`)
 
+// providerRef is a value that is wholly one reference to the worker's
+// EnvVarConfigProvider (config.providers=env in connect-mm2.properties).
+var providerRef = regexp.MustCompile(`^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$`)
+
+// clientProperties says whether a ConfigMap key holds a client properties
+// file for the connector, checked line by line.
+func clientProperties(key string) bool { return strings.HasSuffix(key, ".properties") }
+
+// configMapSecretProblems lists the entries of cm that look like secrets. An
+// entry must neither be named like a secret nor hold a secret-looking value,
+// with one exception: in a *.properties entry (the connector's client
+// settings, which the Job copies into the connector configuration), a
+// secret-looking property such as sasl.jaas.config is allowed when its value
+// is wholly a ${env:NAME} reference, which only the workers resolve.
+func configMapSecretProblems(cm *corev1.ConfigMap) []string {
+	var out []string
+	for _, k := range sortedKeys(cm.Data) {
+		v := cm.Data[k]
+		if secretName.MatchString(k) {
+			out = append(out, fmt.Sprintf("ConfigMap %s key %s looks like a secret: got it in a ConfigMap, want it in a Secret", cm.Name, k))
+			continue
+		}
+		if !clientProperties(k) {
+			if secretValue.MatchString(v) {
+				out = append(out, fmt.Sprintf("ConfigMap %s key %s looks like a secret: got it in a ConfigMap, want it in a Secret", cm.Name, k))
+			}
+			continue
+		}
+		lines, err := propertyLines(v)
+		if err != nil {
+			out = append(out, fmt.Sprintf("ConfigMap %s key %s: %v", cm.Name, k, err))
+			continue
+		}
+		for _, p := range lines {
+			switch {
+			case providerRef.MatchString(p.value):
+			case secretName.MatchString(p.key):
+				out = append(out, fmt.Sprintf("ConfigMap %s key %s line %d: %s is a literal: got it in a ConfigMap (and so in Connect's config topic), want wholly a ${env:NAME} reference resolved by the workers", cm.Name, k, p.line, p.key))
+			case secretValue.MatchString(p.value):
+				out = append(out, fmt.Sprintf("ConfigMap %s key %s line %d: %s looks like a secret: got a literal, want wholly a ${env:NAME} reference resolved by the workers", cm.Name, k, p.line, p.key))
+			}
+		}
+	}
+	return out
+}
+
 func TestSecretsComeOnlyFromSecrets(t *testing.T) {
 	m := load(t)
 	for _, name := range sortedKeys(m.configMaps) {
 		cm := m.configMaps[name]
-		for _, k := range sortedKeys(cm.Data) {
-			if secretName.MatchString(k) || secretValue.MatchString(cm.Data[k]) {
-				t.Errorf("ConfigMap %s key %s looks like a secret: got it in a ConfigMap, want it in a Secret", name, k)
-			}
+		for _, p := range configMapSecretProblems(cm) {
+			t.Error(p)
 		}
 		if len(cm.BinaryData) > 0 {
 			t.Errorf("ConfigMap %s: got binaryData keys %v, want none", name, sortedKeys(cm.BinaryData))
@@ -448,6 +494,62 @@ func TestSecretsComeOnlyFromSecrets(t *testing.T) {
 				t.Errorf("container %s: %s looks like a secret: got %+v, want a secretKeyRef", c.Name, k, v)
 			}
 		}
+	}
+}
+
+// TestSecretCheckRejectsLiteralClientSecrets proves that the provider
+// reference exception of configMapSecretProblems is no loophole: each mutation
+// of the connector's client properties puts a secret in the ConfigMap.
+func TestSecretCheckRejectsLiteralClientSecrets(t *testing.T) {
+	// ref is a line of the source client's block scalar; an added line gets its indent.
+	const file, ref, indent = "cutover/connector-clients.yaml", "sasl.jaas.config=${env:MM2_SOURCE_SASL_JAAS_CONFIG}\n", "    "
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := func(t *testing.T, data []byte) []string {
+		t.Helper()
+		obj, err := decodeStrict(data)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		cm, ok := obj.(*corev1.ConfigMap)
+		if !ok {
+			t.Fatalf("%s: got %T, want a ConfigMap", file, obj)
+		}
+		return configMapSecretProblems(cm)
+	}
+	if got := problems(t, data); len(got) > 0 {
+		t.Fatalf("unmutated %s: got %q, want no problem", file, got)
+	}
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"literal JAAS", ref,
+			`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="mm2" password="hunter2";` + "\n",
+			"sasl.jaas.config is a literal"},
+		{"reference inside a literal JAAS", ref,
+			`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="mm2" password="${env:MM2_SOURCE_PASSWORD}";` + "\n",
+			"sasl.jaas.config is a literal"},
+		{"reference with a tail", ref, "sasl.jaas.config=${env:MM2_SOURCE_SASL_JAAS_CONFIG};\n", "sasl.jaas.config is a literal"},
+		{"file provider, which the workers do not declare", ref, "sasl.jaas.config=${file:/etc/kafka/jaas.properties:source}\n", "sasl.jaas.config is a literal"},
+		{"literal keystore password", ref, ref + indent + "ssl.keystore.password=changeit\n", "ssl.keystore.password is a literal"},
+		{"login module under another key", ref, ref + indent + "sasl.login.module=org.apache.kafka.common.security.plain.PlainLoginModule required;\n", "sasl.login.module looks like a secret"},
+		{"JAAS split over lines", ref, "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n" + indent + "  username=\"mm2\" password=\"hunter2\";\n", "continuation"},
+		{"secret-named ConfigMap key, even as a reference", "  source-client.properties: |\n", "  MM2_SOURCE_SASL_JAAS_CONFIG: \"${env:X}\"\n  source-client.properties: |\n", "key MM2_SOURCE_SASL_JAAS_CONFIG looks like a secret"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !bytes.Contains(data, []byte(tc.old)) {
+				t.Fatalf("%s does not contain %q: update the mutation", file, tc.old)
+			}
+			got := problems(t, bytes.Replace(data, []byte(tc.old), []byte(tc.new), 1))
+			if !slices.ContainsFunc(got, func(p string) bool { return strings.Contains(p, tc.want) }) {
+				t.Errorf("got problems %q, want one mentioning %q", got, tc.want)
+			}
+		})
+	}
+	// A reference is accepted under any secret-looking key: the keystore
+	// password, too, may come from the workers' environment.
+	if got := problems(t, bytes.Replace(data, []byte(ref), []byte(ref+indent+"ssl.keystore.password=${env:MM2_SOURCE_KEYSTORE_PASSWORD}\n"), 1)); len(got) > 0 {
+		t.Errorf("ssl.keystore.password as a reference: got %q, want no problem", got)
 	}
 }
 
@@ -755,11 +857,11 @@ func TestJobConfiguration(t *testing.T) {
 			t.Errorf("%s: got %+v, want a non-empty value from ConfigMap %s", name, v, jobConfigMap)
 		}
 	}
-	// An optional plan: MM2CUTOVER_PLAN must name a file on a ConfigMap volume.
+	// An optional plan: MM2CUTOVER_PLAN must name a file on the plan ConfigMap's volume.
 	var planMount string
 	for _, vm := range c.VolumeMounts {
 		for _, v := range m.job().Spec.Template.Spec.Volumes {
-			if v.Name == vm.Name && v.ConfigMap != nil {
+			if v.Name == vm.Name && v.ConfigMap != nil && v.ConfigMap.Name == planConfigMap {
 				planMount = vm.MountPath
 			}
 		}
@@ -769,5 +871,149 @@ func TestJobConfiguration(t *testing.T) {
 	}
 	if planMount != "/plan" {
 		t.Errorf("plan ConfigMap mount: got %q, want /plan (MM2CUTOVER_PLAN=/plan/plan.json)", planMount)
+	}
+}
+
+// mountedFile resolves an absolute path in container c of the Job to the
+// ConfigMap key that the kubelet puts there: the path must lie on a read-only
+// mount of a ConfigMap volume, the ConfigMap must be among the manifests and
+// not optional, and the key must exist. It returns the key's content.
+func (m *manifests) mountedFile(c *corev1.Container, pod *corev1.PodSpec, path string) (string, error) {
+	for _, vm := range c.VolumeMounts {
+		var rel string
+		switch {
+		case vm.SubPath != "" && path == vm.MountPath:
+			rel = vm.SubPath
+		case vm.SubPath == "" && strings.HasPrefix(path, strings.TrimSuffix(vm.MountPath, "/")+"/"):
+			rel = strings.TrimPrefix(path, strings.TrimSuffix(vm.MountPath, "/")+"/")
+		default:
+			continue
+		}
+		i := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == vm.Name })
+		if i < 0 || pod.Volumes[i].ConfigMap == nil {
+			return "", fmt.Errorf("%s is on mount %s (volume %s), want a ConfigMap volume", path, vm.MountPath, vm.Name)
+		}
+		src := pod.Volumes[i].ConfigMap
+		if !vm.ReadOnly {
+			return "", fmt.Errorf("mount %s of ConfigMap %s: got readOnly false, want true", vm.MountPath, src.Name)
+		}
+		if src.Optional != nil && *src.Optional {
+			return "", fmt.Errorf("volume %s: ConfigMap %s is optional, want it required (the Job cannot run without %s)", vm.Name, src.Name, path)
+		}
+		cm, ok := m.configMaps[src.Name]
+		if !ok {
+			return "", fmt.Errorf("volume %s: ConfigMap %s is not among the manifests", vm.Name, src.Name)
+		}
+		key := rel
+		if len(src.Items) > 0 {
+			key = ""
+			for _, it := range src.Items {
+				if it.Path == rel {
+					key = it.Key
+				}
+			}
+			if key == "" {
+				return "", fmt.Errorf("volume %s: no item of ConfigMap %s has path %q", vm.Name, src.Name, rel)
+			}
+		}
+		data, ok := cm.Data[key]
+		if !ok {
+			return "", fmt.Errorf("%s: ConfigMap %s has no key %q (keys %v)", path, cm.Name, key, sortedKeys(cm.Data))
+		}
+		return data, nil
+	}
+	return "", fmt.Errorf("%s is on no volume mount of container %s", path, c.Name)
+}
+
+// TestConnectorClientFiles: the Job names the connector's client properties
+// files, they are mounted from a ConfigMap, they connect the way the Job's
+// own clients do, and every secret in them is a ${env:NAME} reference that
+// the workers resolve from a Secret, so that no credential is ever stored in
+// a ConfigMap or in Connect's config topic.
+func TestConnectorClientFiles(t *testing.T) {
+	m := load(t)
+	job := m.offsetJob(t)
+	jobEnv := m.environment(t, job)
+	workerEnv := m.environment(t, m.worker(t))
+	ref := regexp.MustCompile(`\$\{env:(\w+)\}`)
+	for _, tc := range []struct {
+		cluster, fileVar, protocolVar string
+	}{
+		{"source", "MM2CUTOVER_MM2_SOURCE_CLIENT", "MM2CUTOVER_SOURCE_SECURITY_PROTOCOL"},
+		{"target", "MM2CUTOVER_MM2_TARGET_CLIENT", "MM2CUTOVER_TARGET_SECURITY_PROTOCOL"},
+	} {
+		t.Run(tc.cluster, func(t *testing.T) {
+			path := jobEnv[tc.fileVar].value
+			if !strings.HasPrefix(path, "/") {
+				t.Fatalf("%s: got %q, want an absolute path (the connector's %s.cluster.* settings)", tc.fileVar, path, tc.cluster)
+			}
+			data, err := m.mountedFile(job, &m.job().Spec.Template.Spec, path)
+			if err != nil {
+				t.Fatalf("%s=%s: %v", tc.fileVar, path, err)
+			}
+			props, err := parseProperties(data)
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			for k := range props {
+				if strings.HasPrefix(k, "source.cluster.") || strings.HasPrefix(k, "target.cluster.") {
+					t.Errorf("%s: key %s: got a cluster prefix, want none (the Job adds %s.cluster.)", path, k, tc.cluster)
+				}
+			}
+
+			// The connector's clients reach the cluster the way the Job's do.
+			protocol := props["security.protocol"]
+			if protocol == "" {
+				protocol = "PLAINTEXT" // the Kafka clients' default
+			}
+			want := "PLAINTEXT" // the Job's flag default
+			if v, ok := jobEnv[tc.protocolVar]; ok {
+				want = v.value
+			}
+			if protocol != want {
+				t.Errorf("%s security.protocol: got %q, want %s %q", path, protocol, tc.protocolVar, want)
+			}
+			if strings.HasPrefix(protocol, "SASL_") {
+				for _, k := range []string{"sasl.mechanism", "sasl.jaas.config"} {
+					if props[k] == "" {
+						t.Errorf("%s: security.protocol=%s: got no %s, want one", path, protocol, k)
+					}
+				}
+			}
+
+			// Every reference resolves on the workers; every secret is a
+			// reference to a variable the workers take from a Secret.
+			for _, k := range sortedKeys(props) {
+				v := props[k]
+				for _, mm := range ref.FindAllStringSubmatch(v, -1) {
+					if _, ok := workerEnv[mm[1]]; !ok {
+						t.Errorf("%s: %s=%s: %s is not set on the worker container, want it set (EnvVarConfigProvider resolves it there)", path, k, v, mm[1])
+					}
+				}
+				if !secretName.MatchString(k) && !secretValue.MatchString(v) {
+					continue
+				}
+				mm := providerRef.FindStringSubmatch(v)
+				if mm == nil {
+					t.Errorf("%s: %s: got a literal, want wholly a ${env:NAME} reference", path, k)
+					continue
+				}
+				if w := workerEnv[mm[1]]; w.secretName == "" {
+					t.Errorf("%s: %s=%s: worker %s got %+v, want a secretKeyRef", path, k, v, mm[1], w)
+				}
+			}
+
+			// The target admin logging in with the workers' own JAAS
+			// configuration must use the workers' mechanism.
+			if props["sasl.jaas.config"] == "${env:CONNECT_SASL_JAAS_CONFIG}" {
+				mech := "PLAIN" // docker-entrypoint.sh's default
+				if v, ok := workerEnv["CONNECT_SASL_MECHANISM"]; ok {
+					mech = v.value
+				}
+				if got := props["sasl.mechanism"]; got != mech {
+					t.Errorf("%s sasl.mechanism: got %q, want CONNECT_SASL_MECHANISM %q (the JAAS configuration is the workers')", path, got, mech)
+				}
+			}
+		})
 	}
 }

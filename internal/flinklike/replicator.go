@@ -33,6 +33,9 @@ type Config struct {
 	Topics         []string // source topics; target topics have the same names
 	// Checkpoint is the interval between checkpoints (default 1 s).
 	Checkpoint time.Duration
+	// TargetTopic names the target topic of a source topic (default: the
+	// same name).
+	TargetTopic func(source string) string
 }
 
 // Stats counts what the replicator did.
@@ -57,6 +60,9 @@ type Replicator struct {
 func Start(ctx context.Context, cfg Config) (*Replicator, error) {
 	if cfg.Checkpoint <= 0 {
 		cfg.Checkpoint = time.Second
+	}
+	if cfg.TargetTopic == nil {
+		cfg.TargetTopic = func(s string) string { return s }
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r := &Replicator{cfg: cfg, cancel: cancel, done: make(chan struct{})}
@@ -244,7 +250,7 @@ func (j *job) run(ctx context.Context, mu *sync.Mutex, stats *Stats) error {
 			for {
 				select {
 				case m := <-msgs:
-					buf = append(buf, copyRecord(m))
+					buf = append(buf, copyRecord(m, j.cfg.TargetTopic(m.Topic)))
 					next[tp{m.Topic, m.Partition}] = m.Offset + 1
 				default:
 					break drain
@@ -254,7 +260,7 @@ func (j *job) run(ctx context.Context, mu *sync.Mutex, stats *Stats) error {
 		case err := <-errs:
 			return fmt.Errorf("read source: %w", err)
 		case m := <-msgs:
-			buf = append(buf, copyRecord(m))
+			buf = append(buf, copyRecord(m, j.cfg.TargetTopic(m.Topic)))
 			next[tp{m.Topic, m.Partition}] = m.Offset + 1
 		case <-ticker.C:
 			if err := checkpoint(); err != nil {
@@ -265,13 +271,13 @@ func (j *job) run(ctx context.Context, mu *sync.Mutex, stats *Stats) error {
 }
 
 // copyRecord writes the source record, bytes for bytes, to the same
-// partition of the same-named target topic, keeping its timestamp.
-func copyRecord(m *sarama.ConsumerMessage) *sarama.ProducerMessage {
+// partition of the target topic, keeping its timestamp.
+func copyRecord(m *sarama.ConsumerMessage, target string) *sarama.ProducerMessage {
 	hs := make([]sarama.RecordHeader, len(m.Headers))
 	for i, h := range m.Headers {
 		hs[i] = *h
 	}
-	pm := &sarama.ProducerMessage{Topic: m.Topic, Partition: m.Partition, Headers: hs, Timestamp: m.Timestamp}
+	pm := &sarama.ProducerMessage{Topic: target, Partition: m.Partition, Headers: hs, Timestamp: m.Timestamp}
 	if m.Key != nil {
 		pm.Key = sarama.ByteEncoder(m.Key)
 	}
