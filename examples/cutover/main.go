@@ -92,9 +92,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		o.auditPath = strings.TrimSuffix(o.planPath, ".json") + ".audit.jsonl"
 	}
 	c := &cli{s: s.WithDefaults(), o: o, out: stdout, log: log}
-	if c.env, err = cutover.Open(c.s); err != nil {
-		return report(stderr, err)
-	}
 	steps := map[string]func(context.Context) error{
 		"precheck": c.precheck, "plan": c.plan, "apply": c.apply, "verify": c.verify,
 		"resume": c.resume, "status": c.status, "run": c.runAll, "rollback": c.rollback,
@@ -104,6 +101,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cutover: unknown step %q\n", fs.Arg(0))
 		fs.Usage()
 		return cutover.ExitUsage
+	}
+	if c.env, err = cutover.Open(c.s); err != nil {
+		return report(stderr, err)
 	}
 	return report(stderr, step(ctx))
 }
