@@ -1003,15 +1003,20 @@ func TestConnectorClientFiles(t *testing.T) {
 				}
 			}
 
-			// The target admin logging in with the workers' own JAAS
-			// configuration must use the workers' mechanism.
+			// A client logging in with the workers' own JAAS configuration (the
+			// target admin) must use the workers' protocol and mechanism.
 			if props["sasl.jaas.config"] == "${env:CONNECT_SASL_JAAS_CONFIG}" {
-				mech := "PLAIN" // docker-entrypoint.sh's default
-				if v, ok := workerEnv["CONNECT_SASL_MECHANISM"]; ok {
-					mech = v.value
-				}
-				if got := props["sasl.mechanism"]; got != mech {
-					t.Errorf("%s sasl.mechanism: got %q, want CONNECT_SASL_MECHANISM %q (the JAAS configuration is the workers')", path, got, mech)
+				for _, c := range []struct{ key, workerVar, dflt string }{
+					{"security.protocol", "CONNECT_SECURITY_PROTOCOL", "SASL_PLAINTEXT"}, // docker-entrypoint.sh's defaults
+					{"sasl.mechanism", "CONNECT_SASL_MECHANISM", "PLAIN"},
+				} {
+					want := c.dflt
+					if v, ok := workerEnv[c.workerVar]; ok {
+						want = v.value
+					}
+					if got := props[c.key]; got != want {
+						t.Errorf("%s %s: got %q, want %s %q (the JAAS configuration is the workers')", path, c.key, got, c.workerVar, want)
+					}
 				}
 			}
 		})
