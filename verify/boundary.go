@@ -26,10 +26,15 @@ type Boundary struct {
 	// Pending is true when no record had arrived yet on the source at C or
 	// on the target at the target end offset: nothing to compare.
 	Pending bool `json:"pending,omitempty"`
+	// Idle is true when Pending because the source itself has no record at
+	// C yet: the partition received nothing since the old job stopped, so
+	// there is nothing MM2 could have copied. It is not a failure.
+	Idle bool `json:"idle,omitempty"`
 }
 
-// OK reports whether the two records were read and are the same.
-func (b Boundary) OK() bool { return !b.Pending && len(b.Differences) == 0 }
+// OK reports whether the two records were read and are the same, or the
+// partition is idle (no source record at C yet).
+func (b Boundary) OK() bool { return b.Idle || (!b.Pending && len(b.Differences) == 0) }
 
 // CompareRecords lists how a replicated record differs from its source
 // record: key, value, headers (in order) and timestamp. MirrorMaker 2 with
@@ -62,8 +67,11 @@ func CompareRecords(source, target kafkaadmin.Record) []string {
 // the record at the plan's target end offset on the target topic (named by
 // policy) is the source record at C. A partition with no record yet on
 // either side is read again every second until ctx ends; it is then
-// reported Pending. Errors: a read that failed for another reason than
-// kafkaadmin.ErrNoRecord, or a policy that cannot name a target topic.
+// reported Pending, and Idle when the source has no record at C either.
+// Run it after MM2 caught up (WaitCaughtUp), so that a source record at C
+// missing from the target means MM2 did not copy it. Errors: a read that
+// failed for another reason than kafkaadmin.ErrNoRecord, or a policy that
+// cannot name a target topic.
 func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy kafkaadmin.ReplicationPolicy) ([]Boundary, error) {
 	var out []Boundary
 	for _, e := range p.Entries {
@@ -84,6 +92,7 @@ func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *pl
 				continue
 			}
 			src, err := source.ReadRecord(ctx, kafkaadmin.TopicPartition{Topic: b.Partition.Topic, Partition: b.Partition.Partition}, b.SourceOffset)
+			b.Idle = errors.Is(err, kafkaadmin.ErrNoRecord)
 			if err == nil {
 				var dst kafkaadmin.Record
 				dst, err = target.ReadRecord(ctx, kafkaadmin.TopicPartition{Topic: b.TargetTopic, Partition: b.Partition.Partition}, b.TargetOffset)

@@ -71,7 +71,8 @@ func produce(ctx context.Context, t *testing.T, bootstrap, topic string, values 
 // TestCheckBoundary reads real records: the target's record at the target
 // end offset against the source's at C. A copy of the right record passes;
 // a copy of the record after it is a difference; a partition with nothing
-// yet at C stays pending until the deadline.
+// at C on the source is idle (not a failure); a source record at C that
+// never reached the target is a failure.
 func TestCheckBoundary(t *testing.T) {
 	sb := sandboxtest.Shared(t)
 	source, target := readers(t, sb)
@@ -100,8 +101,14 @@ func TestCheckBoundary(t *testing.T) {
 	short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
 	defer cancelShort()
 	got, err = verify.CheckBoundary(short, source, target, boundaryPlan(t, topic, 4, 4, 3), policy)
-	if err != nil || len(got) != 1 || !got[0].Pending || got[0].OK() {
-		t.Fatalf("nothing at C yet: %+v, %v; want pending", got, err)
+	if err != nil || len(got) != 1 || !got[0].Pending || !got[0].Idle || !got[0].OK() {
+		t.Fatalf("nothing at C on the source yet: %+v, %v; want pending, idle, not a failure", got, err)
+	}
+	short2, cancelShort2 := context.WithTimeout(ctx, 2*time.Second)
+	defer cancelShort2()
+	got, err = verify.CheckBoundary(short2, source, target, boundaryPlan(t, topic, 3, 4, 3), policy)
+	if err != nil || len(got) != 1 || !got[0].Pending || got[0].Idle || got[0].OK() {
+		t.Fatalf("source record at C never copied: %+v, %v; want pending and a failure", got, err)
 	}
 }
 

@@ -191,6 +191,8 @@ func printPost(w io.Writer, rep *cutover.PostReport) {
 	for _, b := range rep.Boundary {
 		verdict := "equals the source record at C"
 		switch {
+		case b.Idle:
+			verdict = "idle: no source record at C yet, nothing to compare"
 		case b.Pending:
 			verdict = "pending: no record yet"
 		case len(b.Differences) > 0:
