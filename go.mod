@@ -1,6 +1,6 @@
 module github.com/mm2cutover/mm2cutover
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/IBM/sarama v1.61.1
