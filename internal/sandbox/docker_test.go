@@ -5,15 +5,31 @@ import (
 	"errors"
 	"os/exec"
 	"testing"
+	"time"
 )
 
-func TestDockerBackendNeedsADaemon(t *testing.T) {
-	if err := exec.Command("docker", "info").Run(); err == nil {
-		t.Skip("a Docker daemon answers here; this test is for machines without one")
+// TestDockerBackend runs the smoke test through the Docker backend where a
+// daemon answers, and otherwise checks that Start says there is none.
+func TestDockerBackend(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := exec.CommandContext(ctx, "docker", "info").Run(); err != nil {
+		_, err := Start(ctx, Config{Docker: true, WorkDir: t.TempDir()})
+		if !errors.Is(err, ErrNoDocker) {
+			t.Fatalf("Start with Docker and no daemon: got %v, want ErrNoDocker", err)
+		}
+		return
 	}
-	_, err := Start(context.Background(), Config{Docker: true, WorkDir: t.TempDir()})
-	if !errors.Is(err, ErrNoDocker) {
-		t.Fatalf("Start with Docker and no daemon: got %v, want ErrNoDocker", err)
+	if testing.Short() {
+		t.Skip("the Docker backend pulls apache/kafka: runs without -short")
+	}
+	sb, err := Start(ctx, Config{Docker: true, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if _, err := Smoke(ctx, sb, 20); err != nil {
+		t.Fatalf("smoke through Docker: %v\n%s", err, sb.LogTails(30))
 	}
 }
 
