@@ -132,12 +132,28 @@ type Worker struct {
 }
 
 // Start starts the source and target clusters and cfg.Workers Connect workers
+// (see start). Ports are picked free, then bound by the JVMs; when another
+// process took one in between, Start tries again with new ports, up to
+// three times.
+func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
+	for attempt := 1; ; attempt++ {
+		s, err := start(ctx, cfg)
+		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "Address already in use") {
+			return s, err
+		}
+		if cfg.Logger != nil {
+			cfg.Logger.Warn("sandbox: a port was taken before the JVM bound it; starting again", "attempt", attempt)
+		}
+	}
+}
+
+// start starts the source and target clusters and cfg.Workers Connect workers
 // and waits until each is usable: a broker answers metadata requests; a worker
 // answers GET / and lists MirrorSourceConnector under GET /connector-plugins.
 // On failure everything already started is stopped, and the error carries the
 // tail of the failing process's log. Errors wrap ErrNoKafka when no
 // distribution can be found or fetched.
-func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
+func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -192,18 +208,15 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	}
 
 	// The two clusters format and start in parallel; each takes a few seconds.
+	if s.source, err = s.newBroker("source", java, dist, confDir, env); err != nil {
+		return nil, err
+	}
+	if s.target, err = s.newBroker("target", java, dist, confDir, env); err != nil {
+		return nil, err
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
-	for i, name := range []string{"source", "target"} {
-		b, err := s.newBroker(name, java, dist, confDir, env)
-		if err != nil {
-			return nil, err
-		}
-		if i == 0 {
-			s.source = b
-		} else {
-			s.target = b
-		}
+	for i, b := range []*Broker{s.source, s.target} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
