@@ -49,25 +49,24 @@ func ReadOffsets(ctx context.Context, c *connect.Client, connector string) ([]of
 
 // WaitReadBack reads the connector's offsets until they equal want (as a
 // set) or ctx ends, and returns the last comparison. Connect's GET offsets
-// is eventually consistent, so a first read may lag a PATCH. On failure the
-// error is a *ReadBackError carrying the comparison and its diff.
+// is eventually consistent, so a first read may lag a PATCH. When ctx ends
+// first the error is a *ReadBackError carrying the comparison and its diff;
+// a read that fails (the client has already retried transient errors) ends
+// the wait with that error.
 func WaitReadBack(ctx context.Context, c *connect.Client, connector string, want []offsets.ConnectOffset) (ReadBack, error) {
-	var last ReadBack
-	var lastErr error
 	for {
 		got, err := ReadOffsets(ctx, c, connector)
-		if err == nil {
-			last = CompareReadBack(want, got)
-			if last.OK() {
-				return last, nil
+		if err != nil {
+			if ctx.Err() != nil {
+				return ReadBack{}, &ReadBackError{Connector: connector, Err: ctx.Err()}
 			}
-		} else {
-			lastErr = err
+			return ReadBack{}, err
+		}
+		last := CompareReadBack(want, got)
+		if last.OK() {
+			return last, nil
 		}
 		if err := sleep(ctx, pollInterval); err != nil {
-			if lastErr != nil && len(last.Partitions) == 0 {
-				err = lastErr
-			}
 			return last, &ReadBackError{Connector: connector, ReadBack: last, Err: err}
 		}
 	}
@@ -191,8 +190,8 @@ func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadm
 			return nil, err
 		}
 		switch cfg["connector.class"] {
-		case "org.apache.kafka.connect.mirror.MirrorCheckpointConnector", "MirrorCheckpointConnector",
-			"org.apache.kafka.connect.mirror.MirrorHeartbeatConnector", "MirrorHeartbeatConnector":
+		case "org.apache.kafka.connect.mirror.MirrorCheckpointConnector", "MirrorCheckpointConnector", "MirrorCheckpoint",
+			"org.apache.kafka.connect.mirror.MirrorHeartbeatConnector", "MirrorHeartbeatConnector", "MirrorHeartbeat":
 			others = append(others, name+" ("+cfg["connector.class"]+")")
 		}
 	}

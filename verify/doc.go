@@ -6,9 +6,10 @@
 // already fetched — CompareReadBack, Guard, Lag, CompareRecords — and the I/O
 // is thin: WaitReadBack polls Connect's eventually consistent GET
 // /connectors/{name}/offsets until it equals the plan or a deadline passes;
-// Boundary reads, per partition, the first record MM2 wrote to the target and
-// the source record at the group offset C, and compares them; WaitLag follows
-// the lag until it reaches zero; Acceptance checks the shape the design
+// CheckBoundary reads, per partition, the first record MM2 wrote to the
+// target and the source record at the group offset C, and compares them;
+// WaitCaughtUp follows the lag (ReadLag) until MM2 has replicated what the
+// source held when it began; Acceptance checks the shape the design
 // insists on (no checkpoint or heartbeat connector, no offset-syncs topic,
 // the connector still configured as the plan recorded).
 //

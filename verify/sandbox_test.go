@@ -3,6 +3,7 @@ package verify_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,6 +18,12 @@ import (
 )
 
 func TestMain(m *testing.M) { sandboxtest.Main(m) }
+
+// unique adds a random part to a topic or connector name, so that runs
+// against a held sandbox do not collide.
+func unique(name string) string {
+	return name + "-" + strconv.FormatInt(time.Now().UnixNano()%1_000_000_000, 36)
+}
 
 func readers(t *testing.T, sb *sandbox.Sandbox) (source, target *kafkaadmin.Reader) {
 	t.Helper()
@@ -78,7 +85,7 @@ func TestCheckBoundary(t *testing.T) {
 	source, target := readers(t, sb)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topic := "verify-boundary"
+	topic := unique("verify-boundary")
 	for _, b := range []*sandbox.Broker{sb.Source(), sb.Target()} {
 		if err := sandbox.CreateTopic(ctx, b.Bootstrap(), topic, 1); err != nil {
 			t.Fatal(err)
@@ -123,12 +130,12 @@ func TestWaitReadBackReportsTheDiff(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	name := "verify-readback"
-	if _, err := c.Create(ctx, name, mirrorConfig(sb, name, "verify-readback"), connect.InitialStopped); err != nil {
+	name := unique("verify-readback")
+	if _, err := c.Create(ctx, name, mirrorConfig(sb, name, name), connect.InitialStopped); err != nil {
 		t.Fatal(err)
 	}
 	defer c.Delete(context.WithoutCancel(ctx), name)
-	want := []offsets.ConnectOffset{set("verify-readback", 0, 9)}
+	want := []offsets.ConnectOffset{set(name, 0, 9)}
 	short, cancelShort := context.WithTimeout(ctx, 3*time.Second)
 	defer cancelShort()
 	rb, err := verify.WaitReadBack(short, c, name, want)
