@@ -46,10 +46,8 @@ func TestAcceptance(t *testing.T) {
 	if err := sc.cutover(ctx); err != nil {
 		t.Fatalf("cutover: %v\n%s", err, out.String())
 	}
+	// runAll returns an error unless the verification after resume passed.
 	t.Logf("cutover report:\n%s", out.String())
-	if !strings.Contains(out.String(), "verification passed  true") {
-		t.Fatalf("the verification after resume did not pass")
-	}
 
 	// Rolling restart: each worker in turn stops gracefully (tasks stop and
 	// commit their offsets) and comes back.

@@ -71,6 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return cutover.ExitUsage
 	}
+	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json")
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -82,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return cutover.ExitUsage
 	}
-	s, err := flags.Settings()
+	s, err := flags.Settings() // also reads -plan, -audit, ... from the environment
 	if err != nil {
 		return report(stderr, err)
 	}

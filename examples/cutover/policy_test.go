@@ -8,7 +8,7 @@ import "testing"
 // record ends up there exactly once.
 func TestCutoverUnderDefaultPolicy(t *testing.T) {
 	sc, ctx := newTestScenario(t, "dp-", "default")
-	if got, want := sc.targetTopic("dp-orders"), "source.dp-orders"; got != want {
+	if got, want := sc.targetTopic("dp-orders"), "source.dp-orders"; got != want { // the policy, whatever the prefix
 		t.Fatalf("target topic %q, want %q", got, want)
 	}
 	if err := sc.cli.runAll(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,8 +18,11 @@ import (
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 
+// newTestScenario starts a scenario whose names begin with prefix and a
+// random part, so that runs against a held sandbox do not collide.
 func newTestScenario(t *testing.T, prefix, policy string) (*scenario, context.Context) {
 	t.Helper()
+	prefix += strconv.FormatInt(time.Now().UnixNano()%1_000_000, 36) + "-"
 	sb := sandboxtest.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
@@ -163,11 +167,17 @@ func TestRollbackAfterResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // the old job replicates under traffic
 	if _, err := sc.traffic.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	srcEnds, err := flinklike.LogEnds(ctx, sc.sb.Source().Bootstrap(), flinklike.All(sc.topics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := job.WaitCommitted(ctx, srcEnds); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := job.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -304,6 +305,17 @@ func (c *cli) rollback(ctx context.Context) error {
 		c.log.Info("rolling back after resume", "reason", err)
 		res, err = cutover.RollbackAfterResume(ctx, c.env, c.s, p, c.o.rollbackGroup, c.o.yes, audit)
 	}
+	reversePath := ""
+	if err == nil && res.Reverse != nil {
+		reversePath = strings.TrimSuffix(c.o.planPath, ".json") + ".reverse.json"
+		var buf bytes.Buffer
+		if err := res.Reverse.Encode(&buf); err != nil {
+			return err
+		}
+		if err := os.WriteFile(reversePath, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
 	if res != nil {
 		c.emit(res, func(w io.Writer) {
 			fmt.Fprintf(w, "phase\t%s\n", res.Phase)
@@ -313,7 +325,7 @@ func (c *cli) rollback(ctx context.Context) error {
 				return
 			}
 			if res.Reverse != nil {
-				fmt.Fprintf(w, "reverse plan\t%s\n", res.Reverse.Fingerprint)
+				fmt.Fprintf(w, "reverse plan\t%s (%s)\n", reversePath, res.Reverse.Fingerprint)
 				fmt.Fprintf(w, "group %s\t%d partitions committed at C' = M'+1\n", res.Group, res.Committed)
 				_ = res.Reverse.WriteSummary(w)
 			}

@@ -8,14 +8,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -63,10 +66,14 @@ type jobFixture struct {
 	env       []string
 	want      []offsets.ConnectOffset // what Connect must hold after the Job
 	client    *connect.Client
+	topicA    string
+	group     string
+	topics    []string
 }
 
 func newJobFixture(ctx context.Context, t *testing.T, name string) *jobFixture {
 	t.Helper()
+	name += "-" + strconv.FormatInt(time.Now().UnixNano()%1_000_000_000, 36) // unique on a held sandbox
 	sb := sandboxtest.Shared(t)
 	a, b := name+"-a", name+"-b"
 	for topic, n := range map[string]int32{a: 3, b: 2} {
@@ -87,11 +94,17 @@ func newJobFixture(ctx context.Context, t *testing.T, name string) *jobFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	want := map[flinklike.Partition]int64{{Topic: b, Partition: 1}: 0}
+	for _, p := range parts {
+		want[p] = 30
+	}
+	if err := job.WaitCommitted(ctx, want); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := job.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	f := &jobFixture{sb: sb, connector: name + "-mm2"}
+	f := &jobFixture{sb: sb, connector: name + "-mm2", topicA: a, group: group, topics: []string{a, b}}
 	f.env = []string{
 		"MM2CUTOVER_SOURCE_BOOTSTRAP=" + sb.Source().Bootstrap(),
 		"MM2CUTOVER_TARGET_BOOTSTRAP=" + sb.Target().Bootstrap(),
@@ -174,7 +187,7 @@ func TestJobNeverRewindsAConnectorThatRan(t *testing.T) {
 	if _, err := f.client.WaitRunning(ctx, f.connector); err != nil {
 		t.Fatal(err)
 	}
-	topic := strings.TrimSuffix(f.connector, "-mm2") + "-a"
+	topic := f.topicA
 	if err := flinklike.Produce(ctx, f.sb.Source().Bootstrap(), []flinklike.Partition{{Topic: topic, Partition: 0}}, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -212,22 +225,65 @@ func TestJobNeverRewindsAConnectorThatRan(t *testing.T) {
 	t.Logf("refused: %s", r.Error)
 }
 
-// TestJobRefusesABadMountedPlan reads a plan whose content was edited after
-// it was fingerprinted: nothing is created.
-func TestJobRefusesABadMountedPlan(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+// TestJobMountedPlan applies a plan mounted as a file, and refuses, before
+// anything is created, a plan of an unknown schema version, a plan edited
+// after it was fingerprinted, and a plan that is named but absent.
+func TestJobMountedPlan(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	f := newJobFixture(ctx, t, "job-badplan")
-	path := filepath.Join(t.TempDir(), "plan.json")
-	if err := os.WriteFile(path, []byte(`{"schema_version": 99}`), 0o644); err != nil {
+	f := newJobFixture(ctx, t, "job-mounted")
+	s := cutover.Settings{
+		Source:     kafkaadmin.Config{BootstrapServers: []string{f.sb.Source().Bootstrap()}},
+		Target:     kafkaadmin.Config{BootstrapServers: []string{f.sb.Target().Bootstrap()}},
+		ConnectURL: f.sb.ConnectURL(), Connector: f.connector, Group: f.group, Topics: f.topics,
+		StabilityWindow: time.Second,
+	}.WithDefaults()
+	env, err := cutover.Open(s)
+	if err != nil {
 		t.Fatal(err)
 	}
-	code, r, stderr := runJob(t, append(f.env, "MM2CUTOVER_PLAN="+path)...)
-	if code != 4 || r.Result != "refused" || r.PlanSource != "" {
-		t.Fatalf("exit %d, %+v; want 4, refused\n%s", code, r, stderr)
+	p, _, err := cutover.MakePlan(ctx, env, s, time.Now())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := f.client.Connector(ctx, f.connector); !errors.Is(err, connect.ErrNotFound) {
-		t.Fatalf("a connector was created from a bad plan: %v", err)
+	var buf bytes.Buffer
+	if err := p.Encode(&buf); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("refused: %s", r.Error)
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	edited := strings.Replace(buf.String(), `"log_end":30`, `"log_end":31`, 1)
+	if edited == buf.String() {
+		t.Fatalf("the plan has no log_end 30 to edit:\n%s", buf.String())
+	}
+	for _, tc := range []struct {
+		name, path string
+		code       int
+		want       string
+	}{
+		{"unknown schema version", write("v99.json", `{"schema_version": 99}`), 4, "schema version"},
+		{"edited after its fingerprint", write("edited.json", edited), 4, "fingerprint"},
+		{"named but absent", filepath.Join(dir, "absent.json"), 2, "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, r, stderr := runJob(t, append(f.env, "MM2CUTOVER_PLAN="+tc.path)...)
+			if code != tc.code || !strings.Contains(r.Error, tc.want) {
+				t.Fatalf("exit %d, %+v; want %d and %q\n%s", code, r, tc.code, tc.want, stderr)
+			}
+			if _, err := f.client.Connector(ctx, f.connector); !errors.Is(err, connect.ErrNotFound) {
+				t.Fatalf("a connector was created: %v", err)
+			}
+		})
+	}
+	code, r, stderr := runJob(t, append(f.env, "MM2CUTOVER_PLAN="+write("plan.json", buf.String()))...)
+	if code != 0 || r.Result != "applied" || r.PlanSource != "mounted" || r.Fingerprint != p.Fingerprint {
+		t.Fatalf("valid mounted plan: exit %d, %+v\n%s", code, r, stderr)
+	}
+	f.offsets(ctx, t)
 }

@@ -23,7 +23,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -67,30 +66,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("job", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	flags := cutover.BindFlags(fs)
-	planPath := fs.String("plan", "", "a plan to apply (e.g. mounted from a ConfigMap); empty or absent: build one")
+	planPath := fs.String("plan", "", "a plan to apply (e.g. mounted from a ConfigMap); empty: build one")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	flags.AlsoFromEnv("plan")
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	res := result{}
-	code := apply(ctx, flags, *planPath, log, stderr, &res)
+	code := apply(ctx, flags, planPath, log, stderr, &res)
 	res.Seconds = time.Since(start).Seconds()
 	b, _ := json.Marshal(res)
 	fmt.Fprintln(stdout, string(b))
 	return code
 }
 
-func apply(ctx context.Context, flags *cutover.Flags, planPath string, log *slog.Logger, stderr io.Writer, res *result) int {
+// apply runs the Job. planFlag is read after flags.Settings, which also sets
+// it from MM2CUTOVER_PLAN.
+func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slog.Logger, stderr io.Writer, res *result) int {
 	s, err := flags.Settings()
 	if err != nil {
 		return classify(res, err)
 	}
-	if v, ok := os.LookupEnv("MM2CUTOVER_PLAN"); ok && planPath == "" {
-		planPath = v
-	}
+	planPath := *planFlag
 	s.ToolVersion, s.Logger = "mm2cutover-job/"+version, log
 	if at := os.Getenv(crashEnv); at != "" {
 		s.OnStep = func(step string) {
@@ -108,7 +108,13 @@ func apply(ctx context.Context, flags *cutover.Flags, planPath string, log *slog
 	}
 
 	var p *plan.Plan
-	if f, err := os.Open(planPath); planPath != "" && err == nil {
+	if planPath != "" {
+		// A plan named but absent is refused: the Job never applies a plan
+		// nobody reviewed in place of the one that was meant.
+		f, err := os.Open(planPath)
+		if err != nil {
+			return classify(res, fmt.Errorf("%w: mounted plan: %w", cutover.ErrSettings, err))
+		}
 		p, err = plan.Decode(f)
 		f.Close()
 		if err != nil {
@@ -116,9 +122,6 @@ func apply(ctx context.Context, flags *cutover.Flags, planPath string, log *slog
 		}
 		res.PlanSource = "mounted"
 	} else {
-		if planPath != "" && !errors.Is(err, os.ErrNotExist) {
-			return classify(res, err)
-		}
 		if p, _, err = cutover.MakePlan(ctx, env, s, time.Now()); err != nil {
 			return classify(res, err)
 		}

@@ -58,7 +58,13 @@ func TestReplicatorCopiesExactlyOnceAcrossRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	ends, err := flinklike.LogEnds(ctx, sb.Source().Bootstrap(), flinklike.All(map[string]int32{"fl-a": 3, "fl-b": 2, "fl-empty": 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WaitCommitted(ctx, ends); err != nil {
+		t.Fatal(err)
+	}
 	st, err := r.Stop()
 	if err != nil {
 		t.Fatal(err)

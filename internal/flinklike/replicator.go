@@ -97,6 +97,55 @@ func (r *Replicator) Stats() Stats {
 	return s
 }
 
+// WaitCommitted waits until the job has committed, for every partition of
+// want, exactly that offset (typically the log end: it has caught up), or
+// ctx ends.
+func (r *Replicator) WaitCommitted(ctx context.Context, want map[Partition]int64) error {
+	for {
+		st := r.Stats()
+		done := true
+		for p, o := range want {
+			if c, ok := st.Committed[p.Topic][p.Partition]; !ok || c != o {
+				done = false
+				break
+			}
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-r.done:
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return fmt.Errorf("the job ended before it committed %v: %v", want, r.err)
+		case <-ctx.Done():
+			return fmt.Errorf("the job did not commit %v: %w (committed %v)", want, ctx.Err(), st.Committed)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// LogEnds returns the end offset of each partition.
+func LogEnds(ctx context.Context, bootstrap string, parts []Partition) (map[Partition]int64, error) {
+	client, err := sarama.NewClient([]string{bootstrap}, saramaConfig("flinklike-ends"))
+	if err != nil {
+		return nil, err
+	}
+	defer client.Close()
+	out := make(map[Partition]int64, len(parts))
+	for _, p := range parts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		end, err := client.GetOffset(p.Topic, p.Partition, sarama.OffsetNewest)
+		if err != nil {
+			return nil, err
+		}
+		out[p] = end
+	}
+	return out, nil
+}
+
 // Stop takes a final checkpoint and stops the job; it returns the job's
 // error, if it failed.
 func (r *Replicator) Stop() (Stats, error) {

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -86,6 +88,80 @@ func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	if err := p.Blocked(); err != nil {
 		return err
 	}
+	if err := checkScope(ctx, env, s, p); err != nil {
+		return err
+	}
+	cfg, err := ConnectorConfig(s)
+	if err != nil {
+		return err
+	}
+	if d := plan.ConfigDigest(cfg); d != p.ConfigDigest {
+		return fmt.Errorf("%w: the connector configuration's digest %s is not the plan's %s: build a new plan for this configuration",
+			ErrPlanMismatch, d, p.ConfigDigest)
+	}
+	return nil
+}
+
+// planTopics returns the plan's source topics, sorted.
+func planTopics(p *plan.Plan) []string {
+	var topics []string
+	for _, e := range p.Entries {
+		if len(topics) == 0 || topics[len(topics)-1] != e.Partition.Topic {
+			topics = append(topics, e.Partition.Topic)
+		}
+	}
+	return topics
+}
+
+// StillHolds re-reads the clusters and refuses, with ErrPlanMismatch, a plan
+// that no longer describes them: a committed offset of the group moved (the
+// old job, or someone, committed since the plan); retention deleted records
+// MM2 is to start from (the log start is past M+1, or past 0 for a cleared
+// partition: MM2's seek would fall out of range and auto.offset.reset would
+// skip more); or a target partition received records since the plan (its
+// end offset moved: something else writes there). Apply and Resume call it,
+// so a plan mounted or resumed days later is checked against now.
+func StillHolds(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
+	reading, err := env.Source.ReadGroup(ctx, p.GroupID, planTopics(p))
+	if err != nil {
+		return fmt.Errorf("re-read group %s: %w", p.GroupID, err)
+	}
+	ends, err := targetEnds(ctx, env, s, reading.Topics)
+	if err != nil {
+		return err
+	}
+	var problems []string
+	for _, e := range p.Entries {
+		tp := kafkaadmin.TopicPartition{Topic: e.Partition.Topic, Partition: e.Partition.Partition}
+		now := offsets.GroupOffset{}
+		if c, ok := reading.Offsets.Committed[tp]; ok {
+			now = offsets.NewGroupOffset(c.Offset)
+		}
+		if !now.Equal(e.GroupOffset) {
+			problems = append(problems, fmt.Sprintf("%s: committed offset moved from %s to %s", e.Partition, e.GroupOffset, now))
+		}
+		if e.Action != offsets.ActionBlock {
+			start := e.Bounds.Start
+			if m, ok := e.Offset.Get(); ok {
+				start = m + 1
+			}
+			if b := reading.Bounds[tp]; b.Start > start {
+				problems = append(problems, fmt.Sprintf("%s: log start %d is past offset %d where MM2 starts: retention deleted %d records since the plan", e.Partition, b.Start, start, b.Start-start))
+			}
+		}
+		if end, ok := ends[e.Partition]; ok && end != e.TargetEnd {
+			problems = append(problems, fmt.Sprintf("%s: target end offset moved from %d to %d: something wrote to the target since the plan", e.Partition, e.TargetEnd, end))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: the plan no longer describes the clusters; build a new plan:\n  %s", ErrPlanMismatch, strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// checkScope refuses a plan for another connector or alias, or for other
+// clusters than those the settings reach.
+func checkScope(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	if p.ConnectorName != s.Connector || p.SourceAlias != s.SourceAlias {
 		return fmt.Errorf("%w: the plan is for connector %q with source alias %q, the settings name %q and %q",
 			ErrPlanMismatch, p.ConnectorName, p.SourceAlias, s.Connector, s.SourceAlias)
@@ -102,14 +178,6 @@ func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 		return fmt.Errorf("%w: the plan was built on source %s and target %s, these are %s and %s",
 			ErrPlanMismatch, p.SourceClusterID, p.TargetClusterID, src, tgt)
 	}
-	cfg, err := ConnectorConfig(s)
-	if err != nil {
-		return err
-	}
-	if d := plan.ConfigDigest(cfg); d != p.ConfigDigest {
-		return fmt.Errorf("%w: the connector configuration's digest %s is not the plan's %s: build a new plan for this configuration",
-			ErrPlanMismatch, d, p.ConfigDigest)
-	}
 	return nil
 }
 
@@ -123,6 +191,9 @@ func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit) (*ApplyResult, error) {
 	s = s.WithDefaults()
 	if err := CheckPlan(ctx, env, s, p); err != nil {
+		return nil, err
+	}
+	if err := StillHolds(ctx, env, s, p); err != nil {
 		return nil, err
 	}
 	cfg, err := ConnectorConfig(s)

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -21,6 +22,19 @@ const (
 // ErrCheckFailed marks a verification that ran and did not pass.
 var ErrCheckFailed = errors.New("verification failed")
 
+// badPlan reports a plan that does not decode or validate: retrying never
+// helps.
+func badPlan(err error) bool {
+	for _, e := range []error{plan.ErrMalformed, plan.ErrUnknownField, plan.ErrTrailingData, plan.ErrSchemaVersion,
+		plan.ErrMissingField, plan.ErrInvalidField, plan.ErrNoPartitions, plan.ErrDuplicatePartition, plan.ErrUnsorted,
+		plan.ErrUnknownPartition, plan.ErrMissingTargetEnd, plan.ErrInconsistent, plan.ErrFingerprint, plan.ErrConfigMismatch} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // ExitStatus maps the error of a step to the exit status of the binaries.
 func ExitStatus(err error) int {
 	switch {
@@ -29,8 +43,8 @@ func ExitStatus(err error) int {
 	case errors.Is(err, ErrNotApproved):
 		return ExitNotApproved
 	case errors.Is(err, verify.ErrStaleOffsets), errors.Is(err, ErrPlanMismatch), errors.Is(err, ErrGroupOffsets),
-		errors.Is(err, ErrHasRun), errors.Is(err, connect.ErrNotStopped), errors.Is(err, plan.ErrFingerprint),
-		errors.Is(err, plan.ErrSchemaVersion), errors.Is(err, plan.ErrMalformed), errors.Is(err, plan.ErrUnknownField):
+		errors.Is(err, ErrHasRun), errors.Is(err, ErrNotApplied), errors.Is(err, connect.ErrNotStopped),
+		errors.Is(err, kafkaadmin.ErrGroupActive), badPlan(err):
 		return ExitRefused
 	case errors.Is(err, ErrPrecheck), errors.Is(err, plan.ErrBlocked), errors.Is(err, verify.ErrReadBack),
 		errors.Is(err, ErrCheckFailed):

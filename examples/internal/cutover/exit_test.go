@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -31,6 +32,11 @@ func TestExitStatus(t *testing.T) {
 		{fmt.Errorf("%w: x", ErrGroupOffsets), ExitRefused},
 		{fmt.Errorf("%w: x", ErrHasRun), ExitRefused},
 		{ErrNotApproved, ExitNotApproved},
+		{fmt.Errorf("%w: x", ErrNotApplied), ExitRefused},
+		{fmt.Errorf("%w: members", kafkaadmin.ErrGroupActive), ExitRefused},
+		{fmt.Errorf("mounted plan: %w", plan.ErrTrailingData), ExitRefused},
+		{fmt.Errorf("mounted plan: %w", plan.ErrInconsistent), ExitRefused},
+		{fmt.Errorf("mounted plan: %w", plan.ErrFingerprint), ExitRefused},
 	} {
 		if got := ExitStatus(tc.err); got != tc.want {
 			t.Errorf("ExitStatus(%v) = %d, want %d", tc.err, got, tc.want)

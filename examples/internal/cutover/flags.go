@@ -20,7 +20,10 @@ import (
 // MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD and
 // MM2CUTOVER_CONNECT_PASSWORD.
 type Flags struct {
-	fs                                                *flag.FlagSet
+	fs *flag.FlagSet
+	// names are the flags BindFlags defined: only these are read from the
+	// environment (never a binary's own flags such as -yes).
+	names                                             map[string]bool
 	s                                                 Settings
 	srcBoot, tgtBoot, srcSec, tgtSec                  string
 	srcMech, tgtMech, srcUser, tgtUser, srcCA, tgtCA  string
@@ -59,13 +62,24 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&s.StabilityWindow, "stability-window", 30*time.Second, "how long the group's offsets must stay unchanged")
 	fs.DurationVar(&s.ReadBackTimeout, "readback-timeout", 2*time.Minute, "how long to wait for Connect's offsets to equal the plan")
 	fs.DurationVar(&s.CatchUpTimeout, "catchup-timeout", 5*time.Minute, "how long to wait, after resume, for the boundary records and for MM2 to catch up")
+	f.names = map[string]bool{}
+	fs.VisitAll(func(fl *flag.Flag) { f.names[fl.Name] = true })
 	return f
+}
+
+// AlsoFromEnv lets the named flags of the binary itself (such as -plan) be
+// set from MM2CUTOVER_<NAME> too. Never name an approval such as -yes: an
+// approval must be given on the command line.
+func (f *Flags) AlsoFromEnv(names ...string) {
+	for _, n := range names {
+		f.names[n] = true
+	}
 }
 
 // Settings returns the settings from the parsed flags and the environment.
 // Errors wrap ErrSettings.
 func (f *Flags) Settings() (Settings, error) {
-	if err := fromEnv(f.fs); err != nil {
+	if err := fromEnv(f.fs, f.names); err != nil {
 		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
 	}
 	s := f.s
@@ -86,14 +100,14 @@ func (f *Flags) Settings() (Settings, error) {
 	return s, s.Validate()
 }
 
-// fromEnv sets every flag not given on the command line from
+// fromEnv sets each named flag not given on the command line from
 // MM2CUTOVER_<NAME>, with dashes as underscores.
-func fromEnv(fs *flag.FlagSet) error {
+func fromEnv(fs *flag.FlagSet, names map[string]bool) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		if given[f.Name] || err != nil {
+		if !names[f.Name] || given[f.Name] || err != nil {
 			return
 		}
 		key := "MM2CUTOVER_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -128,7 +142,9 @@ func splitList(s string) []string {
 	return out
 }
 
-// readProperties reads a Java properties file of key=value lines.
+// readProperties reads a Java properties file (java.util.Properties.load):
+// "key=value", "key: value" or "key value" lines, '#' and '!' comments,
+// lines continued by a trailing backslash, and backslash escapes.
 func readProperties(path string) (map[string]string, error) {
 	if path == "" {
 		return nil, nil
@@ -137,19 +153,90 @@ func readProperties(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseProperties(string(b))
+}
+
+func parseProperties(text string) (map[string]string, error) {
 	out := map[string]string{}
-	for i, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "!") {
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimLeft(lines[i], " \t\f")
+		if line == "" || line[0] == '#' || line[0] == '!' {
 			continue
 		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			return nil, fmt.Errorf("%s:%d: not key=value", path, i+1)
+		// A line ending in an odd number of backslashes continues on the next.
+		for continued(line) && i+1 < len(lines) {
+			i++
+			line = line[:len(line)-1] + strings.TrimLeft(lines[i], " \t\f")
 		}
-		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		if continued(line) {
+			line = line[:len(line)-1]
+		}
+		key, rest := splitKey(line)
+		if key == "" {
+			return nil, fmt.Errorf("line %d: no key", i+1)
+		}
+		out[unescape(key)] = unescape(rest)
 	}
 	return out, nil
+}
+
+func continued(line string) bool {
+	n := 0
+	for i := len(line) - 1; i >= 0 && line[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// splitKey splits a logical line at the first unescaped '=', ':' or
+// whitespace, and drops the separator and the whitespace around it.
+func splitKey(line string) (key, value string) {
+	end := len(line)
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if c == '\\' {
+			i++
+			continue
+		}
+		if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
+			end = i
+			break
+		}
+	}
+	key, rest := line[:end], strings.TrimLeft(line[end:], " \t\f")
+	if rest != "" && (rest[0] == '=' || rest[0] == ':') {
+		rest = strings.TrimLeft(rest[1:], " \t\f")
+	}
+	return key, rest
+}
+
+func unescape(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 'f':
+			b.WriteByte('\f')
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }
 
 func acceptances(list, by string) ([]plan.ExpiredAcceptance, error) {

@@ -15,6 +15,10 @@ import (
 // it would do.
 var ErrNotApproved = errors.New("resume not approved")
 
+// ErrNotApplied matches a resume refused because the connector does not hold
+// all of the plan's offsets yet.
+var ErrNotApplied = errors.New("plan not applied")
+
 // ResumeIntent says what Resume would do, or did.
 type ResumeIntent struct {
 	Connector   string `json:"connector"`
@@ -37,7 +41,17 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	if err := CheckPlan(ctx, env, s, p); err != nil {
 		return in, err
 	}
-	var err error
+	if err := StillHolds(ctx, env, s, p); err != nil {
+		return in, err
+	}
+	live, err := env.Connect.Config(ctx, name)
+	if err != nil {
+		return in, fmt.Errorf("config of %s: %w", name, err)
+	}
+	if d := plan.ConfigDigest(live); d != p.ConfigDigest {
+		return in, fmt.Errorf("%w: connector %s is configured with digest %s, the plan's is %s: it was changed after apply; resuming it could read other topics or another alias",
+			ErrPlanMismatch, name, d, p.ConfigDigest)
+	}
 	if in.State, err = requireStopped(ctx, env, name); err != nil {
 		return in, fmt.Errorf("connector %s is %s, not STOPPED: resume applies only to a connector the cutover left STOPPED: %w", name, in.State, err)
 	}
@@ -52,7 +66,7 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	if action, err := verify.Guard(want, got); err != nil {
 		return in, err
 	} else if action != verify.AlreadyApplied {
-		return in, fmt.Errorf("connector %s does not hold all of the plan's offsets yet (%s): run apply first", name, verify.CompareReadBack(want, got))
+		return in, fmt.Errorf("%w: connector %s does not hold all of the plan's offsets yet (%s): run apply first", ErrNotApplied, name, verify.CompareReadBack(want, got))
 	}
 	in.Action = fmt.Sprintf("PUT /connectors/%s/resume: MM2 starts reading each of %d source partitions at its planned position (plan %s)",
 		name, len(p.Entries), p.Fingerprint)

@@ -51,10 +51,10 @@ func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Pla
 	name := s.Connector
 	res := &RollbackResult{Connector: name, Phase: "before-resume"}
 	if state, err := requireStopped(ctx, env, name); err != nil {
-		if errors.Is(err, connect.ErrNotFound) {
-			return res, fmt.Errorf("connector %s: %w", name, err)
+		if errors.Is(err, connect.ErrNotStopped) {
+			return res, fmt.Errorf("%w: connector %s is %s: a rollback before resume needs it STOPPED; roll back after resume: %w", ErrHasRun, name, state, err)
 		}
-		return res, fmt.Errorf("%w: connector %s is %s: a rollback before resume needs it STOPPED; roll back after resume", ErrHasRun, name, state)
+		return res, fmt.Errorf("connector %s (state %s): %w", name, state, err)
 	}
 	got, err := verify.ReadOffsets(ctx, env.Connect, name)
 	if err != nil {
@@ -108,12 +108,30 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 	if !approve {
 		return res, ErrNotApproved
 	}
+	if err := forward.Validate(); err != nil {
+		return res, err
+	}
+	if err := checkScope(ctx, env, s, forward); err != nil {
+		return res, err
+	}
+	topics := planTopics(forward)
+	// Refuse before stopping anything when the group holds commits nobody
+	// expects: neither absent nor the old job's. A retried rollback (the
+	// connector already STOPPED) is checked after C' is known, below.
+	if st, err := env.Connect.Status(ctx, name); err != nil {
+		return res, fmt.Errorf("status of %s: %w", name, err)
+	} else if st.Connector.State != connect.StateStopped {
+		if err := guardGroup(ctx, env, forward, group, topics, nil); err != nil {
+			_ = audit.Record("refuse", name, forward.Fingerprint, err.Error())
+			return res, err
+		}
+	}
 	g, err := env.Source.DescribeGroup(ctx, group)
 	if err != nil {
 		return res, err
 	}
 	if len(g.Members) > 0 {
-		return res, fmt.Errorf("group %s has %d members: stop its consumers before the rollback writes its offsets", group, len(g.Members))
+		return res, fmt.Errorf("%w: group %s has %d members: stop its consumers before the rollback writes its offsets", kafkaadmin.ErrGroupActive, group, len(g.Members))
 	}
 	if err := env.Connect.Stop(ctx, name); err != nil {
 		return res, fmt.Errorf("stop %s: %w", name, err)
@@ -145,12 +163,6 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 	}
 
 	// The reverse plan, in the forward plan's format.
-	var topics []string
-	for _, e := range forward.Entries {
-		if len(topics) == 0 || topics[len(topics)-1] != e.Partition.Topic {
-			topics = append(topics, e.Partition.Topic)
-		}
-	}
 	pc := &Precheck{SourceClusterID: forward.SourceClusterID, TargetClusterID: forward.TargetClusterID, Group: reverse}
 	if pc.Bounds, pc.TargetEnds, err = bounds(ctx, env, s, forward); err != nil {
 		return res, err
@@ -168,31 +180,13 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 	}
 	_ = audit.Record("rollback-plan", name, res.Reverse.Fingerprint, map[string]any{"group": group, "partitions": len(res.Reverse.Entries)})
 
-	// Guard the group, commit, read back.
-	current, err := env.Source.GroupOffsets(ctx, group, topics)
-	if err != nil {
-		return res, err
-	}
+	// Guard the group again, now that C' is known; commit; read back.
 	write := map[kafkaadmin.TopicPartition]int64{}
-	var stale []string
 	for _, e := range res.Reverse.Entries {
-		tp := kafkaadmin.TopicPartition{Topic: e.Partition.Topic, Partition: e.Partition.Partition}
 		cPrime, _ := e.GroupOffset.Get()
-		write[tp] = cPrime
-		have, ok := current.Committed[tp]
-		if !ok || have.Offset == cPrime {
-			continue
-		}
-		if fe, found := forward.Lookup(e.Partition); found && group == forward.GroupID {
-			if c, ok := fe.GroupOffset.Get(); ok && c == have.Offset {
-				continue
-			}
-		}
-		stale = append(stale, fmt.Sprintf("%s at %d (C' %d)", e.Partition, have.Offset, cPrime))
+		write[kafkaadmin.TopicPartition{Topic: e.Partition.Topic, Partition: e.Partition.Partition}] = cPrime
 	}
-	if len(stale) > 0 {
-		sort.Strings(stale)
-		err := fmt.Errorf("%w: group %s has commits that are neither the old job's nor the reverse plan's: %v", ErrGroupOffsets, group, stale)
+	if err := guardGroup(ctx, env, forward, group, topics, write); err != nil {
 		_ = audit.Record("refuse", name, res.Reverse.Fingerprint, err.Error())
 		return res, err
 	}
@@ -211,6 +205,37 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 	res.Committed = len(write)
 	_ = audit.Record("rollback", name, res.Reverse.Fingerprint, map[string]any{"phase": res.Phase, "group": group, "committed": res.Committed})
 	return res, nil
+}
+
+// guardGroup refuses, with ErrGroupOffsets, a group holding a commit that is
+// neither absent, nor the forward plan's C (when group is the forward plan's
+// group: the old job's commit, untouched since), nor the reverse plan's C'
+// (reverse; nil before C' is known).
+func guardGroup(ctx context.Context, env *Env, forward *plan.Plan, group string, topics []string, reverse map[kafkaadmin.TopicPartition]int64) error {
+	current, err := env.Source.GroupOffsets(ctx, group, topics)
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for _, e := range forward.Entries {
+		tp := kafkaadmin.TopicPartition{Topic: e.Partition.Topic, Partition: e.Partition.Partition}
+		have, ok := current.Committed[tp]
+		if !ok {
+			continue
+		}
+		if cPrime, known := reverse[tp]; known && have.Offset == cPrime {
+			continue
+		}
+		if c, ok := e.GroupOffset.Get(); ok && group == forward.GroupID && c == have.Offset {
+			continue
+		}
+		stale = append(stale, fmt.Sprintf("%s at %d", e.Partition, have.Offset))
+	}
+	if len(stale) > 0 {
+		sort.Strings(stale)
+		return fmt.Errorf("%w: group %s has commits that are neither the old job's nor the reverse plan's: %v", ErrGroupOffsets, group, stale)
+	}
+	return nil
 }
 
 // settledOffsets reads the connector's offsets until two reads a second
