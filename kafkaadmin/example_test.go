@@ -1,0 +1,43 @@
+package kafkaadmin_test
+
+import (
+	"fmt"
+
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+)
+
+// A Flink group looks Empty even while the job runs; what shows it stopped
+// is that its commits stay put between two readings.
+func ExampleDiffCommitted() {
+	tp := kafkaadmin.TopicPartition{Topic: "orders", Partition: 0}
+	before := kafkaadmin.GroupOffsets{Group: "flink", Partitions: []kafkaadmin.TopicPartition{tp},
+		Committed: map[kafkaadmin.TopicPartition]kafkaadmin.Commit{tp: {Offset: 1200}}}
+	after := kafkaadmin.GroupOffsets{Group: "flink", Partitions: []kafkaadmin.TopicPartition{tp},
+		Committed: map[kafkaadmin.TopicPartition]kafkaadmin.Commit{tp: {Offset: 1250}}}
+	for _, c := range kafkaadmin.DiffCommitted(before, after) {
+		fmt.Printf("%s moved from %d to %d: the job still commits\n", c.TopicPartition, c.Before, c.After)
+	}
+	fmt.Println(len(kafkaadmin.DiffCommitted(after, after)), "changes: stable")
+	// Output:
+	// orders-0 moved from 1200 to 1250: the job still commits
+	// 0 changes: stable
+}
+
+// MirrorMaker 2's DefaultReplicationPolicy prefixes the source alias; the
+// target topic must exist with the source's partition count.
+func ExampleCheckTargets() {
+	policy := kafkaadmin.ReplicationPolicy{Kind: kafkaadmin.DefaultPolicy, SourceAlias: "src"}
+	checks, err := kafkaadmin.CheckTargets(
+		kafkaadmin.Topics{"orders": 12, "payments": 4},
+		kafkaadmin.Topics{"src.orders": 12, "src.payments": 3},
+		policy)
+	if err != nil {
+		panic(err)
+	}
+	for _, c := range checks {
+		fmt.Println(c.Target, c.OK())
+	}
+	// Output:
+	// src.orders true
+	// src.payments false
+}
