@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -765,6 +766,48 @@ func TestLifecycle(t *testing.T) {
 	}
 	if a := m.job().Spec.ActiveDeadlineSeconds; a == nil {
 		t.Error("Job activeDeadlineSeconds: got none, want a bound on the whole Job")
+	}
+	checkPodFailurePolicy(t, m.job())
+}
+
+// checkPodFailurePolicy: the Job fails at once on the binary's exit statuses
+// that a retry cannot change (bad settings, a failed check, a refusal), read
+// from examples/internal/cutover/exit.go, and retries the others.
+func checkPodFailurePolicy(t *testing.T, job *batchv1.Job) {
+	t.Helper()
+	src, err := os.ReadFile("../internal/cutover/exit.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string]int32{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*(Exit\w+)\s*=\s*(\d+)`).FindAllStringSubmatch(string(src), -1) {
+		n, _ := strconv.Atoi(m[2])
+		codes[m[1]] = int32(n)
+	}
+	want := []int32{codes["ExitUsage"], codes["ExitCheckFailed"], codes["ExitRefused"]}
+	if len(codes) < 4 || codes["ExitError"] == 0 {
+		t.Fatalf("exit statuses read from exit.go: %v", codes)
+	}
+	pfp := job.Spec.PodFailurePolicy
+	if pfp == nil {
+		t.Fatal("Job podFailurePolicy: got none, want FailJob on the exit statuses a retry cannot fix")
+	}
+	var got []int32
+	container := job.Spec.Template.Spec.Containers[0].Name
+	for _, r := range pfp.Rules {
+		if r.Action == batchv1.PodFailurePolicyActionFailJob && r.OnExitCodes != nil &&
+			r.OnExitCodes.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn &&
+			r.OnExitCodes.ContainerName != nil && *r.OnExitCodes.ContainerName == container {
+			got = append(got, r.OnExitCodes.Values...)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("podFailurePolicy FailJob exit codes: got %v, want %v (ExitUsage, ExitCheckFailed, ExitRefused)", got, want)
+	}
+	for _, c := range got {
+		if c == codes["ExitError"] {
+			t.Errorf("podFailurePolicy fails the Job on %d (ExitError), which a retry can fix", c)
+		}
 	}
 }
 
