@@ -59,10 +59,10 @@ func TestPartitionErrors(t *testing.T) {
 		t.Fatalf("partitionErrors(nil) = %v, want nil", err)
 	}
 	errs := map[TopicPartition]error{
-		{"t", 0}: sarama.ErrNotLeaderForPartition,
-		{"t", 1}: sarama.ErrNotLeaderForPartition,
-		{"t", 2}: sarama.ErrRequestTimedOut,
-		{"u", 0}: sarama.ErrRequestTimedOut,
+		{Topic: "t", Partition: 0}: sarama.ErrNotLeaderForPartition,
+		{Topic: "t", Partition: 1}: sarama.ErrNotLeaderForPartition,
+		{Topic: "t", Partition: 2}: sarama.ErrRequestTimedOut,
+		{Topic: "u", Partition: 0}: sarama.ErrRequestTimedOut,
 	}
 	err := partitionErrors("LogBounds", 10, errs)
 	if !errors.Is(err, ErrPartial) || !errors.Is(err, sarama.ErrRequestTimedOut) || !errors.Is(err, sarama.ErrNotLeaderForPartition) {

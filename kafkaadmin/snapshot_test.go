@@ -55,11 +55,11 @@ func TestGroupOffsetsHelpers(t *testing.T) {
 		Committed:  map[TopicPartition]Commit{{Topic: "a", Partition: 1}: {Offset: 4}},
 		Errors:     map[TopicPartition]error{{Topic: "b", Partition: 0}: errors.New("x")},
 	}
-	wantParts := []TopicPartition{{"a", 0}, {"a", 1}, {"a", 2}, {"b", 0}}
+	wantParts := []TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 1}, {Topic: "a", Partition: 2}, {Topic: "b", Partition: 0}}
 	if diff := cmp.Diff(wantParts, g.Partitions); diff != "" {
 		t.Errorf("Partitions mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]TopicPartition{{"a", 0}, {"a", 2}}, g.Missing()); diff != "" {
+	if diff := cmp.Diff([]TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 2}}, g.Missing()); diff != "" {
 		t.Errorf("Missing mismatch (-want +got):\n%s", diff)
 	}
 	if off, ok := g.Lookup("a", 1); !ok || off != 4 {
@@ -68,10 +68,10 @@ func TestGroupOffsetsHelpers(t *testing.T) {
 	if _, ok := g.Lookup("a", 0); ok {
 		t.Error("Lookup(a, 0) found a commit that does not exist")
 	}
-	if diff := cmp.Diff(map[TopicPartition]int64{{"a", 1}: 4}, g.Offsets()); diff != "" {
+	if diff := cmp.Diff(map[TopicPartition]int64{{Topic: "a", Partition: 1}: 4}, g.Offsets()); diff != "" {
 		t.Errorf("Offsets mismatch (-want +got):\n%s", diff)
 	}
-	if s := (TopicPartition{"orders", 7}).String(); s != "orders-7" {
+	if s := (TopicPartition{Topic: "orders", Partition: 7}).String(); s != "orders-7" {
 		t.Errorf("String() = %q", s)
 	}
 }

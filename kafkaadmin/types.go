@@ -1,31 +1,17 @@
 package kafkaadmin
 
 import (
-	"cmp"
 	"maps"
 	"slices"
-	"strconv"
+
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
-// TopicPartition names one partition of a Kafka topic. It is comparable
-// and used as a map key.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-// String returns the partition in Kafka's usual "topic-partition" form.
-func (tp TopicPartition) String() string {
-	return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10)
-}
-
-// Compare orders partitions by topic, then partition number.
-func (tp TopicPartition) Compare(other TopicPartition) int {
-	if c := cmp.Compare(tp.Topic, other.Topic); c != 0 {
-		return c
-	}
-	return cmp.Compare(tp.Partition, other.Partition)
-}
+// TopicPartition names one partition of a Kafka topic, on either cluster.
+// It is offsets.SourcePartition under this package's name, so that what
+// the Reader returns is keyed exactly as plans and decisions are: comparable,
+// a map key, printed "topic-partition", ordered by Compare.
+type TopicPartition = offsets.SourcePartition
 
 // SortPartitions sorts partitions by topic, then partition number, in place.
 func SortPartitions(tps []TopicPartition) {

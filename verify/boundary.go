@@ -96,7 +96,7 @@ func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *pl
 			if !b.Pending {
 				continue
 			}
-			src, err := source.ReadRecord(ctx, kafkaadmin.TopicPartition{Topic: b.Partition.Topic, Partition: b.Partition.Partition}, b.SourceOffset)
+			src, err := source.ReadRecord(ctx, b.Partition, b.SourceOffset)
 			b.Idle = errors.Is(err, kafkaadmin.ErrNoRecord)
 			if err == nil {
 				var dst kafkaadmin.Record

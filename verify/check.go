@@ -142,7 +142,7 @@ func ReadLag(ctx context.Context, c *connect.Client, source *kafkaadmin.Reader, 
 	}
 	tps := make([]kafkaadmin.TopicPartition, 0, len(p.Entries))
 	for _, e := range p.Entries {
-		tps = append(tps, kafkaadmin.TopicPartition{Topic: e.Partition.Topic, Partition: e.Partition.Partition})
+		tps = append(tps, e.Partition)
 	}
 	bounds, err := source.LogBounds(ctx, tps)
 	if err != nil {
@@ -150,7 +150,7 @@ func ReadLag(ctx context.Context, c *connect.Client, source *kafkaadmin.Reader, 
 	}
 	ends := make(map[offsets.SourcePartition]int64, len(bounds))
 	for tp, b := range bounds {
-		ends[offsets.SourcePartition{Topic: tp.Topic, Partition: tp.Partition}] = b.End
+		ends[tp] = b.End
 	}
 	return Lag(p, ends, got), nil
 }

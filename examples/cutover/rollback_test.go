@@ -136,7 +136,7 @@ func TestRollbackAfterResume(t *testing.T) {
 	}
 	var tps []kafkaadmin.TopicPartition
 	for _, e := range p.Entries {
-		tps = append(tps, kafkaadmin.TopicPartition{Topic: e.Partition.Topic, Partition: e.Partition.Partition})
+		tps = append(tps, e.Partition)
 	}
 	ends, err := c.env.Target.LogBounds(ctx, tps)
 	if err != nil {
@@ -148,7 +148,7 @@ func TestRollbackAfterResume(t *testing.T) {
 	}
 	advanced := 0
 	for _, e := range p.Entries {
-		tp := kafkaadmin.TopicPartition{Topic: e.Partition.Topic, Partition: e.Partition.Partition}
+		tp := e.Partition
 		cPrime := got.Committed[tp].Offset
 		if want := ends[tp].End; cPrime != want {
 			t.Errorf("%s: C' = %d, want the next unreplicated offset %d", tp, cPrime, want)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -132,7 +131,7 @@ func StillHolds(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	}
 	var problems []string
 	for _, e := range p.Entries {
-		tp := kafkaadmin.TopicPartition{Topic: e.Partition.Topic, Partition: e.Partition.Partition}
+		tp := e.Partition
 		now := offsets.GroupOffset{}
 		if c, ok := reading.Offsets.Committed[tp]; ok {
 			now = offsets.NewGroupOffset(c.Offset)

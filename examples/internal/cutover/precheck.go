@@ -151,12 +151,11 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 	pc.Group = offsets.GroupOffsets{}
 	pc.Bounds = map[offsets.SourcePartition]offsets.LogBounds{}
 	for _, tp := range second.Offsets.Partitions {
-		sp := offsets.SourcePartition{Topic: tp.Topic, Partition: tp.Partition}
 		if c, ok := second.Offsets.Committed[tp]; ok {
-			pc.Group[sp] = c.Offset
+			pc.Group[tp] = c.Offset
 		}
 		b := second.Bounds[tp]
-		pc.Bounds[sp] = offsets.LogBounds{Start: b.Start, End: b.End}
+		pc.Bounds[tp] = offsets.LogBounds{Start: b.Start, End: b.End}
 	}
 	if missing := len(second.Offsets.Partitions) - len(second.Offsets.Committed); missing > 0 {
 		cs.add("offsets-complete", Fail, "%d of %d partitions have no committed offset in %s (see the plan's blocked entries)",

@@ -184,7 +184,7 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 	write := map[kafkaadmin.TopicPartition]int64{}
 	for _, e := range res.Reverse.Entries {
 		cPrime, _ := e.GroupOffset.Get()
-		write[kafkaadmin.TopicPartition{Topic: e.Partition.Topic, Partition: e.Partition.Partition}] = cPrime
+		write[e.Partition] = cPrime
 	}
 	if err := guardGroup(ctx, env, forward, group, topics, write); err != nil {
 		_ = audit.Record("refuse", name, res.Reverse.Fingerprint, err.Error())
@@ -218,7 +218,7 @@ func guardGroup(ctx context.Context, env *Env, forward *plan.Plan, group string,
 	}
 	var stale []string
 	for _, e := range forward.Entries {
-		tp := kafkaadmin.TopicPartition{Topic: e.Partition.Topic, Partition: e.Partition.Partition}
+		tp := e.Partition
 		have, ok := current.Committed[tp]
 		if !ok {
 			continue
@@ -271,7 +271,7 @@ func bounds(ctx context.Context, env *Env, s Settings, forward *plan.Plan) (map[
 	var tps []kafkaadmin.TopicPartition
 	topics := kafkaadmin.Topics{}
 	for _, e := range forward.Entries {
-		tps = append(tps, kafkaadmin.TopicPartition{Topic: e.Partition.Topic, Partition: e.Partition.Partition})
+		tps = append(tps, e.Partition)
 		topics[e.Partition.Topic] = max(topics[e.Partition.Topic], e.Partition.Partition+1)
 	}
 	b, err := env.Source.LogBounds(ctx, tps)
@@ -280,7 +280,7 @@ func bounds(ctx context.Context, env *Env, s Settings, forward *plan.Plan) (map[
 	}
 	out := make(map[offsets.SourcePartition]offsets.LogBounds, len(b))
 	for tp, lb := range b {
-		out[offsets.SourcePartition{Topic: tp.Topic, Partition: tp.Partition}] = offsets.LogBounds{Start: lb.Start, End: lb.End}
+		out[tp] = offsets.LogBounds{Start: lb.Start, End: lb.End}
 	}
 	ends, err := targetEnds(ctx, env, s, topics)
 	return out, ends, err
