@@ -130,7 +130,7 @@ func (p *process) stop(ctx context.Context) error {
 	case <-ctx.Done():
 		_ = p.signal(syscall.SIGKILL)
 		<-done
-		return fmt.Errorf("%s did not stop after SIGTERM, killed: %w", p.name, ctx.Err())
+		return fmt.Errorf("%s: %w, so it was killed: %w", p.name, ErrStopHung, ctx.Err())
 	}
 }
 

@@ -61,6 +61,17 @@ const (
 	firstWorkerIP4 = 2 // workers advertise 127.0.0.2, 127.0.0.3, ...
 )
 
+// ErrStopHung is returned by Stop when the process did not exit within its
+// grace period after SIGTERM and was killed. Kafka Connect 4.3.1 does this
+// now and then: its shutdown hook stops the REST server while Jetty's own
+// shutdown hook destroys it, and the join that follows never returns. A Pod
+// is then killed at the end of its grace period, as here.
+var ErrStopHung = errors.New("did not exit after SIGTERM")
+
+// workerStopGrace bounds a worker's graceful stop: Connect commits its
+// tasks' offsets within offset.flush.timeout.ms (30 s) after stopping them.
+const workerStopGrace = 45 * time.Second
+
 // ErrNotOwner is returned by the fault handles of an attached sandbox: only
 // the process that started a sandbox can stop, start or kill its processes.
 var ErrNotOwner = errors.New("sandbox is attached, not owned: start a dedicated sandbox for fault tests")
@@ -595,12 +606,15 @@ func (w *Worker) Start(ctx context.Context) error {
 }
 
 // Stop sends SIGTERM to the worker and waits until it has exited: Connect
-// stops its tasks and commits their offsets first. It returns an error if
-// the worker did not exit within ctx (it is then killed) or exited badly.
+// stops its tasks and commits their offsets first. A worker that has not
+// exited after 45 s (or when ctx ends) is killed, and Stop returns an error
+// matching ErrStopHung; it returns an error too if the worker exited badly.
 func (w *Worker) Stop(ctx context.Context) error {
 	if w.proc == nil {
 		return ErrNotOwner
 	}
+	ctx, cancel := context.WithTimeout(ctx, workerStopGrace)
+	defer cancel()
 	if err := w.proc.stop(ctx); err != nil && !isSignalExit(err) {
 		return err
 	}
