@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -100,13 +101,32 @@ func TestEntrypointNeverEchoesTheJAASConfig(t *testing.T) {
 func TestSIGTERMStopsTheWorkerGracefully(t *testing.T) {
 	sb := sandboxtest.Dedicated(t, sandbox.Config{})
 	kafkaHome := filepath.Dir(kafkaLibs(t, sb))
+	// Kafka Connect 4.3.1 now and then hangs on SIGTERM (see
+	// sandbox.ErrStopHung: Jetty's shutdown hook races Connect's). That is
+	// Connect's, not the entrypoint's: seen once, the test tries again.
+	for attempt := 1; ; attempt++ {
+		if !sigtermOnce(t, sb, kafkaHome) {
+			return
+		}
+		if attempt == 2 {
+			t.Fatal("Kafka Connect hung on SIGTERM twice in a row")
+		}
+		t.Log("Kafka Connect hung on SIGTERM (the known Connect/Jetty shutdown race); trying again")
+	}
+}
+
+// sigtermOnce starts a worker through the entrypoint, checks the JVM is
+// the entrypoint's PID, sends it SIGTERM and checks the orderly shutdown. It
+// returns true, and fails nothing, when Connect hung in the known race.
+func sigtermOnce(t *testing.T, sb *sandbox.Sandbox, kafkaHome string) (hung bool) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	var out bytes.Buffer
+	var out syncBuffer
 	cmd := exec.Command("./docker-entrypoint.sh")
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
@@ -123,7 +143,7 @@ func TestSIGTERMStopsTheWorkerGracefully(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill() })
+	defer cmd.Process.Kill()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -160,12 +180,35 @@ func TestSIGTERMStopsTheWorkerGracefully(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 143 {
 			t.Errorf("exit after SIGTERM: %v, want exit status 143", err)
 		}
-	case <-ctx.Done():
-		t.Fatalf("worker still running after SIGTERM\n%s", out.String())
+	case <-time.After(45 * time.Second):
+		if strings.Contains(out.String(), "Unable to destroy") {
+			return true
+		}
+		t.Fatalf("worker still running 45 s after SIGTERM\n%s", lastLines(out.String(), 30))
 	}
 	if !strings.Contains(out.String(), "Kafka Connect stopped") {
 		t.Errorf("log does not show an orderly shutdown:\n%s", lastLines(out.String(), 30))
 	}
+	return false
+}
+
+// syncBuffer is a bytes.Buffer safe for the process's writes and the
+// test's reads at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // kafkaLibs finds the libs directory of the distribution the sandbox runs,
