@@ -58,16 +58,25 @@ func createTopic(t testing.TB, a sarama.ClusterAdmin, bootstrap, topic string, p
 		t.Fatalf("create topic %s: %v", topic, err)
 	}
 	t.Cleanup(func() { _ = a.DeleteTopic(topic) })
-	// The broker creates the partitions after it answers CreateTopics;
-	// LogBounds retries until every partition answers.
+	// The broker creates the partitions after it answers CreateTopics: the
+	// metadata may not list them at first (LogBounds then fails at once with
+	// ErrUnknownTopic, as it should for a topic that does not exist), and
+	// then their leaders answer NOT_LEADER for a while (LogBounds retries).
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r, err := NewReader(Config{BootstrapServers: []string{bootstrap}, RetryTimeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.LogBounds(ctx, Topics{topic: partitions}.Partitions()); err != nil {
-		t.Fatalf("topic %s not ready: %v", topic, err)
+	for {
+		_, err := r.LogBounds(ctx, Topics{topic: partitions}.Partitions())
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, ErrUnknownTopic) || ctx.Err() != nil {
+			t.Fatalf("topic %s not ready: %v", topic, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
