@@ -89,10 +89,6 @@ type CatchUp struct {
 	Reached bool
 }
 
-// CaughtUp reports whether MM2 caught up with the source as it was when the
-// wait began.
-func (c CatchUp) CaughtUp() bool { return c.Reached }
-
 // WaitCaughtUp reads the lag every second until MM2 has replicated, on
 // every partition of the plan, everything the source held at the first
 // reading — its next offset reached that end offset — or ctx ends. Under

@@ -202,7 +202,7 @@ func printPost(w io.Writer, rep *cutover.PostReport) {
 		fmt.Fprintf(w, "%s\t%d\t%s-%d@%d\t%s\n", b.Partition, b.SourceOffset, b.TargetTopic, b.Partition.Partition, b.TargetOffset, verdict)
 	}
 	fmt.Fprintf(w, "\nlag samples (total, first to last)\t%v\n", rep.LagSamples)
-	fmt.Fprintf(w, "caught up with the source as of the first sample\t%v\n\n", rep.CatchUp.CaughtUp())
+	fmt.Fprintf(w, "caught up with the source as of the first sample\t%v\n\n", rep.CatchUp.Reached)
 	fmt.Fprintln(w, "ACCEPTANCE\tOK\tDETAIL")
 	for _, f := range rep.Acceptance {
 		fmt.Fprintf(w, "%s\t%v\t%s\n", f.Check, f.OK, f.Detail)

@@ -149,7 +149,7 @@ func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan) (*PostR
 	if rep.Acceptance, err = verify.Acceptance(ctx, env.Connect, env.Source, env.Target, p, name); err != nil {
 		return rep, err
 	}
-	rep.OK = rep.CatchUp.CaughtUp()
+	rep.OK = rep.CatchUp.Reached
 	for _, b := range rep.Boundary {
 		rep.OK = rep.OK && b.OK()
 	}
