@@ -58,8 +58,11 @@ func (p *Plan) computeFingerprint() string {
 }
 
 func (p *Plan) validate(checkFingerprint bool) error {
-	if p.SchemaVersion != SchemaVersion {
+	if !readable(int64(p.SchemaVersion)) {
 		return &SchemaVersionError{Got: int64(p.SchemaVersion), Want: SchemaVersion}
+	}
+	if err := p.OffsetsFrom.validate(p.SchemaVersion); err != nil {
+		return err
 	}
 	for _, f := range []struct{ name, v string }{
 		{"source_cluster_id", p.SourceClusterID},
@@ -214,6 +217,16 @@ func (w *jsonWriter) plan(p *Plan, withFingerprint bool) {
 	w.str("source_alias", p.SourceAlias)
 	w.str("config_digest", p.ConfigDigest)
 	w.str("group_id", p.GroupID)
+	if p.SchemaVersion >= 2 {
+		w.key("offsets_from", false)
+		w.buf = append(w.buf, `{"kind":`...)
+		w.buf = appendString(w.buf, string(p.OffsetsFrom.Kind))
+		w.buf = append(w.buf, `,"ref":`...)
+		w.buf = appendString(w.buf, p.OffsetsFrom.Ref)
+		w.buf = append(w.buf, `,"overrides_group":`...)
+		w.buf = strconv.AppendBool(w.buf, p.OffsetsFrom.OverridesGroup)
+		w.buf = append(w.buf, '}')
+	}
 	w.str("savepoint", p.Savepoint)
 	w.list("expired_data_accepted", len(p.Accepted), func(i int) {
 		a := &p.Accepted[i]
@@ -337,11 +350,18 @@ type wirePlan struct {
 	SourceAlias     *string
 	ConfigDigest    *string
 	GroupID         *string
+	OffsetsFrom     *wireOffsetsSource
 	Savepoint       *string
 	Accepted        *[]wireAcceptance
 	Entries         []Entry
 	HasEntries      bool
 	Fingerprint     *string
+}
+
+type wireOffsetsSource struct {
+	Kind           *string `json:"kind"`
+	Ref            *string `json:"ref"`
+	OverridesGroup *bool   `json:"overrides_group"`
 }
 
 type wireAcceptance struct {
@@ -373,7 +393,7 @@ func decode(r io.Reader, checkFingerprint bool) (*Plan, error) {
 	var w wirePlan
 	unknown, err := w.decode(dec)
 	if err != nil {
-		if w.SchemaVersion.present && !w.SchemaVersion.null && w.SchemaVersion.v != SchemaVersion {
+		if w.SchemaVersion.present && !w.SchemaVersion.null && !readable(w.SchemaVersion.v) {
 			return nil, &SchemaVersionError{Got: w.SchemaVersion.v, Want: SchemaVersion}
 		}
 		return nil, err
@@ -381,11 +401,14 @@ func decode(r io.Reader, checkFingerprint bool) (*Plan, error) {
 	if !w.SchemaVersion.present || w.SchemaVersion.null {
 		return nil, &FieldError{Field: "schema_version", Err: ErrMissingField}
 	}
-	if w.SchemaVersion.v != SchemaVersion {
+	if !readable(w.SchemaVersion.v) {
 		return nil, &SchemaVersionError{Got: w.SchemaVersion.v, Want: SchemaVersion}
 	}
+	if unknown == "" && w.SchemaVersion.v == 1 && w.OffsetsFrom != nil {
+		unknown = "offsets_from" // added by version 2
+	}
 	if unknown != "" {
-		return nil, unknownField(unknown)
+		return nil, unknownField(unknown, w.SchemaVersion.v)
 	}
 	p, err := w.plan()
 	if err != nil {
@@ -427,6 +450,8 @@ func (w *wirePlan) decode(dec *json.Decoder) (unknown string, err error) {
 			err = dec.Decode(&w.SchemaVersion)
 		case strs[key] != nil:
 			err = dec.Decode(strs[key])
+		case key == "offsets_from":
+			err = dec.Decode(&w.OffsetsFrom)
 		case key == "expired_data_accepted":
 			err = dec.Decode(&w.Accepted)
 		case key == "partitions":
@@ -499,9 +524,13 @@ func expect(dec *json.Decoder, want json.Delim, detail string) error {
 	return nil
 }
 
-func unknownField(name string) error {
-	return &FieldError{Field: name, Err: ErrUnknownField, Detail: "not defined by schema version " + strconv.Itoa(SchemaVersion)}
+func unknownField(name string, version int64) error {
+	return &FieldError{Field: name, Err: ErrUnknownField, Detail: "not defined by schema version " + strconv.FormatInt(version, 10)}
 }
+
+// readable reports whether this package reads plans of schema version v:
+// every version from 1 to SchemaVersion.
+func readable(v int64) bool { return v >= 1 && v <= SchemaVersion }
 
 func decodeError(err error) error {
 	if errors.Is(err, ErrMalformed) {
@@ -513,7 +542,7 @@ func decodeError(err error) error {
 	}
 	// encoding/json reports unknown fields only as text.
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return unknownField(strings.Trim(name, `"`))
+		return unknownField(strings.Trim(name, `"`), SchemaVersion)
 	}
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
@@ -545,6 +574,13 @@ func (w *wirePlan) plan() (*Plan, error) {
 			return nil, &FieldError{Field: f.name, Err: ErrMissingField}
 		}
 		*f.dst = *f.src
+	}
+	if p.SchemaVersion >= 2 {
+		o := w.OffsetsFrom
+		if o == nil || o.Kind == nil || o.Ref == nil || o.OverridesGroup == nil {
+			return nil, &FieldError{Field: "offsets_from", Err: ErrMissingField, Detail: "needs kind, ref and overrides_group"}
+		}
+		p.OffsetsFrom = OffsetsSource{Kind: OffsetsKind(*o.Kind), Ref: *o.Ref, OverridesGroup: *o.OverridesGroup}
 	}
 	if w.CreatedAt == nil {
 		return nil, &FieldError{Field: "created_at", Err: ErrMissingField}

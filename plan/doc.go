@@ -37,7 +37,7 @@
 //
 // # Schema versions
 //
-// [SchemaVersion] is 1. The rule for reading older versions: a reader of
+// [SchemaVersion] is 2. The rule for reading older versions: a reader of
 // version N decodes every version from 1 to N, each older version through a
 // conversion written in this package that maps it onto version N without
 // guessing (a field version N needs that an older file lacks makes the
@@ -46,8 +46,14 @@
 // never renamed or given a new meaning within a version; any change to the
 // canonical form is a new version. A file with a version newer than the
 // reader, or one it does not know, is refused whole with a
-// [*SchemaVersionError], never partly read. Version 1 is the first, so there is
-// nothing to convert yet.
+// [*SchemaVersionError], never partly read.
+//
+// Version 2 added "offsets_from" ([Plan.OffsetsFrom]: whether C came from
+// the group, a file or another connector's offsets). A version 1 file does
+// not say, and the conversion does not guess: it decodes to the zero
+// [OffsetsSource], "not recorded", which the re-checks before each step treat
+// like a group plan, the strictest rule. A version 1 plan keeps its version
+// when encoded again, so its fingerprint still matches.
 //
 // # Secrets
 //
@@ -61,5 +67,6 @@
 // Group offsets can come from the CSV that kafka-consumer-groups.sh
 // --reset-offsets --export writes ([ParseResetOffsetsCSV]) or from another
 // MirrorSourceConnector's GET /connectors/{name}/offsets, where each M becomes
-// C = M+1 ([ParseConnectorOffsets]).
+// C = M+1 ([ParseConnectorOffsets]). The plan records which input it was
+// built from ([Spec.OffsetsFrom]).
 package plan

@@ -66,13 +66,14 @@ func ExamplePlan_WriteSummary() {
 	}
 	p.WriteSummary(os.Stdout)
 	// Output:
-	// plan        sha256:842b1a41eff1610f9bceb8885bf3e89adba9bd8360f1a981b419ad844dbf7ed2 (schema 1, created 2025-06-01T08:00:00Z, tool none)
-	// connector   orders-mirror (source.cluster.alias source, config sha256:54aa9088dc41bf0cc0d7ac51edd3c8a0fe4469fcdebe33a9c2959b1eb295b127)
-	// group       flink-orders
-	// clusters    source src-cluster -> target tgt-cluster
-	// savepoint   none
-	// partitions  2: 1 set, 1 clear, 0 blocked
-	// applicable  yes
+	// plan          sha256:00e939d1e1b4028312fa0fd3a8c9a3c49680c5b53ac031051cb4f24aafeeedc6 (schema 2, created 2025-06-01T08:00:00Z, tool none)
+	// connector     orders-mirror (source.cluster.alias source, config sha256:54aa9088dc41bf0cc0d7ac51edd3c8a0fe4469fcdebe33a9c2959b1eb295b127)
+	// group         flink-orders
+	// offsets from  group
+	// clusters      source src-cluster -> target tgt-cluster
+	// savepoint     none
+	// partitions    2: 1 set, 1 clear, 0 blocked
+	// applicable    yes
 	//
 	// TOPIC   PARTITION  GROUP OFFSET  LOG START  LOG END  TARGET END  ACTION  CONNECT OFFSET  LOST  REASON
 	// orders  0          42            0          100      40          set     41              0     MM2 resumes at committed offset 42
@@ -87,13 +88,13 @@ func ExampleDecode() {
 	_, err = plan.Decode(strings.NewReader(edited))
 	fmt.Println(errors.Is(err, plan.ErrInconsistent))
 
-	newer := strings.Replace(examplePlan, `"schema_version": 1`, `"schema_version": 2`, 1)
+	newer := strings.Replace(examplePlan, `"schema_version": 2`, `"schema_version": 3`, 1)
 	_, err = plan.Decode(strings.NewReader(newer))
 	fmt.Println(err)
 	// Output:
 	// orders-mirror 2 <nil>
 	// true
-	// plan: unsupported schema version 2: this version reads schema version 1; use the tool version that wrote the plan or build a new plan
+	// plan: unsupported schema version 3: this version reads schema version 2; use the tool version that wrote the plan or build a new plan
 }
 
 func ExampleParseResetOffsetsCSV() {
@@ -152,7 +153,7 @@ func ExamplePlan_Encode() {
 // examplePlan is what ExampleBuild's inputs give with a committed offset of
 // 0 for orders-1.
 const examplePlan = `{
-  "schema_version": 1,
+  "schema_version": 2,
   "created_at": "2025-06-01T08:00:00Z",
   "tool_version": "",
   "source_cluster_id": "src-cluster",
@@ -161,12 +162,13 @@ const examplePlan = `{
   "source_alias": "source",
   "config_digest": "sha256:54aa9088dc41bf0cc0d7ac51edd3c8a0fe4469fcdebe33a9c2959b1eb295b127",
   "group_id": "flink-orders",
+  "offsets_from": {"kind":"group","ref":"","overrides_group":false},
   "savepoint": "",
   "expired_data_accepted": [],
   "partitions": [
     {"topic":"orders","partition":0,"group_offset":42,"log_start":0,"log_end":100,"target_end":40,"action":"set","connect_offset":41,"lost":0,"reason":"MM2 resumes at committed offset 42"},
     {"topic":"orders","partition":1,"group_offset":0,"log_start":0,"log_end":100,"target_end":0,"action":"clear","connect_offset":null,"lost":0,"reason":"committed offset 0: no connect offset; auto.offset.reset=earliest reads from 0"}
   ],
-  "fingerprint": "sha256:842b1a41eff1610f9bceb8885bf3e89adba9bd8360f1a981b419ad844dbf7ed2"
+  "fingerprint": "sha256:00e939d1e1b4028312fa0fd3a8c9a3c49680c5b53ac031051cb4f24aafeeedc6"
 }
 `

@@ -10,8 +10,47 @@ import (
 )
 
 // SchemaVersion is the version of the plan format this package writes and
-// the newest it reads.
-const SchemaVersion = 1
+// the newest it reads. Version 2 added [Plan.OffsetsFrom]; version 1 plans
+// are still read (see the package documentation).
+const SchemaVersion = 2
+
+// OffsetsKind names where a plan's committed offsets C came from.
+type OffsetsKind string
+
+// The inputs a plan's committed offsets can come from.
+const (
+	// FromGroup: the consumer group's committed offsets, read from the source
+	// cluster when the plan was built. Later re-checks compare the group's
+	// commits with the plan's C: any change, a commit that disappeared
+	// included, refuses the plan.
+	FromGroup OffsetsKind = "group"
+	// FromFile: a file an operator supplied, such as the CSV that
+	// kafka-consumer-groups.sh --reset-offsets --export writes. Ref is the
+	// file's "sha256:" digest. Re-checks accept a group that no longer holds
+	// commits (the reason to export them), and refuse commits that differ
+	// from the file unless OverridesGroup.
+	FromFile OffsetsKind = "file"
+	// FromConnectorOffsets: another MirrorSourceConnector's stored offsets
+	// M, each turned into C = M+1 (a dedicated-mode MirrorMaker 2 or a
+	// connector of another name). Ref names where they were read.
+	FromConnectorOffsets OffsetsKind = "connector-offsets"
+)
+
+// OffsetsSource records where a plan's committed offsets came from, so that
+// the re-checks before each later step know what may have changed since.
+// The zero value (Kind "") is what a schema version 1 plan decodes to: the
+// source was not recorded, and re-checks treat it as [FromGroup], the
+// strictest rule.
+type OffsetsSource struct {
+	Kind OffsetsKind
+	// Ref identifies the input of a file or connector-offsets plan; empty
+	// for a group plan.
+	Ref string
+	// OverridesGroup records that the operator chose the file's positions
+	// deliberately (for example --reset-offsets --to-datetime), so the
+	// group's current commits are not compared with them. Only for FromFile.
+	OverridesGroup bool
+}
 
 // Plan is the migration manifest: for one consumer group moving to one
 // MirrorSourceConnector, where MM2 resumes on every source partition in
@@ -40,6 +79,8 @@ type Plan struct {
 	ConfigDigest string
 	// GroupID is the consumer group whose committed offsets were converted.
 	GroupID string
+	// OffsetsFrom records where the committed offsets C came from.
+	OffsetsFrom OffsetsSource
 	// Savepoint optionally references the old Flink job's final savepoint,
 	// the rollback point before MM2 starts; empty when none was given.
 	Savepoint string
@@ -102,8 +143,11 @@ type Spec struct {
 	// must equal SourceAlias and ConnectorName.
 	ConnectorConfig map[string]string
 	GroupID         string
-	Savepoint       string
-	AcceptExpired   []ExpiredAcceptance
+	// OffsetsFrom says where Snapshot.Group came from; the zero value means
+	// FromGroup.
+	OffsetsFrom   OffsetsSource
+	Savepoint     string
+	AcceptExpired []ExpiredAcceptance
 }
 
 // Snapshot is the data a plan is computed from, read by the caller just
@@ -134,6 +178,13 @@ type Snapshot struct {
 // acceptance listed twice or without a name.
 func Build(spec Spec, snap Snapshot) (*Plan, error) {
 	if err := checkSpec(spec); err != nil {
+		return nil, err
+	}
+	from := spec.OffsetsFrom
+	if from.Kind == "" {
+		from.Kind = FromGroup
+	}
+	if err := from.validate(SchemaVersion); err != nil {
 		return nil, err
 	}
 	if len(snap.Source) == 0 {
@@ -196,6 +247,7 @@ func Build(spec Spec, snap Snapshot) (*Plan, error) {
 		SourceAlias:     spec.SourceAlias,
 		ConfigDigest:    ConfigDigest(spec.ConnectorConfig),
 		GroupID:         spec.GroupID,
+		OffsetsFrom:     from,
 		Savepoint:       spec.Savepoint,
 		Accepted:        accepted,
 		Entries:         entries,
@@ -209,6 +261,54 @@ func decide(p offsets.SourcePartition, c offsets.GroupOffset, b offsets.LogBound
 		return offsets.DecideAcceptingLoss(p, c, b)
 	}
 	return offsets.Decide(p, c, b)
+}
+
+// String says where the offsets came from, for a person: "group",
+// "file sha256:…", "file sha256:… (overrides the group's commits)",
+// "connector-offsets <ref>", or "not recorded (schema version 1)".
+func (o OffsetsSource) String() string {
+	switch {
+	case o.Kind == "":
+		return "not recorded (schema version 1)"
+	case o.Ref == "":
+		return string(o.Kind)
+	case o.OverridesGroup:
+		return string(o.Kind) + " " + o.Ref + " (overrides the group's commits)"
+	}
+	return string(o.Kind) + " " + o.Ref
+}
+
+// validate checks the source against the plan's schema version: version 1
+// records none; version 2 records a known kind, a reference exactly for the
+// kinds that have one, and OverridesGroup only for a file.
+func (o OffsetsSource) validate(version int) error {
+	bad := func(detail string) error {
+		return &FieldError{Field: "offsets_from", Err: ErrInvalidField, Detail: detail}
+	}
+	if version == 1 {
+		if o != (OffsetsSource{}) {
+			return bad("schema version 1 records no offsets source")
+		}
+		return nil
+	}
+	switch o.Kind {
+	case FromGroup:
+		if o.Ref != "" {
+			return bad("a group source has no ref")
+		}
+	case FromFile, FromConnectorOffsets:
+		if o.Ref == "" {
+			return bad(string(o.Kind) + " source needs a ref naming the input")
+		}
+	case "":
+		return &FieldError{Field: "offsets_from", Err: ErrMissingField, Detail: "kind"}
+	default:
+		return bad("unknown kind " + strconv.Quote(string(o.Kind)))
+	}
+	if o.OverridesGroup && o.Kind != FromFile {
+		return bad("only a file source can override the group")
+	}
+	return nil
 }
 
 // mmSourceAliasDefault is MirrorSourceConnector's default source.cluster.alias.

@@ -346,11 +346,19 @@ func TestDecodeErrors(t *testing.T) {
 		{"field twice", edit(`"savepoint":`, `"group_id": "other", "savepoint":`), plan.ErrMalformed},
 		{"partitions null beside an unknown key", edit(`"partitions": [`, `"partitions": null, "x": [`), plan.ErrUnknownField},
 		{"partitions object", edit(`"partitions": [`, `"partitions": {"a": [`), plan.ErrMalformed},
-		{"schema version 2", edit(`"schema_version": 1`, `"schema_version": 2`), plan.ErrSchemaVersion},
-		{"schema version 2 with new fields", edit(`"schema_version": 1`, `"schema_version": 2, "new": {}`), plan.ErrSchemaVersion},
-		{"schema version 0", edit(`"schema_version": 1`, `"schema_version": 0`), plan.ErrSchemaVersion},
-		{"schema version string", edit(`"schema_version": 1`, `"schema_version": "1"`), plan.ErrMalformed},
-		{"no schema version", edit(`"schema_version": 1,`, ``), plan.ErrMissingField},
+		{"schema version 3", edit(`"schema_version": 2`, `"schema_version": 3`), plan.ErrSchemaVersion},
+		{"schema version 3 with new fields", edit(`"schema_version": 2`, `"schema_version": 3, "new": {}`), plan.ErrSchemaVersion},
+		{"schema version 0", edit(`"schema_version": 2`, `"schema_version": 0`), plan.ErrSchemaVersion},
+		{"schema version string", edit(`"schema_version": 2`, `"schema_version": "2"`), plan.ErrMalformed},
+		{"no schema version", edit(`"schema_version": 2,`, ``), plan.ErrMissingField},
+		{"version 1 with offsets_from", edit(`"schema_version": 2`, `"schema_version": 1`), plan.ErrUnknownField},
+		{"no offsets_from", edit(`"offsets_from": {"kind":"group","ref":"","overrides_group":false},`, ``), plan.ErrMissingField},
+		{"offsets_from without ref", edit(`"kind":"group","ref":"",`, `"kind":"group",`), plan.ErrMissingField},
+		{"unknown offsets kind", edit(`"kind":"group"`, `"kind":"guess"`), plan.ErrInvalidField},
+		{"group source with a ref", edit(`"kind":"group","ref":""`, `"kind":"group","ref":"x"`), plan.ErrInvalidField},
+		{"file source without a ref", edit(`"kind":"group","ref":""`, `"kind":"file","ref":""`), plan.ErrInvalidField},
+		{"group overriding the group", edit(`"overrides_group":false`, `"overrides_group":true`), plan.ErrInvalidField},
+		{"offsets source edited", edit(`"kind":"group","ref":""`, `"kind":"file","ref":"sha256:00"`), plan.ErrFingerprint},
 		{"float offset", edit(`"group_offset":42`, `"group_offset":42.0`), plan.ErrMalformed},
 		{"exponent offset", edit(`"group_offset":42`, `"group_offset":4.2e1`), plan.ErrMalformed},
 		{"string offset", edit(`"group_offset":42`, `"group_offset":"42"`), plan.ErrMalformed},
@@ -397,10 +405,10 @@ func swapLines(s, a, b string) string {
 
 func TestDecodeErrorTypes(t *testing.T) {
 	valid := string(encode(t, mustBuild(t, blockedSpec(), blockedSnapshot())))
-	_, err := plan.Decode(strings.NewReader(strings.Replace(valid, `"schema_version": 1`, `"schema_version": 3`, 1)))
+	_, err := plan.Decode(strings.NewReader(strings.Replace(valid, `"schema_version": 2`, `"schema_version": 3`, 1)))
 	var sve *plan.SchemaVersionError
-	if !errors.As(err, &sve) || sve.Got != 3 || sve.Want != 1 {
-		t.Errorf("got %v, want *SchemaVersionError{Got: 3, Want: 1}", err)
+	if !errors.As(err, &sve) || sve.Got != 3 || sve.Want != 2 {
+		t.Errorf("got %v, want *SchemaVersionError{Got: 3, Want: 2}", err)
 	}
 	_, err = plan.Decode(strings.NewReader(strings.Replace(valid, `"group_id": "flink-orders-replicator"`, `"group_id": "x"`, 1)))
 	var fpe *plan.FingerprintError
@@ -456,5 +464,56 @@ func TestWriteStrimziConfigMapErrors(t *testing.T) {
 	var b bytes.Buffer
 	if err := big.WriteStrimziConfigMap(&b, "offsets", ""); !errors.Is(err, plan.ErrInvalidField) || b.Len() != 0 {
 		t.Errorf("WriteStrimziConfigMap of 20000 partitions = %v, wrote %d bytes; want ErrInvalidField", err, b.Len())
+	}
+}
+
+// TestDecodeSchemaVersion1 reads a plan written by the previous version of
+// this package: its fingerprint is checked against version 1's canonical
+// form, it records no offsets source (re-checks treat it as a group plan),
+// and it can be re-encoded unchanged.
+func TestDecodeSchemaVersion1(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "schema1.plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("Decode of a version 1 plan: %v", err)
+	}
+	if p.SchemaVersion != 1 || p.OffsetsFrom != (plan.OffsetsSource{}) {
+		t.Errorf("version %d, offsets from %+v; want 1 and none", p.SchemaVersion, p.OffsetsFrom)
+	}
+	var buf bytes.Buffer
+	if err := p.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(data), buf.String()); diff != "" {
+		t.Errorf("re-encoded version 1 plan differs (-read +written):\n%s", diff)
+	}
+	edited := bytes.Replace(data, []byte(`"group_id": "flink-orders-replicator"`), []byte(`"group_id": "other"`), 1)
+	if _, err := plan.Decode(bytes.NewReader(edited)); !errors.Is(err, plan.ErrFingerprint) {
+		t.Errorf("edited version 1 plan: %v, want ErrFingerprint", err)
+	}
+}
+
+func TestBuildOffsetsSource(t *testing.T) {
+	spec := blockedSpec()
+	p := mustBuild(t, spec, blockedSnapshot())
+	if p.OffsetsFrom != (plan.OffsetsSource{Kind: plan.FromGroup}) {
+		t.Errorf("default offsets source %+v, want the group", p.OffsetsFrom)
+	}
+	spec.OffsetsFrom = plan.OffsetsSource{Kind: plan.FromFile, Ref: "sha256:ab", OverridesGroup: true}
+	if p = mustBuild(t, spec, blockedSnapshot()); p.OffsetsFrom != spec.OffsetsFrom {
+		t.Errorf("offsets source %+v, want %+v", p.OffsetsFrom, spec.OffsetsFrom)
+	}
+	for _, bad := range []plan.OffsetsSource{
+		{Kind: plan.FromFile},
+		{Kind: plan.FromGroup, OverridesGroup: true},
+		{Kind: "guess", Ref: "x"},
+	} {
+		spec.OffsetsFrom = bad
+		if _, err := plan.Build(spec, blockedSnapshot()); !errors.Is(err, plan.ErrInvalidField) {
+			t.Errorf("Build with offsets source %+v: %v, want ErrInvalidField", bad, err)
+		}
 	}
 }

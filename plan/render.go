@@ -141,6 +141,7 @@ func (p *Plan) WriteSummary(w io.Writer) error {
 	fmt.Fprintf(tw, "plan\t%s (schema %d, created %s, tool %s)\n", p.Fingerprint, p.SchemaVersion, p.CreatedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), orNone(p.ToolVersion))
 	fmt.Fprintf(tw, "connector\t%s (source.cluster.alias %s, config %s)\n", p.ConnectorName, p.SourceAlias, p.ConfigDigest)
 	fmt.Fprintf(tw, "group\t%s\n", p.GroupID)
+	fmt.Fprintf(tw, "offsets from\t%s\n", p.OffsetsFrom)
 	fmt.Fprintf(tw, "clusters\tsource %s -> target %s\n", p.SourceClusterID, p.TargetClusterID)
 	fmt.Fprintf(tw, "savepoint\t%s\n", orNone(p.Savepoint))
 	fmt.Fprintf(tw, "partitions\t%d: %d set, %d clear, %d blocked\n", len(p.Entries), set, cleared, blocked)
