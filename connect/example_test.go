@@ -80,8 +80,8 @@ func ExampleLint() {
 		fmt.Printf("%s %s\n", f.Severity, f.Key)
 	}
 	// Output:
+	// error emit.offset-syncs.enabled
 	// error source.consumer.auto.offset.reset
-	// warning emit.offset-syncs.enabled
 	// warning offset.consistency.enabled
 	// warning source.consumer.isolation.level
 }

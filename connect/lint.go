@@ -81,15 +81,18 @@ func HasErrors(findings []Finding) bool {
 // Errors: topics missing or ".*"; sync.topic.configs.enabled or
 // sync.topic.acls.enabled not false; a key, value or header converter that is
 // not ByteArrayConverter (or not set, leaving the worker's default);
-// emit.offset-syncs.enabled not false on a 3.9+ worker; a source.cluster.alias
+// emit.offset-syncs.enabled not false, or offset-syncs.* keys set, on a 3.9+
+// worker; a worker below 3.9 (which always writes offset syncs) without the
+// explicit offset-syncs.topic.location of an [OffsetSyncsTopic]; a source.cluster.alias
 // different from the plan's; an effective source consumer auto.offset.reset
 // other than earliest while the plan clears a partition.
 //
 // Warnings: a secret in plain text where a config provider reference
 // (${provider:path:key}) was expected; offset.consistency.enabled, which is
-// not a Kafka configuration and has no effect; a worker below 3.9, which
-// ignores emit.offset-syncs.enabled and still writes offset-syncs; a source
-// consumer isolation level not stated; a worker version that does not parse.
+// not a Kafka configuration and has no effect; below 3.9 with the opt-in,
+// where the offset-syncs topic will be, and a missing replication factor for
+// it; a source consumer isolation level not stated; a worker version that
+// does not parse.
 //
 // Findings are sorted errors first, then by key.
 func Lint(config map[string]string, workerVersion string, exp LintExpectations) []Finding {
@@ -129,6 +132,7 @@ func Lint(config map[string]string, workerVersion string, exp LintExpectations) 
 
 	ver, verErr := parseKafkaVersion(workerVersion)
 	emit, emitSet := config["emit.offset-syncs.enabled"]
+	syncKeys := offsetSyncsKeys(config)
 	switch {
 	case verErr != nil:
 		add(SeverityWarning, "emit.offset-syncs.enabled", fmt.Sprintf("worker version %q unknown: cannot tell whether the setting is honored", workerVersion),
@@ -137,11 +141,27 @@ func Lint(config map[string]string, workerVersion string, exp LintExpectations) 
 		if !emitSet || !isFalse(emit) {
 			add(SeverityError, "emit.offset-syncs.enabled", fmt.Sprintf("is %s, not false: the connector writes offset-syncs (default true)", shown(config, "emit.offset-syncs.enabled")),
 				"set it to false")
+		} else if len(syncKeys) > 0 {
+			sort.Strings(syncKeys)
+			add(SeverityError, syncKeys[0], fmt.Sprintf("is set while emit.offset-syncs.enabled=false: Kafka %s writes no offset syncs and Connect refuses offset-syncs.* keys then", workerVersion),
+				"remove the offset-syncs opt-in: it is only for workers below 3.9")
 		}
 	default:
-		add(SeverityWarning, "emit.offset-syncs.enabled",
-			fmt.Sprintf("is ignored by Kafka %s (it exists from 3.9), so offset-syncs will still be written", workerVersion),
-			"accept the offset-syncs topic on the target or run a 3.9+ worker")
+		place, _ := OffsetSyncs(config, workerVersion) // the version parsed above
+		if _, optedIn := config["offset-syncs.topic.location"]; !optedIn {
+			add(SeverityError, "emit.offset-syncs.enabled",
+				fmt.Sprintf("is ignored by Kafka %s (it exists from 3.9): the connector always writes offset syncs, to topic %s on the %s cluster (offset-syncs.topic.location defaults to source), created with replication factor %s; without that topic every task blocks 60 s on each sync, and with it the cutover leaves an offset-syncs topic the design forbids",
+					workerVersion, place.Topic, place.Location, orDefault(config["offset-syncs.topic.replication.factor"], "3")),
+				"run the connector on a Kafka 3.9+ worker, or decide explicitly where the topic goes: set offset-syncs.topic.location (source or target) and offset-syncs.topic.replication.factor (the CLI's -offset-syncs-location and -offset-syncs-replication-factor)")
+		} else {
+			add(SeverityWarning, "offset-syncs.topic.location",
+				fmt.Sprintf("Kafka %s writes offset syncs: to topic %s on the %s cluster, as chosen", workerVersion, place.Topic, place.Location),
+				"expect that topic after the cutover (the acceptance check does); it goes away with a 3.9+ worker")
+			if _, ok := config["offset-syncs.topic.replication.factor"]; !ok {
+				add(SeverityWarning, "offset-syncs.topic.replication.factor", "not set: MM2 creates the offset-syncs topic with replication factor 3, which fails on a cluster of fewer brokers",
+					"set it to the replication factor of the cluster that holds the topic")
+			}
+		}
 	}
 
 	alias := orDefault(config["source.cluster.alias"], "source")

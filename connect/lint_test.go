@@ -39,8 +39,21 @@ func TestLint(t *testing.T) {
 	}{
 		{name: "builder output on 3.9", version: "3.9.0", exp: exp},
 		{name: "builder output on 4.3", version: "4.3.1", exp: exp},
-		{name: "builder output on 3.8 warns offset-syncs still written", version: "3.8.1", exp: exp,
-			want: []keySev{{"emit.offset-syncs.enabled", SeverityWarning}}},
+		{name: "builder output on 3.8 fails: offset syncs are written anyway", version: "3.8.1", exp: exp,
+			want: []keySev{{"emit.offset-syncs.enabled", SeverityError}}},
+		{name: "3.8 with the offset-syncs opt-in only warns where the topic goes", version: "3.8.1", exp: exp,
+			edit: func(c map[string]string) {
+				delete(c, "emit.offset-syncs.enabled")
+				c["offset-syncs.topic.location"] = "target"
+				c["offset-syncs.topic.replication.factor"] = "1"
+			},
+			want: []keySev{{"offset-syncs.topic.location", SeverityWarning}}},
+		{name: "3.7 opt-in without replication factor", version: "3.7.2", exp: exp,
+			edit: func(c map[string]string) { c["offset-syncs.topic.location"] = "source" },
+			want: []keySev{{"offset-syncs.topic.location", SeverityWarning}, {"offset-syncs.topic.replication.factor", SeverityWarning}}},
+		{name: "offset-syncs opt-in on 3.9 is refused", version: "3.9.1", exp: exp,
+			edit: func(c map[string]string) { c["offset-syncs.topic.location"] = "target" },
+			want: []keySev{{"offset-syncs.topic.location", SeverityError}}},
 		{name: "unknown version", version: "", exp: exp,
 			want: []keySev{{"emit.offset-syncs.enabled", SeverityWarning}}},
 		{name: "topics missing", version: "4.3.1", exp: exp, edit: func(c map[string]string) { delete(c, "topics") },
@@ -61,8 +74,8 @@ func TestLint(t *testing.T) {
 			want: []keySev{{"emit.offset-syncs.enabled", SeverityError}}},
 		{name: "emit offset-syncs missing on 4.0", version: "4.0.0", exp: exp, edit: func(c map[string]string) { delete(c, "emit.offset-syncs.enabled") },
 			want: []keySev{{"emit.offset-syncs.enabled", SeverityError}}},
-		{name: "emit offset-syncs missing on 3.7 only warns", version: "3.7.2", exp: exp, edit: func(c map[string]string) { delete(c, "emit.offset-syncs.enabled") },
-			want: []keySev{{"emit.offset-syncs.enabled", SeverityWarning}}},
+		{name: "emit offset-syncs missing on 3.7 fails too", version: "3.7.2", exp: exp, edit: func(c map[string]string) { delete(c, "emit.offset-syncs.enabled") },
+			want: []keySev{{"emit.offset-syncs.enabled", SeverityError}}},
 		{name: "alias differs from plan", version: "4.3.1", exp: LintExpectations{SourceAlias: "dc1"},
 			want: []keySev{{"source.cluster.alias", SeverityError}}},
 		{name: "alias default source", version: "4.3.1", exp: exp, edit: func(c map[string]string) { delete(c, "source.cluster.alias") }},
@@ -100,7 +113,7 @@ func TestLint(t *testing.T) {
 		{name: "errors sort first", version: "3.8.0", exp: exp, edit: func(c map[string]string) {
 			delete(c, "source.consumer.isolation.level")
 			c["topics"] = ".*"
-		}, want: []keySev{{"topics", SeverityError}, {"emit.offset-syncs.enabled", SeverityWarning}, {"source.consumer.isolation.level", SeverityWarning}}},
+		}, want: []keySev{{"emit.offset-syncs.enabled", SeverityError}, {"topics", SeverityError}, {"source.consumer.isolation.level", SeverityWarning}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -206,5 +219,53 @@ func TestValidationFindings(t *testing.T) {
 		if f.Severity != SeverityError || f.Origin != OriginValidate || strings.Contains(f.Message, "hunter2") {
 			t.Errorf("bad finding %+v", f)
 		}
+	}
+}
+
+// TestOffsetSyncs pins where MirrorSourceConfig puts the offset-syncs topic
+// (offsetSyncsTopic: the other cluster's alias, on the location's cluster)
+// and which versions write it.
+func TestOffsetSyncs(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		version string
+		config  map[string]string
+		want    OffsetSyncsPlacement
+	}{
+		{"3.9 with emit false", "3.9.1", map[string]string{"emit.offset-syncs.enabled": "false"}, OffsetSyncsPlacement{Topic: "mm2-offset-syncs.target.internal", Location: "source"}},
+		{"4.3 default emits", "4.3.1", map[string]string{}, OffsetSyncsPlacement{Emitted: true, Topic: "mm2-offset-syncs.target.internal", Location: "source"}},
+		{"3.8 ignores emit false", "3.8.1", map[string]string{"emit.offset-syncs.enabled": "false"}, OffsetSyncsPlacement{Emitted: true, Topic: "mm2-offset-syncs.target.internal", Location: "source"}},
+		{"3.8 on the target names the source alias", "3.8.1", map[string]string{"offset-syncs.topic.location": "target", "source.cluster.alias": "dc1"},
+			OffsetSyncsPlacement{Emitted: true, Topic: "mm2-offset-syncs.dc1.internal", Location: "target"}},
+		{"3.7 target alias and separator", "3.7.2", map[string]string{"target.cluster.alias": "dc2", "replication.policy.separator": "_"},
+			OffsetSyncsPlacement{Emitted: true, Topic: "mm2-offset-syncs_dc2_internal", Location: "source"}},
+		{"separator not used for internal topics", "3.7.2", map[string]string{"replication.policy.separator": "_", "replication.policy.internal.topic.separator.enabled": "false"},
+			OffsetSyncsPlacement{Emitted: true, Topic: "mm2-offset-syncs.target.internal", Location: "source"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := OffsetSyncs(tt.config, tt.version)
+			if err != nil || got != tt.want {
+				t.Errorf("OffsetSyncs = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+	if _, err := OffsetSyncs(nil, "x"); err == nil {
+		t.Error("OffsetSyncs with an unparsable version: no error")
+	}
+}
+
+func TestMirrorSourceOffsetSyncsOptIn(t *testing.T) {
+	m := MirrorSource{Name: "n", SourceBootstrap: "s:1", TargetBootstrap: "t:1", Topics: []string{"a"},
+		OffsetSyncs: &OffsetSyncsTopic{Location: "target", ReplicationFactor: 1}}
+	cfg, err := m.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cfg["emit.offset-syncs.enabled"]; ok || cfg["offset-syncs.topic.location"] != "target" || cfg["offset-syncs.topic.replication.factor"] != "1" {
+		t.Errorf("config with the opt-in: %v", cfg)
+	}
+	m.OffsetSyncs = &OffsetSyncsTopic{Location: "elsewhere"}
+	if _, err := m.Config(); err == nil {
+		t.Error("an unknown offset-syncs location was accepted")
 	}
 }

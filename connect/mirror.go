@@ -72,6 +72,12 @@ type MirrorSource struct {
 	RefreshInterval   time.Duration     // refresh.topics.interval.seconds; default 60s
 	Converter         string            // key/value/header converter class; default ByteArrayConverterClass
 
+	// OffsetSyncs, when set, lets the connector write offset syncs to a
+	// topic placed explicitly (see [OffsetSyncsTopic]): the operator's
+	// decision for a worker below Kafka 3.9, which writes them anyway.
+	// Nil renders emit.offset-syncs.enabled=false.
+	OffsetSyncs *OffsetSyncsTopic
+
 	// Extra keys are written last and override everything above.
 	Extra map[string]string
 }
@@ -118,6 +124,11 @@ func (m MirrorSource) Config() (map[string]string, error) {
 	if m.RefreshInterval < 0 {
 		errs = append(errs, errors.New("refresh interval is negative"))
 	}
+	if m.OffsetSyncs != nil {
+		if err := m.OffsetSyncs.validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("connect: mirror source config: %w", errors.Join(errs...))
 	}
@@ -151,6 +162,9 @@ func (m MirrorSource) Config() (map[string]string, error) {
 	}
 	if m.IsolationLevel != "" {
 		cfg["source.consumer.isolation.level"] = m.IsolationLevel
+	}
+	if m.OffsetSyncs != nil {
+		m.OffsetSyncs.apply(cfg)
 	}
 	for k, v := range m.SourceClient {
 		cfg["source.cluster."+k] = v

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -29,24 +30,40 @@ func testPlan(t *testing.T) *plan.Plan {
 	return p
 }
 
+// TestLag pins the lag rule: it counts from the first committed record MM2
+// has yet to copy to the last stable offset. A transaction's commit marker
+// after MM2's last copied record is no lag, although the high watermark is
+// past it (the rule the old "end - next" computation got wrong, which kept
+// status at lag 1 forever on every transactional partition).
 func TestLag(t *testing.T) {
 	p := testPlan(t)
 	a0, a1 := offsets.SourcePartition{Topic: "a", Partition: 0}, offsets.SourcePartition{Topic: "a", Partition: 1}
-	ends := map[offsets.SourcePartition]int64{a0: 30, a1: 8}
+	bounds := func(end0, stable0, end1 int64) map[offsets.SourcePartition]kafkaadmin.LogBounds {
+		return map[offsets.SourcePartition]kafkaadmin.LogBounds{a0: {End: end0, StableEnd: stable0}, a1: {End: end1, StableEnd: end1}}
+	}
 	for _, tc := range []struct {
-		name string
-		got  []offsets.ConnectOffset
-		want []verify.PartitionLag
+		name    string
+		got     []offsets.ConnectOffset
+		bounds  map[offsets.SourcePartition]kafkaadmin.LogBounds
+		pending map[offsets.SourcePartition]int64
+		want    []verify.PartitionLag
 	}{
-		{"just applied", []offsets.ConnectOffset{set("a", 0, 9)}, []verify.PartitionLag{
-			{Partition: a0, Next: 10, End: 30, Lag: 20}, {Partition: a1, Next: 0, End: 8, Lag: 8}}},
-		{"caught up", []offsets.ConnectOffset{set("a", 0, 29), set("a", 1, 7)}, []verify.PartitionLag{
-			{Partition: a0, Next: 30, End: 30, Lag: 0}, {Partition: a1, Next: 8, End: 8, Lag: 0}}},
-		{"offsets of another alias do not count", []offsets.ConnectOffset{{Partition: offsets.ConnectPartition{Cluster: "x", Topic: "a", Partition: 0}, Offset: offsets.NewMirrorOffset(29)}}, []verify.PartitionLag{
-			{Partition: a0, Next: 10, End: 30, Lag: 20}, {Partition: a1, Next: 0, End: 8, Lag: 8}}},
+		{"just applied", []offsets.ConnectOffset{set("a", 0, 9)}, bounds(30, 30, 8), map[offsets.SourcePartition]int64{a0: 10, a1: 0}, []verify.PartitionLag{
+			{Partition: a0, Next: 10, End: 30, StableEnd: 30, Pending: 10, Lag: 20}, {Partition: a1, Next: 0, End: 8, StableEnd: 8, Pending: 0, Lag: 8}}},
+		{"caught up", []offsets.ConnectOffset{set("a", 0, 29), set("a", 1, 7)}, bounds(30, 30, 8), nil, []verify.PartitionLag{
+			{Partition: a0, Next: 30, End: 30, StableEnd: 30}, {Partition: a1, Next: 8, End: 8, StableEnd: 8}}},
+		{"a commit marker after the last copied record is no lag", []offsets.ConnectOffset{set("a", 0, 28), set("a", 1, 7)}, bounds(30, 30, 8), nil, []verify.PartitionLag{
+			{Partition: a0, Next: 29, End: 30, StableEnd: 30}, {Partition: a1, Next: 8, End: 8, StableEnd: 8}}},
+		{"records behind a marker are lag", []offsets.ConnectOffset{set("a", 0, 20), set("a", 1, 7)}, bounds(30, 30, 8), map[offsets.SourcePartition]int64{a0: 22}, []verify.PartitionLag{
+			{Partition: a0, Next: 21, End: 30, StableEnd: 30, Pending: 22, Lag: 8}, {Partition: a1, Next: 8, End: 8, StableEnd: 8}}},
+		{"an open transaction counts to the last stable offset", []offsets.ConnectOffset{set("a", 0, 20), set("a", 1, 7)}, bounds(30, 25, 8), map[offsets.SourcePartition]int64{a0: 21}, []verify.PartitionLag{
+			{Partition: a0, Next: 21, End: 30, StableEnd: 25, Pending: 21, Lag: 4}, {Partition: a1, Next: 8, End: 8, StableEnd: 8}}},
+		{"offsets of another alias do not count", []offsets.ConnectOffset{{Partition: offsets.ConnectPartition{Cluster: "x", Topic: "a", Partition: 0}, Offset: offsets.NewMirrorOffset(29)}},
+			bounds(30, 30, 8), map[offsets.SourcePartition]int64{a0: 10, a1: 0}, []verify.PartitionLag{
+				{Partition: a0, Next: 10, End: 30, StableEnd: 30, Pending: 10, Lag: 20}, {Partition: a1, Next: 0, End: 8, StableEnd: 8, Pending: 0, Lag: 8}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := verify.Lag(p, ends, tc.got)
+			got := verify.Lag(p, verify.NextOffsets(p, tc.got), tc.bounds, tc.pending)
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("Lag (-want +got):\n%s", d)
 			}

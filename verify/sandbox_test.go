@@ -96,24 +96,24 @@ func TestCheckBoundary(t *testing.T) {
 	produce(ctx, t, sb.Target().Bootstrap(), topic, "r0", "r1", "r2")
 	policy := kafkaadmin.ReplicationPolicy{Kind: kafkaadmin.IdentityPolicy}
 
-	got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 2, 4, 2), policy)
-	if err != nil || len(got) != 1 || !got[0].OK() {
+	got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 2, 4, 2), policy, nil)
+	if err != nil || len(got) != 1 || !got[0].OK() || got[0].Duplicates != 0 || got[0].DuplicatesUnknown {
 		t.Fatalf("right record: %+v, %v", got, err)
 	}
-	got, err = verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 1, 4, 2), policy)
+	got, err = verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 1, 4, 2), policy, nil)
 	if err != nil || len(got) != 1 || got[0].OK() || len(got[0].Differences) < 3 {
 		t.Fatalf("record of C+1 on the target: %+v, %v; want key, value and header differences", got, err)
 	}
 	t.Logf("differences found: %v", got[0].Differences)
 	short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
 	defer cancelShort()
-	got, err = verify.CheckBoundary(short, source, target, boundaryPlan(t, topic, 4, 4, 3), policy)
+	got, err = verify.CheckBoundary(short, source, target, boundaryPlan(t, topic, 4, 4, 3), policy, nil)
 	if err != nil || len(got) != 1 || !got[0].Pending || !got[0].Idle || !got[0].OK() {
 		t.Fatalf("nothing at C on the source yet: %+v, %v; want pending, idle, not a failure", got, err)
 	}
 	short2, cancelShort2 := context.WithTimeout(ctx, 2*time.Second)
 	defer cancelShort2()
-	got, err = verify.CheckBoundary(short2, source, target, boundaryPlan(t, topic, 3, 4, 3), policy)
+	got, err = verify.CheckBoundary(short2, source, target, boundaryPlan(t, topic, 3, 4, 3), policy, nil)
 	if err != nil || len(got) != 1 || !got[0].Pending || got[0].Idle || got[0].OK() {
 		t.Fatalf("source record at C never copied: %+v, %v; want pending and a failure", got, err)
 	}

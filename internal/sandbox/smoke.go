@@ -146,12 +146,22 @@ func NewSaramaConfig() *sarama.Config {
 // CreateTopic creates topic with the given number of partitions
 // (replication factor 1) and waits until its metadata is visible.
 func CreateTopic(ctx context.Context, bootstrap, topic string, partitions int32) error {
+	return CreateTopicWithConfig(ctx, bootstrap, topic, partitions, nil)
+}
+
+// CreateTopicWithConfig is CreateTopic with topic-level configuration, such
+// as cleanup.policy=compact.
+func CreateTopicWithConfig(ctx context.Context, bootstrap, topic string, partitions int32, config map[string]string) error {
 	admin, err := sarama.NewClusterAdmin([]string{bootstrap}, NewSaramaConfig())
 	if err != nil {
 		return err
 	}
 	defer admin.Close()
-	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
+	entries := make(map[string]*string, len(config))
+	for k, v := range config {
+		entries[k] = &v
+	}
+	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1, ConfigEntries: entries}, false); err != nil {
 		return fmt.Errorf("create topic %s on %s: %w", topic, bootstrap, err)
 	}
 	for {

@@ -140,7 +140,7 @@ func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan) (*PostR
 	// MM2 has caught up: every source record at C is on the target by now,
 	// except on partitions that stayed idle. Give stragglers a few seconds.
 	bCtx, cancel := context.WithTimeout(ctx, boundaryGrace)
-	rep.Boundary, err = verify.CheckBoundary(bCtx, env.Source, env.Target, p, s.ReplicationPolicy())
+	rep.Boundary, err = verify.CheckBoundary(bCtx, env.Source, env.Target, p, s.ReplicationPolicy(), nil)
 	cancel()
 	if err != nil {
 		return rep, err

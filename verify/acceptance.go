@@ -1,0 +1,109 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/plan"
+)
+
+// Finding is one acceptance check.
+type Finding struct {
+	Check  string `json:"check"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// offsetSyncsTopics matches MM2's offset-syncs topics, whatever the alias.
+const offsetSyncsTopics = `mm2-offset-syncs.*internal`
+
+// Acceptance checks the shape the design insists on: no
+// MirrorCheckpointConnector or MirrorHeartbeatConnector on the Connect
+// cluster; no mm2-offset-syncs topic on either cluster — or, where the
+// connector was configured to write offset syncs (the explicit opt-in for a
+// worker below Kafka 3.9, which always writes them), exactly the topic that
+// configuration names, on the cluster it names; and the running connector's
+// configuration still has the plan's digest. It returns the findings, all OK
+// or not, and an error only when a check could not run.
+func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadmin.Reader, p *plan.Plan, connector string) ([]Finding, error) {
+	var out []Finding
+	statuses, err := c.Connectors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var others []string
+	for name := range statuses {
+		if name == connector {
+			continue
+		}
+		cfg, err := c.Config(ctx, name)
+		if err != nil {
+			if errors.Is(err, connect.ErrNotFound) {
+				continue // deleted meanwhile
+			}
+			return nil, err
+		}
+		switch cfg["connector.class"] {
+		case "org.apache.kafka.connect.mirror.MirrorCheckpointConnector", "MirrorCheckpointConnector", "MirrorCheckpoint",
+			"org.apache.kafka.connect.mirror.MirrorHeartbeatConnector", "MirrorHeartbeatConnector", "MirrorHeartbeat":
+			others = append(others, name+" ("+cfg["connector.class"]+")")
+		}
+	}
+	slices.Sort(others)
+	out = append(out, Finding{Check: "no-checkpoint-or-heartbeat-connector", OK: len(others) == 0,
+		Detail: detail(len(others) == 0, "none on the Connect cluster", fmt.Sprintf("found %v: the design runs MirrorSourceConnector alone", others))})
+
+	cfg, err := c.Config(ctx, connector)
+	if err != nil {
+		return nil, err
+	}
+	info, err := c.ServerInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	place, err := connect.OffsetSyncs(cfg, info.Version)
+	if err != nil {
+		return nil, err
+	}
+	for _, side := range []struct {
+		name string
+		r    *kafkaadmin.Reader
+	}{{"source", source}, {"target", target}} {
+		topics, err := side.r.TopicsMatching(ctx, offsetSyncsTopics)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, offsetSyncsFinding(side.name, topics.Names(), place))
+	}
+
+	digest := plan.ConfigDigest(cfg)
+	out = append(out, Finding{Check: "config-digest", OK: digest == p.ConfigDigest,
+		Detail: detail(digest == p.ConfigDigest, "the connector's configuration has the plan's digest "+p.ConfigDigest,
+			fmt.Sprintf("the connector's configuration digest %s differs from the plan's %s: it was changed after the plan", digest, p.ConfigDigest))})
+	return out, nil
+}
+
+// offsetSyncsFinding judges the offset-syncs topics found on one cluster
+// against where the connector's configuration puts them. It is pure.
+func offsetSyncsFinding(cluster string, found []string, place connect.OffsetSyncsPlacement) Finding {
+	if place.Emitted && place.Location == cluster {
+		ok := slices.Equal(found, []string{place.Topic})
+		return Finding{Check: "offset-syncs-topic-on-" + cluster, OK: ok,
+			Detail: detail(ok, fmt.Sprintf("exactly %s, where the connector was configured to write offset syncs (a worker below Kafka 3.9 always writes them)", place.Topic),
+				fmt.Sprintf("found %v, want exactly %s: the connector was configured to write its offset syncs there", found, place.Topic))}
+	}
+	ok := len(found) == 0
+	return Finding{Check: "no-offset-syncs-topic-on-" + cluster, OK: ok,
+		Detail: detail(ok, "no mm2-offset-syncs topic", fmt.Sprintf("found %v: emit.offset-syncs.enabled is not false, a worker below 3.9 wrote them, or another MirrorMaker 2 runs", found))}
+}
+
+func detail(ok bool, good, bad string) string {
+	if ok {
+		return good
+	}
+	return bad
+}

@@ -1,0 +1,111 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/plan"
+)
+
+// Observe reads, for [Recheck], what the clusters hold now for a plan: both
+// cluster IDs, the group's description, its commits and the log bounds of
+// the plan's topics (one ReadGroup), and the partition counts and end
+// offsets of the target topics named by policy. Each fact is read once. A
+// topic that no longer exists is left out of the observation (Recheck
+// reports it), not an error.
+//
+// Errors: the readers' errors, except unknown topics.
+func Observe(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy kafkaadmin.ReplicationPolicy) (Observation, error) {
+	var o Observation
+	var err error
+	if o.SourceClusterID, err = source.ClusterID(ctx); err != nil {
+		return o, fmt.Errorf("source cluster: %w", err)
+	}
+	if o.TargetClusterID, err = target.ClusterID(ctx); err != nil {
+		return o, fmt.Errorf("target cluster: %w", err)
+	}
+	if o.Group, err = source.DescribeGroup(ctx, p.GroupID); err != nil {
+		return o, fmt.Errorf("describe group %s: %w", p.GroupID, err)
+	}
+	var topics []string
+	for _, e := range p.Entries {
+		if len(topics) == 0 || topics[len(topics)-1] != e.Partition.Topic {
+			topics = append(topics, e.Partition.Topic)
+		}
+	}
+	reading, err := readExisting(ctx, source, p.GroupID, topics)
+	if err != nil {
+		return o, fmt.Errorf("re-read group %s: %w", p.GroupID, err)
+	}
+	o.SourceTopics, o.Bounds = reading.Topics, reading.Bounds
+	o.Committed = make(map[offsets.SourcePartition]int64, len(reading.Offsets.Committed))
+	for tp, c := range reading.Offsets.Committed {
+		o.Committed[tp] = c.Offset
+	}
+
+	back := make(map[string]string, len(topics)) // target topic -> source topic
+	var names []string
+	for _, t := range topics {
+		tt, err := policy.TargetTopic(t)
+		if err != nil {
+			return o, err
+		}
+		back[tt] = t
+		names = append(names, tt)
+	}
+	have, err := existingTopics(ctx, target, names)
+	if err != nil {
+		return o, fmt.Errorf("target topics: %w", err)
+	}
+	o.TargetTopics = make(kafkaadmin.Topics, len(have))
+	var tps []kafkaadmin.TopicPartition
+	for tt, n := range have {
+		o.TargetTopics[back[tt]] = n
+		for i := range n {
+			tps = append(tps, kafkaadmin.TopicPartition{Topic: tt, Partition: i})
+		}
+	}
+	bounds, err := target.LogBounds(ctx, tps)
+	if err != nil {
+		return o, fmt.Errorf("target end offsets: %w", err)
+	}
+	o.TargetEnds = make(map[offsets.SourcePartition]int64, len(bounds))
+	for tp, b := range bounds {
+		o.TargetEnds[offsets.SourcePartition{Topic: back[tp.Topic], Partition: tp.Partition}] = b.End
+	}
+	return o, nil
+}
+
+// readExisting is ReadGroup over the topics that exist.
+func readExisting(ctx context.Context, r *kafkaadmin.Reader, group string, topics []string) (kafkaadmin.Reading, error) {
+	for {
+		rd, err := r.ReadGroup(ctx, group, topics)
+		var ute *kafkaadmin.UnknownTopicsError
+		if !errors.As(err, &ute) {
+			return rd, err
+		}
+		topics = slices.DeleteFunc(topics, func(t string) bool { return slices.Contains(ute.Topics, t) })
+		if len(topics) == 0 {
+			return kafkaadmin.Reading{Topics: kafkaadmin.Topics{}}, nil
+		}
+	}
+}
+
+// existingTopics returns the partition counts of the named topics that exist.
+func existingTopics(ctx context.Context, r *kafkaadmin.Reader, names []string) (kafkaadmin.Topics, error) {
+	for {
+		t, err := r.Topics(ctx, names...)
+		var ute *kafkaadmin.UnknownTopicsError
+		if !errors.As(err, &ute) {
+			return t, err
+		}
+		names = slices.DeleteFunc(names, func(n string) bool { return slices.Contains(ute.Topics, n) })
+		if len(names) == 0 {
+			return kafkaadmin.Topics{}, nil
+		}
+	}
+}

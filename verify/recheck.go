@@ -1,0 +1,177 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/plan"
+)
+
+// Observation is what the two clusters hold now for one plan, read by
+// [Observe] just before a step that writes (apply, resume, rollback) and
+// compared with the plan by [Recheck]. It holds every fact the precheck
+// checked that can change after it.
+type Observation struct {
+	SourceClusterID string
+	TargetClusterID string
+	// Group is the plan's consumer group as its coordinator describes it.
+	Group kafkaadmin.Group
+	// Committed holds the group's commits for the plan's partitions; a
+	// partition without a commit is absent.
+	Committed map[offsets.SourcePartition]int64
+	// SourceTopics holds the partition count of each of the plan's source
+	// topics that exists.
+	SourceTopics kafkaadmin.Topics
+	// Bounds are the source partitions' log bounds.
+	Bounds map[offsets.SourcePartition]kafkaadmin.LogBounds
+	// TargetTopics holds, keyed by source topic, the partition count of its
+	// target topic under the replication policy, for target topics that exist.
+	TargetTopics kafkaadmin.Topics
+	// TargetEnds are the target partitions' end offsets, keyed by the source
+	// partition each receives.
+	TargetEnds map[offsets.SourcePartition]int64
+}
+
+// Problem is one reason a plan no longer describes the clusters.
+type Problem struct {
+	// Check names the fact that changed: "source-cluster",
+	// "target-cluster", "group-members", "group-commit", "source-partitions",
+	// "log-start", "log-end", "target-topic" or "target-end".
+	Check string `json:"check"`
+	// Partition is the source partition concerned; zero for a problem of a
+	// whole cluster, group or topic.
+	Partition offsets.SourcePartition `json:"partition"`
+	Detail    string                  `json:"detail"`
+}
+
+func (p Problem) String() string {
+	if p.Partition.Topic == "" {
+		return p.Check + ": " + p.Detail
+	}
+	return p.Check + ": " + p.Partition.String() + ": " + p.Detail
+}
+
+// ErrStalePlan matches a *StalePlanError.
+var ErrStalePlan = errors.New("the plan no longer describes the clusters")
+
+// StalePlanError is the refusal of [Recheck]: every problem found, sorted
+// by check and partition.
+type StalePlanError struct {
+	Problems []Problem
+}
+
+func (e *StalePlanError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v (%d problems; build a new plan):", ErrStalePlan, len(e.Problems))
+	const show = 10
+	for i, p := range e.Problems {
+		if i == show {
+			fmt.Fprintf(&b, "\n  and %d more", len(e.Problems)-show)
+			break
+		}
+		b.WriteString("\n  ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrStalePlan) true.
+func (e *StalePlanError) Is(target error) bool { return target == ErrStalePlan }
+
+// Recheck compares a plan with what the clusters hold now and returns nil
+// when the plan still describes them, or a *StalePlanError listing every
+// problem:
+//
+//   - the source or target cluster ID is not the plan's (another cluster);
+//   - the group has members: a consumer of the old job's group runs again;
+//   - a group commit is not the plan's C. For a plan built from the group
+//     (or a schema version 1 plan, which does not record its source) any
+//     change counts, a commit that disappeared included. For a plan built
+//     from a file, a group without a commit passes (exporting them is the
+//     reason to use a file), and a commit that differs from the file passes
+//     only when the plan records that the file overrides the group. For a
+//     plan built from another connector's offsets the group's commits are
+//     not compared;
+//   - a source topic's partition count changed, or the topic is gone: the
+//     plan no longer covers every partition;
+//   - retention deleted records where MM2 is to start (the log start is past
+//     M+1, or past the log start a cleared partition starts from);
+//   - C is beyond the log end: the topic was truncated or recreated;
+//   - a target topic is gone or has another partition count;
+//   - a target partition's end offset moved: something wrote to the target.
+//
+// It is pure.
+func Recheck(p *plan.Plan, o Observation) error {
+	var probs []Problem
+	add := func(check string, sp offsets.SourcePartition, format string, args ...any) {
+		probs = append(probs, Problem{Check: check, Partition: sp, Detail: fmt.Sprintf(format, args...)})
+	}
+	none := offsets.SourcePartition{}
+	if o.SourceClusterID != p.SourceClusterID {
+		add("source-cluster", none, "the plan was built on source cluster %s, this is %s", p.SourceClusterID, o.SourceClusterID)
+	}
+	if o.TargetClusterID != p.TargetClusterID {
+		add("target-cluster", none, "the plan was built on target cluster %s, this is %s", p.TargetClusterID, o.TargetClusterID)
+	}
+	if n := len(o.Group.Members); n > 0 {
+		add("group-members", none, "group %s is %s with %d members: the old job (or another consumer of its group) runs; stop it", p.GroupID, o.Group.State, n)
+	}
+
+	counts := make(map[string]int32)
+	for _, e := range p.Entries {
+		counts[e.Partition.Topic]++
+	}
+	for _, topic := range slices.Sorted(maps.Keys(counts)) {
+		n := counts[topic]
+		if have, ok := o.SourceTopics[topic]; !ok {
+			add("source-partitions", none, "source topic %s no longer exists", topic)
+		} else if have != n {
+			add("source-partitions", none, "source topic %s has %d partitions, the plan %d", topic, have, n)
+		}
+		if have, ok := o.TargetTopics[topic]; !ok {
+			add("target-topic", none, "the target topic of %s does not exist", topic)
+		} else if have != n {
+			add("target-topic", none, "the target topic of %s has %d partitions, the plan %d", topic, have, n)
+		}
+	}
+
+	from := p.OffsetsFrom
+	for _, e := range p.Entries {
+		sp := e.Partition
+		now, has := o.Committed[sp]
+		c, planned := e.GroupOffset.Get()
+		switch {
+		case from.Kind == plan.FromConnectorOffsets:
+		case from.Kind == plan.FromFile && !has:
+		case from.Kind == plan.FromFile && from.OverridesGroup:
+		case has != planned || now != c:
+			was, is := e.GroupOffset.String(), "none"
+			if has {
+				is = fmt.Sprint(now)
+			}
+			add("group-commit", sp, "committed offset moved from %s to %s since the plan", was, is)
+		}
+		if _, sourceExists := o.SourceTopics[sp.Topic]; sourceExists {
+			b, ok := o.Bounds[sp]
+			switch {
+			case !ok:
+			case e.Action != offsets.ActionBlock && b.Start > startOf(e):
+				add("log-start", sp, "log start %d is past offset %d where MM2 starts: retention deleted %d records since the plan", b.Start, startOf(e), b.Start-startOf(e))
+			case planned && c > b.End:
+				add("log-end", sp, "committed offset %d is beyond the log end %d: the topic was truncated or recreated", c, b.End)
+			}
+		}
+		if end, ok := o.TargetEnds[sp]; ok && end != e.TargetEnd {
+			add("target-end", sp, "target end offset moved from %d to %d: something wrote to the target since the plan", e.TargetEnd, end)
+		}
+	}
+	if len(probs) == 0 {
+		return nil
+	}
+	return &StalePlanError{Problems: probs}
+}

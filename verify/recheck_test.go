@@ -1,0 +1,95 @@
+package verify_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/verify"
+)
+
+// unchanged is what the clusters hold for testPlan when nothing changed:
+// a-0 committed at 10, a-1 at 0, a-2 without a commit (blocked).
+func unchanged() verify.Observation {
+	a0, a1, a2 := offsets.SourcePartition{Topic: "a", Partition: 0}, offsets.SourcePartition{Topic: "a", Partition: 1}, offsets.SourcePartition{Topic: "a", Partition: 2}
+	return verify.Observation{
+		SourceClusterID: "src-id", TargetClusterID: "tgt-id",
+		Group:        kafkaadmin.Group{ID: "flink", State: kafkaadmin.GroupEmpty},
+		Committed:    map[offsets.SourcePartition]int64{a0: 10, a1: 0},
+		SourceTopics: kafkaadmin.Topics{"a": 3},
+		Bounds:       map[offsets.SourcePartition]kafkaadmin.LogBounds{a0: {End: 20}, a1: {End: 8}, a2: {End: 5}},
+		TargetTopics: kafkaadmin.Topics{"a": 3},
+		TargetEnds:   map[offsets.SourcePartition]int64{a0: 10, a1: 0, a2: 5},
+	}
+}
+
+// TestRecheck changes one fact at a time: each change is refused with the
+// check that names it, and the legitimate shapes pass.
+func TestRecheck(t *testing.T) {
+	a0, a1 := offsets.SourcePartition{Topic: "a", Partition: 0}, offsets.SourcePartition{Topic: "a", Partition: 1}
+	group := testPlan(t)
+	file := testPlan(t)
+	file.OffsetsFrom = plan.OffsetsSource{Kind: plan.FromFile, Ref: "sha256:ab"}
+	chosen := testPlan(t)
+	chosen.OffsetsFrom = plan.OffsetsSource{Kind: plan.FromFile, Ref: "sha256:ab", OverridesGroup: true}
+	v1 := testPlan(t)
+	v1.OffsetsFrom = plan.OffsetsSource{}
+	for _, tc := range []struct {
+		name string
+		p    *plan.Plan
+		edit func(o *verify.Observation)
+		want []string // checks, sorted; nil means the plan holds
+	}{
+		{"nothing changed", group, nil, nil},
+		{"another source cluster", group, func(o *verify.Observation) { o.SourceClusterID = "x" }, []string{"source-cluster"}},
+		{"another target cluster", group, func(o *verify.Observation) { o.TargetClusterID = "x" }, []string{"target-cluster"}},
+		{"a member joined the group", group, func(o *verify.Observation) {
+			o.Group.State, o.Group.Members = kafkaadmin.GroupStable, []kafkaadmin.Member{{ID: "m1"}}
+		}, []string{"group-members"}},
+		{"a commit moved", group, func(o *verify.Observation) { o.Committed[a0] = 12 }, []string{"group-commit"}},
+		{"a commit disappeared from a group plan", group, func(o *verify.Observation) { delete(o.Committed, a0) }, []string{"group-commit"}},
+		{"a commit disappeared from a version 1 plan", v1, func(o *verify.Observation) { delete(o.Committed, a0) }, []string{"group-commit"}},
+		{"a commit appeared on a blocked partition", group, func(o *verify.Observation) { o.Committed[offsets.SourcePartition{Topic: "a", Partition: 2}] = 3 }, []string{"group-commit"}},
+		{"a file plan without the group's commits holds", file, func(o *verify.Observation) { o.Committed = nil }, nil},
+		{"a file plan whose group moved", file, func(o *verify.Observation) { o.Committed[a0] = 12 }, []string{"group-commit"}},
+		{"a file plan that overrides the group", chosen, func(o *verify.Observation) { o.Committed[a0] = 12 }, nil},
+		{"a file plan still refuses members", chosen, func(o *verify.Observation) { o.Group.Members = []kafkaadmin.Member{{ID: "m1"}} }, []string{"group-members"}},
+		{"partitions added", group, func(o *verify.Observation) { o.SourceTopics["a"] = 4 }, []string{"source-partitions"}},
+		{"source topic deleted", group, func(o *verify.Observation) { delete(o.SourceTopics, "a") }, []string{"source-partitions"}},
+		{"retention passed M+1", group, func(o *verify.Observation) { o.Bounds[a0] = kafkaadmin.LogBounds{Start: 11, End: 20} }, []string{"log-start"}},
+		{"retention at M+1 is fine", group, func(o *verify.Observation) { o.Bounds[a0] = kafkaadmin.LogBounds{Start: 10, End: 20} }, nil},
+		{"retention passed a cleared partition's start", group, func(o *verify.Observation) { o.Bounds[a1] = kafkaadmin.LogBounds{Start: 1, End: 8} }, []string{"log-start"}},
+		{"topic truncated below C", group, func(o *verify.Observation) { o.Bounds[a0] = kafkaadmin.LogBounds{End: 9} }, []string{"log-end"}},
+		{"target topic deleted", group, func(o *verify.Observation) { delete(o.TargetTopics, "a"); delete(o.TargetEnds, a0) }, []string{"target-topic"}},
+		{"target written", group, func(o *verify.Observation) { o.TargetEnds[a1] = 3 }, []string{"target-end"}},
+		{"several at once", group, func(o *verify.Observation) { o.Committed[a0] = 11; o.TargetEnds[a0] = 11 }, []string{"group-commit", "target-end"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := unchanged()
+			if tc.edit != nil {
+				tc.edit(&o)
+			}
+			err := verify.Recheck(tc.p, o)
+			var se *verify.StalePlanError
+			switch {
+			case tc.want == nil && err != nil:
+				t.Fatalf("Recheck = %v, want nil", err)
+			case tc.want == nil:
+				return
+			case !errors.As(err, &se) || !errors.Is(err, verify.ErrStalePlan):
+				t.Fatalf("Recheck = %v, want a *StalePlanError", err)
+			}
+			var got []string
+			for _, p := range se.Problems {
+				got = append(got, p.Check)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("problems %v, want %v\n%v", got, tc.want, err)
+			}
+		})
+	}
+}
