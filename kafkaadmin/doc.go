@@ -20,6 +20,17 @@
 // source topics with target topics under a [ReplicationPolicy]. The
 // [Reader] methods only fetch.
 //
+// # Records
+//
+// [Reader.FirstRecords] and [Reader.ReadSpans] read records, batched per
+// partition leader, at an [Isolation] level. [ReadCommitted] sees what
+// MirrorMaker 2 reads: records outside transactions and those of committed
+// transactions, up to the last stable offset; records of aborted
+// transactions are dropped using the fetch response's list of aborted
+// transactions, and transaction markers (which hold an offset but no
+// record) are skipped. An offset that holds no record — a marker, an
+// aborted record, a record removed by compaction — yields the next record.
+//
 // # Partial failure
 //
 // Calls over many partitions return a result for every partition asked

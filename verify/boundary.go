@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -195,26 +196,35 @@ type Boundary struct {
 	// captured record at its offset — compaction (or retention) removed it
 	// after MM2 copied it. The capture stands in for it.
 	RemovedFromSource bool `json:"removed_from_source,omitempty"`
+	// Placed is true when compaction removed the captured record before MM2
+	// read it, so MM2's first records were placed on the source instead:
+	// the first of them the source still holds, its CopiesGone-th copy
+	// (counting from 0; the earlier ones were compacted away since), is at
+	// RecordOffset, and MM2 copied every record the source still holds
+	// between C and it.
+	Placed     bool `json:"placed_after_compaction,omitempty"`
+	CopiesGone int  `json:"copies_gone,omitempty"`
 	// Duplicates is how many records the old job wrote to the target past
-	// its last commit: copies of source records at and after C, which MM2
-	// copies again. They are expected when the old job was stopped without
-	// committing what it wrote last (a crash, or a cancel without
-	// savepoint); never a loss.
+	// its last commit: copies, before the target end, of source records at
+	// and after C, which MM2 copies again. They are expected when the old job
+	// was stopped without committing what it wrote last (a crash, or a
+	// cancel without savepoint); never a loss. Copies of records that
+	// compaction has since removed from the source are not counted.
 	Duplicates int64 `json:"duplicates,omitempty"`
-	// DuplicatesUnknown is true when the old job's last record on the target
-	// is neither the source record just before C nor followed by a copy of
-	// the record at C within the last duplicateScan target records: the
-	// target holds records from elsewhere, or more than that many copies.
-	DuplicatesUnknown bool `json:"duplicates_unknown,omitempty"`
 }
 
 // OK reports whether the two records were read and are the same, or the
 // partition is idle (no source record at C yet).
 func (b Boundary) OK() bool { return b.Idle || (!b.Pending && len(b.Differences) == 0) }
 
-// duplicateScan bounds how many target records before the target end the
-// duplicate count looks through.
-const duplicateScan = 10_000
+// scanWindow bounds, in offsets, the source and target records read when
+// the cheap comparisons do not settle a boundary: the duplicate count and
+// the placement of MM2's first record after compaction.
+const scanWindow = 10_000
+
+// firstCopies is how many of the first records MM2 wrote are compared with
+// the source when compaction removed the captured record.
+const firstCopies = 64
 
 // lookBack is how many offsets before a position are read to find the last
 // data record before it (transaction markers take one offset each).
@@ -232,10 +242,19 @@ const lookBack = 16
 // target means MM2 did not copy it. Once only idle partitions are pending,
 // it returns at once: nothing arrived there for MM2 to copy.
 //
+// Compaction may remove the captured record after the capture but before
+// MM2 read it; MM2's first record is then a later one. When the captured
+// record is gone from the source, the check places MM2's first records on
+// the source instead: the first of them still there must come after every
+// record still there from C on that MM2 did not copy before it (the
+// source only loses records to compaction, so a record there now was there
+// when MM2 read). A record of the source before C copied first (MM2 started
+// early) or a record skipped (MM2 started late) still fails.
+//
 // It also counts the duplicates to expect from the old job (see
 // [Boundary.Duplicates]): when the last record before the target end is not
-// the source's last record before C, it looks for the copy of the record at
-// C among the last duplicateScan target records.
+// the source's last record before C, it counts the target records before
+// the target end that are copies of source records at or after C.
 //
 // Errors: a read that failed, or a policy that cannot name a target topic.
 func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy kafkaadmin.ReplicationPolicy, capture []BoundaryRecord) ([]Boundary, error) {
@@ -329,10 +348,75 @@ func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *pl
 			return out, nil
 		}
 	}
+	if err := placeAfterCompaction(ctx, source, target, out); err != nil {
+		return out, err
+	}
 	if err := countDuplicates(ctx, source, target, out, want); err != nil {
 		return out, err
 	}
 	return out, nil
+}
+
+// placeAfterCompaction re-judges the partitions whose first target record
+// differs from a captured record that compaction has since removed (see
+// CheckBoundary).
+func placeAfterCompaction(ctx context.Context, source, target *kafkaadmin.Reader, out []Boundary) error {
+	srcSpans := make(map[kafkaadmin.TopicPartition]kafkaadmin.Span)
+	tgtSpans := make(map[kafkaadmin.TopicPartition]kafkaadmin.Span)
+	for _, b := range out {
+		if b.Captured && b.RemovedFromSource && len(b.Differences) > 0 {
+			srcSpans[b.Partition] = kafkaadmin.Span{From: b.SourceOffset, Until: b.SourceOffset + scanWindow}
+			tgtSpans[b.targetPartition()] = kafkaadmin.Span{From: b.TargetOffset, Until: b.TargetOffset + firstCopies}
+		}
+	}
+	if len(srcSpans) == 0 {
+		return nil
+	}
+	src, err := source.ReadSpans(ctx, srcSpans, kafkaadmin.ReadCommitted)
+	if err != nil {
+		return fmt.Errorf("read the source after C: %w", err)
+	}
+	tgt, err := target.ReadSpans(ctx, tgtSpans, kafkaadmin.ReadCommitted)
+	if err != nil {
+		return fmt.Errorf("read the first records MM2 wrote: %w", err)
+	}
+	for i := range out {
+		b := &out[i]
+		if _, ok := srcSpans[b.Partition]; !ok {
+			continue
+		}
+		present := src[b.Partition]
+		at := make(map[RecordDigest]int, len(present)) // digest -> index in present
+		for j, r := range present {
+			at[Digest(r)] = j
+		}
+		copies := tgt[b.targetPartition()]
+		copied := make(map[RecordDigest]bool, len(copies))
+		for k, t := range copies {
+			d := Digest(t)
+			j, ok := at[d]
+			if !ok {
+				copied[d] = true // gone from the source since MM2 copied it
+				continue
+			}
+			// The first of MM2's records still on the source: every record
+			// still there before it must be among MM2's earlier copies.
+			var skipped []string
+			for _, r := range present[:j] {
+				if !copied[Digest(r)] {
+					skipped = append(skipped, fmt.Sprint(r.Offset))
+				}
+			}
+			if len(skipped) == 0 {
+				b.Differences, b.RecordOffset, b.Placed, b.CopiesGone = nil, present[j].Offset, true, k
+			} else {
+				b.Differences = []string{fmt.Sprintf("MM2's record %d after the target end is the source record at %d, but the source still holds records at %s that MM2 did not copy before it",
+					k, present[j].Offset, strings.Join(skipped, ", "))}
+			}
+			break
+		}
+	}
+	return nil
 }
 
 // allIdle reports whether every partition still pending is idle.
@@ -378,9 +462,11 @@ func checkCaptured(ctx context.Context, source *kafkaadmin.Reader, out []Boundar
 }
 
 // countDuplicates sets Duplicates on every compared partition: 0 when the
-// last data record before the target end is the source's last record before
-// C (the old job stopped exactly at its commit), otherwise the number of
-// target records from the copy of the record at C up to the target end.
+// last data record before the target end is the source's last record
+// before C (the old job stopped exactly at its commit) or there is none;
+// otherwise the number of target records before the target end that are
+// copies of source records at or after C (the captured one, or those the
+// source still holds).
 func countDuplicates(ctx context.Context, source, target *kafkaadmin.Reader, out []Boundary, want map[offsets.SourcePartition]RecordDigest) error {
 	srcSpans := make(map[kafkaadmin.TopicPartition]kafkaadmin.Span)
 	tgtSpans := make(map[kafkaadmin.TopicPartition]kafkaadmin.Span)
@@ -394,8 +480,8 @@ func countDuplicates(ctx context.Context, source, target *kafkaadmin.Reader, out
 	if len(tgtSpans) == 0 {
 		return nil
 	}
-	src, err := source.ReadSpans(ctx, srcSpans, kafkaadmin.ReadCommitted)
 	var pe *kafkaadmin.PartitionErrors
+	src, err := source.ReadSpans(ctx, srcSpans, kafkaadmin.ReadCommitted)
 	if err != nil && !errors.As(err, &pe) { // below the log start: compare what remains
 		return fmt.Errorf("read the source before C: %w", err)
 	}
@@ -419,26 +505,32 @@ func countDuplicates(ctx context.Context, source, target *kafkaadmin.Reader, out
 		}
 		scan = append(scan, b)
 	}
-	// Look for the copy of the record at C, a few partitions at a time to
-	// bound memory.
+	// Count the copies, a few partitions at a time to bound memory.
 	const batch = 8
 	for len(scan) > 0 {
 		n := min(batch, len(scan))
-		spans := make(map[kafkaadmin.TopicPartition]kafkaadmin.Span, n)
+		srcSpans := make(map[kafkaadmin.TopicPartition]kafkaadmin.Span, n)
+		tgtSpans := make(map[kafkaadmin.TopicPartition]kafkaadmin.Span, n)
 		for _, b := range scan[:n] {
-			spans[b.targetPartition()] = kafkaadmin.Span{From: max(b.TargetOffset-duplicateScan, 0), Until: b.TargetOffset}
+			srcSpans[b.Partition] = kafkaadmin.Span{From: b.SourceOffset, Until: b.SourceOffset + scanWindow}
+			tgtSpans[b.targetPartition()] = kafkaadmin.Span{From: max(b.TargetOffset-scanWindow, 0), Until: b.TargetOffset}
 		}
-		recs, err := target.ReadSpans(ctx, spans, kafkaadmin.ReadCommitted)
+		srcRecs, err := source.ReadSpans(ctx, srcSpans, kafkaadmin.ReadCommitted)
+		if err != nil {
+			return fmt.Errorf("read the source after C: %w", err)
+		}
+		tgtRecs, err := target.ReadSpans(ctx, tgtSpans, kafkaadmin.ReadCommitted)
 		if err != nil && !errors.As(err, &pe) {
 			return fmt.Errorf("read the target before its end: %w", err)
 		}
 		for _, b := range scan[:n] {
-			b.DuplicatesUnknown = true
-			rs, w := recs[b.targetPartition()], want[b.Partition]
-			for i := len(rs) - 1; i >= 0; i-- {
-				if Digest(rs[i]) == w {
-					b.Duplicates, b.DuplicatesUnknown = int64(len(rs)-i), false
-					break
+			atOrAfterC := map[RecordDigest]bool{want[b.Partition]: true}
+			for _, r := range srcRecs[b.Partition] {
+				atOrAfterC[Digest(r)] = true
+			}
+			for _, r := range tgtRecs[b.targetPartition()] {
+				if atOrAfterC[Digest(r)] {
+					b.Duplicates++
 				}
 			}
 		}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,8 +12,20 @@ import (
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 )
 
+// props writes a properties file for the test and returns its path.
+func props(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "connector.properties")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func TestCLIUsage(t *testing.T) {
 	t.Setenv("MM2CUTOVER_SOURCE_SASL_PASSWORD", "hunter2-not-shown")
+	required := map[string]string{"MM2CUTOVER_SOURCE_BOOTSTRAP": "a:1", "MM2CUTOVER_TARGET_BOOTSTRAP": "b:1", "MM2CUTOVER_CONNECT_URL": "http://c:8088",
+		"MM2CUTOVER_CONNECTOR": "x", "MM2CUTOVER_GROUP": "g", "MM2CUTOVER_TOPICS": "t"}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -26,6 +40,14 @@ func TestCLIUsage(t *testing.T) {
 		{"bad policy", []string{"-policy", "mirror", "precheck"}, map[string]string{"MM2CUTOVER_SOURCE_BOOTSTRAP": "a:1",
 			"MM2CUTOVER_TARGET_BOOTSTRAP": "b:1", "MM2CUTOVER_CONNECT_URL": "http://c:8088", "MM2CUTOVER_CONNECTOR": "x",
 			"MM2CUTOVER_GROUP": "g", "MM2CUTOVER_TOPICS": "t"}, `replication policy "mirror"`},
+		{"connector properties change a key the cutover sets", []string{"-connector-properties", props(t, "topics=.*\nreplication.factor=1\n"), "precheck"}, required,
+			"-connector-properties sets keys the cutover sets itself: topics"},
+		{"connector properties set a cluster client key", []string{"-connector-properties", props(t, "source.cluster.security.protocol=SSL\n"), "precheck"}, required,
+			"source.cluster.security.protocol (use -mm2-source-client"},
+		{"unknown offsets source", []string{"-offsets-from", "dump.json", "precheck"}, required, `-offsets-from "dump.json": want group or csv:FILE`},
+		{"override without a file", []string{"-offsets-file-overrides-group", "precheck"}, required, "needs -offsets-from csv:FILE"},
+		{"offset-syncs replication factor alone", []string{"-offset-syncs-replication-factor", "1", "precheck"}, required, "needs -offset-syncs-location"},
+		{"offset-syncs location unknown", []string{"-offset-syncs-location", "both", "precheck"}, required, `-offset-syncs-location "both"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {

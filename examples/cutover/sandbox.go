@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
@@ -66,6 +67,8 @@ type scenario struct {
 	group, connector string
 	// policy is the replication policy: "identity" or "default".
 	policy string
+	// offsetSyncs is the offset-syncs decision for a worker below Kafka 3.9.
+	offsetSyncs *connect.OffsetSyncsTopic
 }
 
 const (
@@ -176,7 +179,8 @@ func (sc *scenario) settings() cutover.Settings {
 		ToolVersion:     "mm2cutover-cutover/" + version + " (sandbox)",
 		Logger:          sc.log,
 		// The sandbox's clusters have one broker each.
-		Extra: map[string]string{"replication.factor": "1"},
+		Extra:       map[string]string{"replication.factor": "1"},
+		OffsetSyncs: sc.offsetSyncs,
 	}.WithDefaults()
 }
 

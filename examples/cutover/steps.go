@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -63,8 +64,22 @@ func (c *cli) precheck(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := c.record("precheck", "", map[string]any{"ok": pc.Err() == nil, "checks": pc.Checks}); err != nil {
+		return err
+	}
 	c.emit(pc, func(w io.Writer) { printChecks(w, pc.Checks) })
 	return pc.Err()
+}
+
+// record appends one entry to the audit file. Every step records what it
+// found and did; a step whose record cannot be written fails.
+func (c *cli) record(step, fingerprint string, detail any) error {
+	audit, done, err := c.audit()
+	if err != nil {
+		return err
+	}
+	defer done()
+	return audit.Record(step, c.s.Connector, fingerprint, detail)
 }
 
 // plan runs the precheck and writes the plan. Partitions without a usable
@@ -77,6 +92,11 @@ func (c *cli) plan(ctx context.Context) error {
 
 func (c *cli) buildPlan(ctx context.Context) (*plan.Plan, error) {
 	p, pc, err := cutover.MakePlan(ctx, c.env, c.s, time.Now())
+	if pc != nil {
+		if rerr := c.record("precheck", "", map[string]any{"ok": pc.Err() == nil, "checks": pc.Checks}); rerr != nil {
+			return nil, rerr
+		}
+	}
 	if err != nil {
 		if pc != nil {
 			c.emit(pc, func(w io.Writer) { printChecks(w, pc.Checks) })
@@ -91,6 +111,10 @@ func (c *cli) buildPlan(ctx context.Context) (*plan.Plan, error) {
 		return nil, err
 	}
 	c.log.Info("plan written", "file", c.o.planPath, "fingerprint", p.Fingerprint, "partitions", len(p.Entries))
+	if err := c.record("plan", p.Fingerprint, map[string]any{"file": c.o.planPath, "partitions": len(p.Entries),
+		"applicable": p.Applicable(), "offsets_from": p.OffsetsFrom.String()}); err != nil {
+		return nil, err
+	}
 	if c.o.asJSON {
 		_, _ = c.out.Write(buf.Bytes())
 	} else {
@@ -161,6 +185,9 @@ func (c *cli) verify(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, c.s.ReadBackTimeout)
 		defer cancel()
 		rb, err := verify.WaitReadBack(ctx, c.env.Connect, c.s.Connector, want)
+		if rerr := c.record("verify", p.Fingerprint, map[string]any{"state": "STOPPED", "ok": rb.OK(), "read_back": rb.String()}); rerr != nil && err == nil {
+			err = rerr
+		}
 		c.emit(map[string]any{"state": "STOPPED", "ok": rb.OK(), "read_back": rb.Partitions}, func(w io.Writer) {
 			fmt.Fprintf(w, "connector %s is STOPPED; offsets against plan %s: %s\n", c.s.Connector, p.Fingerprint, rb)
 			if rb.Diff != "" {
@@ -173,9 +200,17 @@ func (c *cli) verify(ctx context.Context) error {
 }
 
 func (c *cli) postVerify(ctx context.Context, p *plan.Plan) error {
-	rep, err := cutover.PostVerify(ctx, c.env, c.s, p)
+	capture, err := c.boundaryCapture(p)
+	if err != nil {
+		return err
+	}
+	rep, err := cutover.PostVerify(ctx, c.env, c.s, p, capture)
 	if rep != nil {
 		c.emit(rep, func(w io.Writer) { printPost(w, rep) })
+		if rerr := c.record("verify", p.Fingerprint, map[string]any{"state": rep.State, "ok": rep.OK && err == nil,
+			"expected_duplicates": rep.Duplicates, "lag_samples": rep.LagSamples, "acceptance": rep.Acceptance}); rerr != nil && err == nil {
+			err = rerr
+		}
 	}
 	if err != nil {
 		return err
@@ -186,9 +221,43 @@ func (c *cli) postVerify(ctx context.Context, p *plan.Plan) error {
 	return nil
 }
 
+// boundaryCapture returns the boundary records the resume of plan p
+// recorded in the audit file (the last such entry), or nil when there is
+// none: the check then compares with the source as it is now.
+func (c *cli) boundaryCapture(p *plan.Plan) ([]verify.BoundaryRecord, error) {
+	f, err := os.Open(c.o.auditPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit file: %w", err)
+	}
+	defer f.Close()
+	var capture []verify.BoundaryRecord
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 256<<20)
+	for sc.Scan() {
+		var e struct {
+			Step        string                  `json:"step"`
+			Fingerprint string                  `json:"plan_fingerprint"`
+			Detail      []verify.BoundaryRecord `json:"detail"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Step == cutover.BoundaryCaptureStep && e.Fingerprint == p.Fingerprint {
+			capture = e.Detail
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("audit file %s: %w", c.o.auditPath, err)
+	}
+	if capture == nil {
+		c.log.Warn("no boundary capture for this plan in the audit file: comparing with the source as it is now (compaction since resume would show as a difference)", "audit", c.o.auditPath)
+	}
+	return capture, nil
+}
+
 func printPost(w io.Writer, rep *cutover.PostReport) {
 	fmt.Fprintf(w, "connector %s: %s, %d tasks\n\n", rep.Connector, rep.State, rep.Tasks)
-	fmt.Fprintln(w, "PARTITION\tSOURCE C\tTARGET OFFSET\tFIRST REPLICATED RECORD")
+	fmt.Fprintln(w, "PARTITION\tSOURCE C\tRECORD\tTARGET OFFSET\tFIRST REPLICATED RECORD")
 	for _, b := range rep.Boundary {
 		verdict := "equals the source record at C"
 		switch {
@@ -198,8 +267,21 @@ func printPost(w io.Writer, rep *cutover.PostReport) {
 			verdict = "pending: no record yet"
 		case len(b.Differences) > 0:
 			verdict = fmt.Sprintf("DIFFERS: %v", b.Differences)
+		case b.Placed:
+			verdict = fmt.Sprintf("compaction removed the captured record before MM2 read it; MM2's first %d copies are gone from the source too, the next is the record at %d, and no record the source holds from C on was skipped",
+				b.CopiesGone, b.RecordOffset)
+		case b.RemovedFromSource:
+			verdict = "equals the record captured at resume (compaction has since removed it from the source)"
+		case b.Captured:
+			verdict = "equals the source record captured at resume"
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s-%d@%d\t%s\n", b.Partition, b.SourceOffset, b.TargetTopic, b.Partition.Partition, b.TargetOffset, verdict)
+		if b.Duplicates > 0 {
+			verdict += fmt.Sprintf("; %d duplicates expected: the old job wrote them past its last commit", b.Duplicates)
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s-%d@%d\t%s\n", b.Partition, b.SourceOffset, b.RecordOffset, b.TargetTopic, b.Partition.Partition, b.TargetOffset, verdict)
+	}
+	if rep.Duplicates > 0 {
+		fmt.Fprintf(w, "\nexpected duplicates\t%d (records the old job wrote to the target after its last commit; MM2 copies them again)\n", rep.Duplicates)
 	}
 	fmt.Fprintf(w, "\nlag samples (total, first to last)\t%v\n", rep.LagSamples)
 	fmt.Fprintf(w, "caught up with the source as of the first sample\t%v\n\n", rep.CatchUp.Reached)
@@ -251,6 +333,13 @@ func (c *cli) status(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	fp := ""
+	if p != nil {
+		fp = p.Fingerprint
+	}
+	if err := c.record("status", fp, map[string]any{"exists": rep.Exists, "state": rep.State, "tasks": rep.Tasks, "total_lag": rep.TotalLag}); err != nil {
+		return err
+	}
 	c.emit(rep, func(w io.Writer) {
 		if !rep.Exists {
 			fmt.Fprintf(w, "connector %s does not exist\n", rep.Connector)
@@ -262,9 +351,9 @@ func (c *cli) status(ctx context.Context) error {
 		}
 		fmt.Fprintf(w, "total lag\t%d\n", rep.TotalLag)
 		if len(rep.Lag) > 0 {
-			fmt.Fprintln(w, "PARTITION\tNEXT\tEND\tLAG")
+			fmt.Fprintln(w, "PARTITION\tNEXT\tEND\tSTABLE END\tLAG")
 			for _, l := range rep.Lag {
-				fmt.Fprintf(w, "%s\t%d\t%d\t%d\n", l.Partition, l.Next, l.End, l.Lag)
+				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\n", l.Partition, l.Next, l.End, l.StableEnd, l.Lag)
 			}
 		}
 	})

@@ -36,6 +36,10 @@ type Config struct {
 	// TargetTopic names the target topic of a source topic (default: the
 	// same name).
 	TargetTopic func(source string) string
+	// ReadCommitted reads the source read_committed, as a Flink KafkaSource
+	// configured with isolation.level=read_committed does: records of
+	// aborted transactions are never copied.
+	ReadCommitted bool
 }
 
 // Stats counts what the replicator did.
@@ -166,6 +170,9 @@ type job struct {
 
 func newJob(cfg Config) (*job, error) {
 	sc := saramaConfig("flinklike-source")
+	if cfg.ReadCommitted {
+		sc.Consumer.IsolationLevel = sarama.ReadCommitted
+	}
 	client, err := sarama.NewClient([]string{cfg.Source}, sc)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/IBM/sarama"
 )
@@ -12,8 +13,10 @@ import (
 // with a control record (a commit or abort marker) that takes an offset of
 // its own on every partition it wrote, and a read_committed consumer never
 // sees the records of an aborted one.
+// Send is safe for concurrent use: transactions are sent one at a time.
 type TxnProducer struct {
-	p sarama.SyncProducer
+	mu sync.Mutex
+	p  sarama.SyncProducer
 }
 
 // NewTxnProducer returns a producer with transactional ID id.
@@ -33,6 +36,8 @@ func NewTxnProducer(bootstrap, id string) (*TxnProducer, error) {
 // Send writes msgs in one transaction and commits it, or aborts it when
 // commit is false.
 func (t *TxnProducer) Send(ctx context.Context, commit bool, msgs ...*sarama.ProducerMessage) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return err
 	}

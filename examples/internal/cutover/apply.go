@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -36,7 +35,8 @@ func NewAudit(w io.Writer) *Audit {
 	return &Audit{w: w}
 }
 
-// Record appends one entry.
+// Record appends one entry. Its error says the record of the change could
+// not be written; a step stops there rather than change anything unrecorded.
 func (a *Audit) Record(step, connector, fingerprint string, detail any) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -50,7 +50,21 @@ func (a *Audit) Record(step, connector, fingerprint string, detail any) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.w.Write(append(b, '\n'))
+	if _, err = a.w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("%w: %w", ErrAudit, err)
+	}
+	return nil
+}
+
+// ErrAudit matches a failure to write the audit file.
+var ErrAudit = errors.New("cannot write the audit record")
+
+// refused records a guard's refusal of a step and returns err, or the audit
+// error when the refusal could not be recorded.
+func (a *Audit) refused(step, connector, fingerprint string, err error) error {
+	if aerr := a.Record("refuse", connector, fingerprint, map[string]any{"step": step, "reason": err.Error()}); aerr != nil {
+		return errors.Join(err, aerr)
+	}
 	return err
 }
 
@@ -77,9 +91,10 @@ type ApplyResult struct {
 	Matched  int             `json:"matched"`
 }
 
-// CheckPlan refuses a plan that cannot be applied here: blocked entries,
-// another connector or alias, other clusters, or a configuration that is
-// not the one the plan recorded.
+// CheckPlan refuses a plan that cannot be applied with these settings:
+// invalid, blocked entries, another connector or alias, or a configuration
+// that is not the one the plan recorded. It reads nothing; Recheck compares
+// the plan with the clusters.
 func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	if err := p.Validate(); err != nil {
 		return err
@@ -87,8 +102,9 @@ func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	if err := p.Blocked(); err != nil {
 		return err
 	}
-	if err := checkScope(ctx, env, s, p); err != nil {
-		return err
+	if p.ConnectorName != s.Connector || p.SourceAlias != s.SourceAlias {
+		return fmt.Errorf("%w: the plan is for connector %q with source alias %q, the settings name %q and %q",
+			ErrPlanMismatch, p.ConnectorName, p.SourceAlias, s.Connector, s.SourceAlias)
 	}
 	cfg, err := ConnectorConfig(s)
 	if err != nil {
@@ -112,50 +128,23 @@ func planTopics(p *plan.Plan) []string {
 	return topics
 }
 
-// StillHolds re-reads the clusters and refuses, with ErrPlanMismatch, a plan
-// that no longer describes them: a committed offset of the group moved (the
-// old job, or someone, committed since the plan); retention deleted records
-// MM2 is to start from (the log start is past M+1, or past 0 for a cleared
-// partition: MM2's seek would fall out of range and auto.offset.reset would
-// skip more); or a target partition received records since the plan (its
-// end offset moved: something else writes there). Apply and Resume call it,
-// so a plan mounted or resumed days later is checked against now.
-func StillHolds(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
-	reading, err := env.Source.ReadGroup(ctx, p.GroupID, planTopics(p))
-	if err != nil {
-		return fmt.Errorf("re-read group %s: %w", p.GroupID, err)
+// Recheck refuses a plan that no longer describes the clusters, before a
+// step that writes: it reads every fact the precheck checked that can change
+// (verify.Observe: cluster IDs, the group's members and commits, the source
+// partitions and bounds, the target topics and their end offsets) and
+// compares them with the plan (verify.Recheck). It returns a
+// *verify.StalePlanError listing every problem, so a plan mounted or resumed
+// days later is checked against now. Apply and Resume call it.
+func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
+	if p.ConnectorName != s.Connector || p.SourceAlias != s.SourceAlias {
+		return fmt.Errorf("%w: the plan is for connector %q with source alias %q, the settings name %q and %q",
+			ErrPlanMismatch, p.ConnectorName, p.SourceAlias, s.Connector, s.SourceAlias)
 	}
-	ends, err := targetEnds(ctx, env, s, reading.Topics)
+	obs, err := verify.Observe(ctx, env.Source, env.Target, p, s.ReplicationPolicy())
 	if err != nil {
 		return err
 	}
-	var problems []string
-	for _, e := range p.Entries {
-		tp := e.Partition
-		now := offsets.GroupOffset{}
-		if c, ok := reading.Offsets.Committed[tp]; ok {
-			now = offsets.NewGroupOffset(c.Offset)
-		}
-		if !now.Equal(e.GroupOffset) {
-			problems = append(problems, fmt.Sprintf("%s: committed offset moved from %s to %s", e.Partition, e.GroupOffset, now))
-		}
-		if e.Action != offsets.ActionBlock {
-			start := e.Bounds.Start
-			if m, ok := e.Offset.Get(); ok {
-				start = m + 1
-			}
-			if b := reading.Bounds[tp]; b.Start > start {
-				problems = append(problems, fmt.Sprintf("%s: log start %d is past offset %d where MM2 starts: retention deleted %d records since the plan", e.Partition, b.Start, start, b.Start-start))
-			}
-		}
-		if end, ok := ends[e.Partition]; ok && end != e.TargetEnd {
-			problems = append(problems, fmt.Sprintf("%s: target end offset moved from %d to %d: something wrote to the target since the plan", e.Partition, e.TargetEnd, end))
-		}
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("%w: the plan no longer describes the clusters; build a new plan:\n  %s", ErrPlanMismatch, strings.Join(problems, "\n  "))
-	}
-	return nil
+	return verify.Recheck(p, obs)
 }
 
 // checkScope refuses a plan for another connector or alias, or for other
@@ -192,8 +181,8 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	if err := CheckPlan(ctx, env, s, p); err != nil {
 		return nil, err
 	}
-	if err := StillHolds(ctx, env, s, p); err != nil {
-		return nil, err
+	if err := Recheck(ctx, env, s, p); err != nil {
+		return nil, audit.refused("apply", s.Connector, p.Fingerprint, err)
 	}
 	cfg, err := ConnectorConfig(s)
 	if err != nil {
@@ -212,7 +201,9 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 			return nil, fmt.Errorf("create connector %s: %w", name, err)
 		}
 		res.Created = true
-		_ = audit.Record("create", name, p.Fingerprint, map[string]any{"config": plan.Redact(cfg), "initial_state": "STOPPED"})
+		if err := audit.Record("create", name, p.Fingerprint, map[string]any{"config": plan.Redact(cfg), "initial_state": "STOPPED"}); err != nil {
+			return res, err
+		}
 	case err != nil:
 		return nil, fmt.Errorf("connector %s: %w", name, err)
 	default:
@@ -248,8 +239,7 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	}
 	action, err := verify.Guard(want, existing)
 	if err != nil {
-		_ = audit.Record("refuse", name, p.Fingerprint, err.Error())
-		return res, err
+		return res, audit.refused("apply", name, p.Fingerprint, err)
 	}
 	res.Guard = action.String()
 
@@ -264,7 +254,9 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 			return res, fmt.Errorf("alter offsets of %s: %w", name, err)
 		}
 		res.Patched = true
-		_ = audit.Record("patch", name, p.Fingerprint, map[string]any{"partitions": len(patch)})
+		if err := audit.Record("patch", name, p.Fingerprint, map[string]any{"partitions": len(patch)}); err != nil {
+			return res, err
+		}
 		s.step("after-patch")
 	}
 
@@ -274,11 +266,10 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	defer cancel()
 	rb, err := verify.WaitReadBack(rbCtx, env.Connect, name, want)
 	res.ReadBack, res.Matched = rb, rb.Count(verify.Match)
-	_ = audit.Record("read-back", name, p.Fingerprint, map[string]any{"ok": rb.OK(), "summary": rb.String()})
-	if err != nil {
-		return res, err
+	if aerr := audit.Record("read-back", name, p.Fingerprint, map[string]any{"ok": rb.OK(), "summary": rb.String()}); aerr != nil && err == nil {
+		return res, aerr
 	}
-	return res, nil
+	return res, err
 }
 
 // requireStopped returns at once a *connect.NotStoppedError for a connector

@@ -42,15 +42,15 @@ func ExitStatus(err error) int {
 		return ExitOK
 	case errors.Is(err, ErrNotApproved):
 		return ExitNotApproved
-	case errors.Is(err, verify.ErrStaleOffsets), errors.Is(err, ErrPlanMismatch), errors.Is(err, ErrGroupOffsets),
+	case errors.Is(err, ErrSettings):
+		return ExitUsage
+	case errors.Is(err, verify.ErrStaleOffsets), errors.Is(err, verify.ErrStalePlan), errors.Is(err, ErrPlanMismatch), errors.Is(err, ErrGroupOffsets),
 		errors.Is(err, ErrHasRun), errors.Is(err, ErrNotApplied), errors.Is(err, connect.ErrNotStopped),
 		errors.Is(err, kafkaadmin.ErrGroupActive), badPlan(err):
 		return ExitRefused
 	case errors.Is(err, ErrPrecheck), errors.Is(err, plan.ErrBlocked), errors.Is(err, verify.ErrReadBack),
 		errors.Is(err, ErrCheckFailed):
 		return ExitCheckFailed
-	case errors.Is(err, ErrSettings):
-		return ExitUsage
 	}
 	return ExitError
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -28,6 +29,8 @@ type Flags struct {
 	srcBoot, tgtBoot, srcSec, tgtSec                  string
 	srcMech, tgtMech, srcUser, tgtUser, srcCA, tgtCA  string
 	topics, mm2Src, mm2Tgt, acceptExpired, acceptedBy string
+	offsetsFrom, connectorProps, syncsLocation        string
+	syncsRF                                           int
 }
 
 // BindFlags defines the settings' flags on fs.
@@ -56,6 +59,11 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&s.TasksMax, "tasks-max", 1, "tasks.max of the connector")
 	fs.StringVar(&f.mm2Src, "mm2-source-client", "", "properties file of the connector's source client settings (security.protocol, sasl.*, ssl.*; use config provider references such as ${env:MM2_SOURCE_SASL_JAAS_CONFIG} for secrets)")
 	fs.StringVar(&f.mm2Tgt, "mm2-target-client", "", "properties file of the connector's target client settings")
+	fs.StringVar(&f.connectorProps, "connector-properties", "", "properties file of extra connector settings (e.g. replication.factor, producer.override.*, consumer.*), merged under the keys the cutover sets itself; secrets as config provider references")
+	fs.StringVar(&f.offsetsFrom, "offsets-from", "group", "where C comes from: group (the -group's committed offsets) or csv:FILE (a kafka-consumer-groups --reset-offsets --dry-run --export file)")
+	fs.BoolVar(&s.OffsetsFileOverridesGroup, "offsets-file-overrides-group", false, "the -offsets-from file holds positions chosen on purpose (e.g. --to-datetime): do not require the group's commits to equal them")
+	fs.StringVar(&f.syncsLocation, "offset-syncs-location", "", "Kafka Connect below 3.9 only, which always writes offset syncs: the cluster that holds the offset-syncs topic, source or target")
+	fs.IntVar(&f.syncsRF, "offset-syncs-replication-factor", 0, "with -offset-syncs-location: the replication factor of the offset-syncs topic MM2 creates (default 3)")
 	fs.StringVar(&s.Savepoint, "savepoint", "", "the old Flink job's final savepoint, recorded in the plan")
 	fs.StringVar(&f.acceptExpired, "accept-expired", "", "partitions whose expired records you accept to lose, e.g. orders:3,orders:5")
 	fs.StringVar(&f.acceptedBy, "accepted-by", "", "who accepts the loss (required with -accept-expired)")
@@ -96,6 +104,28 @@ func (f *Flags) Settings() (Settings, error) {
 	}
 	if s.AcceptExpired, err = acceptances(f.acceptExpired, f.acceptedBy); err != nil {
 		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
+	}
+	if s.Extra, err = readProperties(f.connectorProps); err != nil {
+		return Settings{}, fmt.Errorf("%w: -connector-properties: %v", ErrSettings, err)
+	}
+	switch from := f.offsetsFrom; {
+	case from == "group" || from == "":
+	case strings.HasPrefix(from, "csv:") && len(from) > len("csv:"):
+		s.OffsetsFile = strings.TrimPrefix(from, "csv:")
+	default:
+		return Settings{}, fmt.Errorf("%w: -offsets-from %q: want group or csv:FILE", ErrSettings, from)
+	}
+	switch {
+	case f.syncsLocation != "":
+		s.OffsetSyncs = &connect.OffsetSyncsTopic{Location: f.syncsLocation, ReplicationFactor: f.syncsRF}
+		if f.syncsLocation != "source" && f.syncsLocation != "target" {
+			return Settings{}, fmt.Errorf("%w: -offset-syncs-location %q: want source or target", ErrSettings, f.syncsLocation)
+		}
+		if f.syncsRF < 0 {
+			return Settings{}, fmt.Errorf("%w: -offset-syncs-replication-factor %d is negative", ErrSettings, f.syncsRF)
+		}
+	case f.syncsRF != 0:
+		return Settings{}, fmt.Errorf("%w: -offset-syncs-replication-factor needs -offset-syncs-location", ErrSettings)
 	}
 	return s, s.Validate()
 }

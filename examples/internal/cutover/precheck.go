@@ -1,9 +1,14 @@
 package cutover
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,6 +67,7 @@ type Precheck struct {
 	TargetEnds      map[offsets.SourcePartition]int64             `json:"-"`
 	Bounds          map[offsets.SourcePartition]offsets.LogBounds `json:"-"`
 	Group           offsets.GroupOffsets                          `json:"-"`
+	OffsetsFrom     plan.OffsetsSource                            `json:"-"`
 	Config          map[string]string                             `json:"-"`
 }
 
@@ -148,21 +154,42 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 			len(snap.Moved), s.StabilityWindow, snap.Moved[0])
 	}
 	second := snap.Second
-	pc.Group = offsets.GroupOffsets{}
+	committed := offsets.GroupOffsets{}
 	pc.Bounds = map[offsets.SourcePartition]offsets.LogBounds{}
 	for _, tp := range second.Offsets.Partitions {
 		if c, ok := second.Offsets.Committed[tp]; ok {
-			pc.Group[tp] = c.Offset
+			committed[tp] = c.Offset
 		}
 		b := second.Bounds[tp]
 		pc.Bounds[tp] = offsets.LogBounds{Start: b.Start, End: b.End}
 	}
-	if missing := len(second.Offsets.Partitions) - len(second.Offsets.Committed); missing > 0 {
+	groupExists := group.State != kafkaadmin.GroupDead || len(committed) > 0
+
+	// Where C comes from: the group's commits, or a file.
+	pc.Group, pc.OffsetsFrom = committed, plan.OffsetsSource{Kind: plan.FromGroup}
+	if s.OffsetsFile != "" {
+		file, digest, err := readOffsetsFile(s.OffsetsFile, s.Group)
+		if err != nil {
+			return nil, err
+		}
+		pc.Group = offsets.GroupOffsets{}
+		for tp, c := range file {
+			if slices.Contains(s.Topics, tp.Topic) {
+				pc.Group[tp] = c
+			}
+		}
+		pc.OffsetsFrom = plan.OffsetsSource{Kind: plan.FromFile, Ref: digest, OverridesGroup: s.OffsetsFileOverridesGroup}
+		checkFileAgainstGroup(cs, s, pc.Group, committed, groupExists)
+	} else if !groupExists {
+		cs.add("group-exists", Fail, "group %s does not exist (no members, no committed offset on any partition): check the group name; a Flink job commits to its KafkaSource's group.id", s.Group)
+	}
+	if missing := len(second.Offsets.Partitions) - countIn(pc.Group, second.Offsets.Partitions); missing > 0 {
 		cs.add("offsets-complete", Fail, "%d of %d partitions have no committed offset in %s (see the plan's blocked entries)",
-			missing, len(second.Offsets.Partitions), s.Group)
+			missing, len(second.Offsets.Partitions), pc.OffsetsFrom.Kind)
 	} else {
 		cs.add("offsets-complete", OK, "all %d partitions have a committed offset", len(second.Offsets.Partitions))
 	}
+	checkRange(cs, s, pc.Group, pc.Bounds)
 
 	// Target topics: exist with the same partition counts; their end offsets.
 	checks, err := env.Target.CheckTargets(ctx, second.Topics, s.ReplicationPolicy())
@@ -246,6 +273,109 @@ func hasPlugin(plugins []connect.PluginInfo, class string) bool {
 	return false
 }
 
+// countIn counts the partitions of parts that have an offset in g.
+func countIn(g offsets.GroupOffsets, parts []kafkaadmin.TopicPartition) int {
+	n := 0
+	for _, tp := range parts {
+		if _, ok := g[tp]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+// readOffsetsFile reads a kafka-consumer-groups.sh --reset-offsets --export
+// file (the lines of group in the four-column form) and returns its offsets
+// and its "sha256:" digest, which the plan records.
+func readOffsetsFile(path, group string) (offsets.GroupOffsets, string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: -offsets-from: %w", ErrSettings, err)
+	}
+	g, err := plan.ParseResetOffsetsCSV(bytes.NewReader(data), group)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: -offsets-from %s: %w", ErrSettings, path, err)
+	}
+	sum := sha256.Sum256(data)
+	return g, "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// checkFileAgainstGroup compares the file's offsets with the group's
+// commits: the file is the record of C, but where the group still holds a
+// commit that differs, the file was not exported from where the old job
+// stopped — unless the operator chose its positions on purpose.
+func checkFileAgainstGroup(cs *Checks, s Settings, file, committed offsets.GroupOffsets, groupExists bool) {
+	if !groupExists {
+		cs.add("offsets-file", Warn, "group %s has no commits any more: the file is the only record of where the old job stopped", s.Group)
+		return
+	}
+	var differ []string
+	for tp, c := range file {
+		if have, ok := committed[tp]; ok && have != c {
+			differ = append(differ, fmt.Sprintf("%s: file %d, group %d", tp, c, have))
+		}
+	}
+	slices.Sort(differ)
+	switch {
+	case len(differ) == 0:
+		cs.add("offsets-file", OK, "the file's offsets equal group %s's commits where it has them", s.Group)
+	case s.OffsetsFileOverridesGroup:
+		cs.add("offsets-file", Warn, "%d partitions differ from group %s's commits (e.g. %s): the file overrides the group, as -offsets-file-overrides-group says", len(differ), s.Group, differ[0])
+	default:
+		cs.add("offsets-file", Fail, "%d partitions differ from group %s's commits (%s): the file was not exported from where the old job stopped; pass -offsets-file-overrides-group if you chose these positions on purpose",
+			len(differ), s.Group, listSome(differ, 5))
+	}
+}
+
+// checkRange reports the partitions whose C is outside [log start, log end]:
+// beyond the end (wrong cluster, recreated topic) or below the start
+// (retention deleted records), unless the operator accepted that loss.
+func checkRange(cs *Checks, s Settings, group offsets.GroupOffsets, bounds map[offsets.SourcePartition]offsets.LogBounds) {
+	accepted := map[offsets.SourcePartition]string{}
+	for _, a := range s.AcceptExpired {
+		accepted[a.Partition] = a.By
+	}
+	var beyond, expired, lost []string
+	for tp, c := range group {
+		b, ok := bounds[tp]
+		if !ok {
+			continue
+		}
+		switch {
+		case c > b.End:
+			beyond = append(beyond, fmt.Sprintf("%s (C %d > end %d)", tp, c, b.End))
+		case c < b.Start && accepted[tp] != "":
+			lost = append(lost, fmt.Sprintf("%s (%d records, accepted by %s)", tp, b.Start-c, accepted[tp]))
+		case c < b.Start:
+			expired = append(expired, fmt.Sprintf("%s (C %d < start %d)", tp, c, b.Start))
+		}
+	}
+	slices.Sort(beyond)
+	slices.Sort(expired)
+	slices.Sort(lost)
+	if len(beyond) > 0 {
+		cs.add("offsets-in-range", Fail, "%d partitions have C beyond the log end (wrong cluster, or a recreated topic?): %s", len(beyond), listSome(beyond, 5))
+	}
+	if len(expired) > 0 {
+		cs.add("offsets-in-range", Fail, "%d partitions have C below the log start (retention deleted records the old job had not copied): %s; backfill them or accept the loss with -accept-expired",
+			len(expired), listSome(expired, 5))
+	}
+	if len(lost) > 0 {
+		cs.add("offsets-in-range", Warn, "expired records accepted as lost: %s", listSome(lost, 5))
+	}
+	if len(beyond)+len(expired) == 0 {
+		cs.add("offsets-in-range", OK, "log start <= C <= log end on every partition with a committed offset")
+	}
+}
+
+// listSome joins the first n items and says how many more there are.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
+}
+
 func hasZero(g offsets.GroupOffsets) bool {
 	for _, c := range g {
 		if c == 0 {
@@ -270,6 +400,7 @@ func BuildPlan(s Settings, pc *Precheck, now time.Time) (*plan.Plan, error) {
 		SourceAlias:     s.SourceAlias,
 		ConnectorConfig: pc.Config,
 		GroupID:         s.Group,
+		OffsetsFrom:     pc.OffsetsFrom,
 		Savepoint:       s.Savepoint,
 		AcceptExpired:   s.AcceptExpired,
 	}, plan.Snapshot{Group: pc.Group, Source: pc.Bounds, TargetEnd: pc.TargetEnds})
@@ -285,7 +416,7 @@ func MakePlan(ctx context.Context, env *Env, s Settings, now time.Time) (*plan.P
 		return nil, nil, err
 	}
 	for _, ch := range pc.Checks.Failed() {
-		if ch.Name != "offsets-complete" { // shown as blocked entries in the plan
+		if ch.Name != "offsets-complete" && ch.Name != "offsets-in-range" { // shown as blocked entries in the plan
 			return nil, pc, pc.Err()
 		}
 	}

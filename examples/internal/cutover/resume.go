@@ -41,8 +41,8 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	if err := CheckPlan(ctx, env, s, p); err != nil {
 		return in, err
 	}
-	if err := StillHolds(ctx, env, s, p); err != nil {
-		return in, err
+	if err := Recheck(ctx, env, s, p); err != nil {
+		return in, audit.refused("resume", name, p.Fingerprint, err)
 	}
 	live, err := env.Connect.Config(ctx, name)
 	if err != nil {
@@ -64,7 +64,7 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 		return in, err
 	}
 	if action, err := verify.Guard(want, got); err != nil {
-		return in, err
+		return in, audit.refused("resume", name, p.Fingerprint, err)
 	} else if action != verify.AlreadyApplied {
 		return in, fmt.Errorf("%w: connector %s does not hold all of the plan's offsets yet (%s): run apply first", ErrNotApplied, name, verify.CompareReadBack(want, got))
 	}
@@ -73,11 +73,22 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	if !approve {
 		return in, ErrNotApproved
 	}
+	// The records MM2 copies first, captured while it is still STOPPED: the
+	// check after resume compares with them, whatever compaction does later.
+	capture, err := verify.CaptureBoundary(ctx, env.Source, p)
+	if err != nil {
+		return in, err
+	}
+	if err := audit.Record(BoundaryCaptureStep, name, p.Fingerprint, capture); err != nil {
+		return in, err
+	}
 	s.Logger.Info("resuming the connector", "connector", name)
 	if err := env.Connect.Resume(ctx, name); err != nil {
 		return in, fmt.Errorf("resume %s: %w", name, err)
 	}
-	_ = audit.Record("resume", name, p.Fingerprint, nil)
+	if err := audit.Record("resume", name, p.Fingerprint, nil); err != nil {
+		return in, err
+	}
 	runCtx, cancel := context.WithTimeout(ctx, s.RunningTimeout)
 	defer cancel()
 	st, err := env.Connect.WaitRunning(runCtx, name)
@@ -90,16 +101,27 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	return in, nil
 }
 
+// BoundaryCaptureStep is the audit step under which Resume records the
+// boundary records it captured (verify.CaptureBoundary), for PostVerify.
+const BoundaryCaptureStep = "boundary-capture"
+
 // PostReport is what the verification after resume found (step 9).
 type PostReport struct {
-	Connector  string            `json:"connector"`
-	State      string            `json:"state"`
-	Tasks      int               `json:"tasks_running"`
-	Boundary   []verify.Boundary `json:"boundary"`
-	Acceptance []verify.Finding  `json:"acceptance"`
-	CatchUp    verify.CatchUp    `json:"-"`
-	LagSamples []int64           `json:"lag_samples"`
-	OK         bool              `json:"ok"`
+	Connector string            `json:"connector"`
+	State     string            `json:"state"`
+	Tasks     int               `json:"tasks_running"`
+	Boundary  []verify.Boundary `json:"boundary"`
+	// Captured is true when the boundary was compared with the records
+	// captured before resume; false when only the source as it is now was
+	// there to compare with.
+	Captured bool `json:"boundary_captured"`
+	// Duplicates is the number of records the old job wrote past its last
+	// commit, which MM2 copies again (see verify.Boundary.Duplicates).
+	Duplicates int64            `json:"expected_duplicates"`
+	Acceptance []verify.Finding `json:"acceptance"`
+	CatchUp    verify.CatchUp   `json:"-"`
+	LagSamples []int64          `json:"lag_samples"`
+	OK         bool             `json:"ok"`
 }
 
 // boundaryGrace is how long PostVerify waits for boundary records once MM2
@@ -111,8 +133,9 @@ const boundaryGrace = 15 * time.Second
 // s.CatchUpTimeout; the lag samples show it converging); for every partition
 // that received records, the first record MM2 wrote after the plan's target
 // end offset is the source record at C (idle partitions are reported, not
-// failed); and the acceptance checks hold.
-func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan) (*PostReport, error) {
+// failed); and the acceptance checks hold. capture is what Resume recorded
+// under BoundaryCaptureStep; nil compares with the source as it is now.
+func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan, capture []verify.BoundaryRecord) (*PostReport, error) {
 	s = s.WithDefaults()
 	name := s.Connector
 	rep := &PostReport{Connector: name}
@@ -140,10 +163,14 @@ func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan) (*PostR
 	// MM2 has caught up: every source record at C is on the target by now,
 	// except on partitions that stayed idle. Give stragglers a few seconds.
 	bCtx, cancel := context.WithTimeout(ctx, boundaryGrace)
-	rep.Boundary, err = verify.CheckBoundary(bCtx, env.Source, env.Target, p, s.ReplicationPolicy(), nil)
+	rep.Boundary, err = verify.CheckBoundary(bCtx, env.Source, env.Target, p, s.ReplicationPolicy(), capture)
 	cancel()
 	if err != nil {
 		return rep, err
+	}
+	rep.Captured = capture != nil
+	for _, b := range rep.Boundary {
+		rep.Duplicates += b.Duplicates
 	}
 
 	if rep.Acceptance, err = verify.Acceptance(ctx, env.Connect, env.Source, env.Target, p, name); err != nil {

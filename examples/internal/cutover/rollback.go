@@ -50,6 +50,9 @@ func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Pla
 	s = s.WithDefaults()
 	name := s.Connector
 	res := &RollbackResult{Connector: name, Phase: "before-resume"}
+	if err := checkScope(ctx, env, s, p); err != nil {
+		return res, err
+	}
 	if state, err := requireStopped(ctx, env, name); err != nil {
 		if errors.Is(err, connect.ErrNotStopped) {
 			return res, fmt.Errorf("%w: connector %s is %s: a rollback before resume needs it STOPPED; roll back after resume: %w", ErrHasRun, name, state, err)
@@ -71,15 +74,16 @@ func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Pla
 	if !approve {
 		return res, ErrNotApproved
 	}
-	_ = audit.Record("rollback-backup", name, p.Fingerprint, map[string]any{"offsets": got})
+	if err := audit.Record("rollback-backup", name, p.Fingerprint, map[string]any{"offsets": got}); err != nil {
+		return res, err
+	}
 	if _, err := env.Connect.ResetOffsets(ctx, name); err != nil {
 		return res, fmt.Errorf("reset offsets of %s: %w", name, err)
 	}
 	if err := env.Connect.Delete(ctx, name); err != nil {
 		return res, fmt.Errorf("delete %s: %w", name, err)
 	}
-	_ = audit.Record("rollback", name, p.Fingerprint, map[string]any{"phase": res.Phase})
-	return res, nil
+	return res, audit.Record("rollback", name, p.Fingerprint, map[string]any{"phase": res.Phase})
 }
 
 // RollbackAfterResume hands replication back to the old job after MM2 ran:
@@ -122,8 +126,7 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 		return res, fmt.Errorf("status of %s: %w", name, err)
 	} else if st.Connector.State != connect.StateStopped {
 		if err := guardGroup(ctx, env, forward, group, topics, nil); err != nil {
-			_ = audit.Record("refuse", name, forward.Fingerprint, err.Error())
-			return res, err
+			return res, audit.refused("rollback", name, forward.Fingerprint, err)
 		}
 	}
 	g, err := env.Source.DescribeGroup(ctx, group)
@@ -142,14 +145,18 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 	if err != nil {
 		return res, fmt.Errorf("connector %s did not stop: %w", name, err)
 	}
-	_ = audit.Record("rollback-stop", name, forward.Fingerprint, nil)
+	if err := audit.Record("rollback-stop", name, forward.Fingerprint, nil); err != nil {
+		return res, err
+	}
 	// The stopped tasks committed their last offsets; GET is eventually
 	// consistent, so read until two reads a second apart agree.
 	got, err := settledOffsets(ctx, env, name)
 	if err != nil {
 		return res, err
 	}
-	_ = audit.Record("rollback-backup", name, forward.Fingerprint, map[string]any{"offsets": got})
+	if err := audit.Record("rollback-backup", name, forward.Fingerprint, map[string]any{"offsets": got}); err != nil {
+		return res, err
+	}
 	reverse, err := offsets.Reverse(forward.SourceAlias, got)
 	if err != nil {
 		return res, fmt.Errorf("reverse the offsets of %s: %w", name, err)
@@ -178,7 +185,9 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 	if err := res.Reverse.Blocked(); err != nil {
 		return res, fmt.Errorf("the reverse plan cannot be applied: %w", err)
 	}
-	_ = audit.Record("rollback-plan", name, res.Reverse.Fingerprint, map[string]any{"group": group, "partitions": len(res.Reverse.Entries)})
+	if err := audit.Record("rollback-plan", name, res.Reverse.Fingerprint, map[string]any{"group": group, "partitions": len(res.Reverse.Entries)}); err != nil {
+		return res, err
+	}
 
 	// Guard the group again, now that C' is known; commit; read back.
 	write := map[kafkaadmin.TopicPartition]int64{}
@@ -187,8 +196,7 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 		write[e.Partition] = cPrime
 	}
 	if err := guardGroup(ctx, env, forward, group, topics, write); err != nil {
-		_ = audit.Record("refuse", name, res.Reverse.Fingerprint, err.Error())
-		return res, err
+		return res, audit.refused("rollback", name, res.Reverse.Fingerprint, err)
 	}
 	if err := env.Source.CommitOffsets(ctx, group, write); err != nil {
 		return res, fmt.Errorf("commit C' to %s: %w", group, err)
@@ -203,8 +211,7 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 		}
 	}
 	res.Committed = len(write)
-	_ = audit.Record("rollback", name, res.Reverse.Fingerprint, map[string]any{"phase": res.Phase, "group": group, "committed": res.Committed})
-	return res, nil
+	return res, audit.Record("rollback", name, res.Reverse.Fingerprint, map[string]any{"phase": res.Phase, "group": group, "committed": res.Committed})
 }
 
 // guardGroup refuses, with ErrGroupOffsets, a group holding a commit that is

@@ -41,8 +41,20 @@ type Settings struct {
 	// as source.cluster.* and target.cluster.*. Use config provider
 	// references for secrets.
 	SourceClient, TargetClient map[string]string
-	// Extra connector settings, written last.
+	// Extra connector settings (the -connector-properties file): written
+	// under the keys the cutover requires, which they may not change.
 	Extra map[string]string
+	// OffsetSyncs is the explicit decision, for a worker below Kafka 3.9, of
+	// where the offset-syncs topic goes; nil for 3.9+ (no offset syncs).
+	OffsetSyncs *connect.OffsetSyncsTopic
+
+	// OffsetsFile, when set, is where C comes from instead of the group's
+	// commits: a kafka-consumer-groups.sh --reset-offsets --export CSV file
+	// (-offsets-from csv:FILE). Group still names the old job's group.
+	OffsetsFile string
+	// OffsetsFileOverridesGroup records that the file's positions were
+	// chosen deliberately and may differ from the group's commits.
+	OffsetsFileOverridesGroup bool
 
 	Savepoint     string                   // optional Flink savepoint reference, recorded in the plan
 	AcceptExpired []plan.ExpiredAcceptance // recorded acceptances of expired data
@@ -91,6 +103,43 @@ func (s Settings) Validate() error {
 	}
 	if s.Policy != "" && s.Policy != "identity" && s.Policy != "default" {
 		return fmt.Errorf("%w: replication policy %q: want identity or default", ErrSettings, s.Policy)
+	}
+	if s.OffsetsFileOverridesGroup && s.OffsetsFile == "" {
+		return fmt.Errorf("%w: -offsets-file-overrides-group needs -offsets-from csv:FILE", ErrSettings)
+	}
+	if err := s.checkExtra(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// checkExtra refuses extra connector properties that would change a key the
+// cutover sets itself, to another value: the connector name, class, aliases,
+// bootstrap servers, topics, replication policy, converters, the offset-syncs
+// decision, or the settings the design fixes (no topic config or ACL sync,
+// auto.offset.reset=earliest, the isolation level).
+func (s Settings) checkExtra() error {
+	if len(s.Extra) == 0 {
+		return nil
+	}
+	base := s
+	base.Extra = nil
+	cfg, err := base.MirrorSource().Config()
+	if err != nil {
+		return nil // reported where the config is built
+	}
+	var clash []string
+	for k, v := range s.Extra {
+		if have, ok := cfg[k]; ok && have != v {
+			clash = append(clash, k)
+		}
+		if strings.HasPrefix(k, "source.cluster.") || strings.HasPrefix(k, "target.cluster.") {
+			clash = append(clash, k+" (use -mm2-source-client / -mm2-target-client)")
+		}
+	}
+	if len(clash) > 0 {
+		slices.Sort(clash)
+		return fmt.Errorf("%w: -connector-properties sets keys the cutover sets itself: %s", ErrSettings, strings.Join(clash, ", "))
 	}
 	return nil
 }
@@ -145,6 +194,7 @@ func (s Settings) MirrorSource() connect.MirrorSource {
 		TasksMax:          s.TasksMax,
 		ReplicationPolicy: policy,
 		IsolationLevel:    "read_committed",
+		OffsetSyncs:       s.OffsetSyncs,
 		Extra:             s.Extra,
 	}
 }

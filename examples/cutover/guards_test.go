@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/internal/flinklike"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/verify"
+)
+
+// startScenario starts a demo scenario whose names begin with prefix on the
+// shared sandbox, with its CLI ready.
+func startScenario(ctx context.Context, t *testing.T, prefix string) (*scenario, *bytes.Buffer) {
+	t.Helper()
+	sb := sandboxtest.Shared(t)
+	var out bytes.Buffer
+	prefix += strconv.FormatInt(time.Now().UnixNano()%1e6, 36) + "-" // several runs may share a held sandbox
+	sc, err := newScenario(sb, slog.New(slog.NewTextHandler(testWriter{t}, nil)), &out, false, prefix, "identity")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sc.dir) })
+	if err := sc.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sc.traffic.Stop() })
+	if err := sc.newCLI(); err != nil {
+		t.Fatal(err)
+	}
+	return sc, &out
+}
+
+// member joins the old job's group as a consumer that commits nothing, as a
+// forgotten consumer of the group would, and leaves when the test ends or
+// leave is called.
+func member(ctx context.Context, t *testing.T, sc *scenario) (leave func()) {
+	t.Helper()
+	cfg := sandbox.NewSaramaConfig()
+	cfg.Consumer.Offsets.AutoCommit.Enable = false
+	cg, err := sarama.NewConsumerGroup([]string{sc.sb.Source().Bootstrap()}, sc.group, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for mctx.Err() == nil {
+			_ = cg.Consume(mctx, sc.topicNames(), idleHandler{})
+		}
+	}()
+	waitMembers(ctx, t, sc, true)
+	once := false
+	leave = func() {
+		if once {
+			return
+		}
+		once = true
+		cancel()
+		<-done
+		cg.Close()
+		wctx, stop := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer stop()
+		waitMembers(wctx, t, sc, false)
+	}
+	t.Cleanup(leave)
+	return leave
+}
+
+// idleHandler consumes nothing and marks nothing.
+type idleHandler struct{}
+
+func (idleHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
+func (idleHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+func (idleHandler) ConsumeClaim(s sarama.ConsumerGroupSession, _ sarama.ConsumerGroupClaim) error {
+	<-s.Context().Done()
+	return nil
+}
+
+func waitMembers(ctx context.Context, t *testing.T, sc *scenario, want bool) {
+	t.Helper()
+	for {
+		g, err := sc.cli.env.Source.DescribeGroup(ctx, sc.group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (len(g.Members) > 0) == want {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("group %s: members %v, want present=%v", sc.group, g.Members, want)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// TestGuardsRefuseALiveMember: a consumer joined the old job's group after
+// the plan (committing nothing, so the offsets did not move). Precheck
+// refuses that state, and so do apply and resume now, which re-check
+// everything the precheck checked that can change; before, apply exited 0
+// and resume -yes set the connector RUNNING.
+func TestGuardsRefuseALiveMember(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	sc, _ := startScenario(ctx, t, "guards-")
+	p, err := sc.cli.buildPlan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { // no connector left behind on the shared sandbox
+		c := sc.cli
+		c.o.yes = true
+		_ = c.rollback(context.WithoutCancel(ctx))
+	}()
+
+	leave := member(ctx, t, sc)
+	err = sc.cli.applyPlan(ctx, p)
+	if cutover.ExitStatus(err) != cutover.ExitRefused || !errors.Is(err, verify.ErrStalePlan) || !strings.Contains(err.Error(), "group-members") {
+		t.Fatalf("apply with a live member: %v (exit %d), want refused naming group-members", err, cutover.ExitStatus(err))
+	}
+	if _, err := sc.cli.env.Connect.Status(ctx, sc.connector); !errors.Is(err, connect.ErrNotFound) {
+		t.Fatalf("the refused apply created the connector: %v", err)
+	}
+	leave()
+	if err := sc.cli.applyPlan(ctx, p); err != nil {
+		t.Fatalf("apply once the member left: %v", err)
+	}
+
+	member(ctx, t, sc)
+	err = sc.cli.resumePlan(ctx, p)
+	if cutover.ExitStatus(err) != cutover.ExitRefused || !strings.Contains(err.Error(), "group-members") {
+		t.Fatalf("resume -yes with a live member: %v (exit %d), want refused", err, cutover.ExitStatus(err))
+	}
+	st, err := sc.cli.env.Connect.Status(ctx, sc.connector)
+	if err != nil || st.Connector.State != connect.StateStopped {
+		t.Fatalf("after the refused resume the connector is %+v, %v; want STOPPED", st, err)
+	}
+}
+
+// TestPrecheckNamesWhatIsWrong: C below the log start (records deleted
+// before the old job copied them) fails the precheck naming the partition;
+// a group that does not exist is said to not exist, not reported as
+// "no committed offset" on every partition.
+func TestPrecheckNamesWhatIsWrong(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	sc, _ := startScenario(ctx, t, "range-")
+	src := sc.sb.Source().Bootstrap()
+	orders0 := flinklike.Partition{Topic: sc.busy()[0].Topic, Partition: sc.busy()[0].Partition}
+	g, err := sc.cli.env.Source.GroupOffsets(ctx, sc.group, []string{orders0.Topic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := g.Lookup(orders0.Topic, orders0.Partition)
+	waitEnd(ctx, t, sc.cli.env.Source, kafkaadmin.TopicPartition{Topic: orders0.Topic, Partition: orders0.Partition}, c+2)
+	admin, err := sarama.NewClusterAdmin([]string{src}, sandbox.NewSaramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if err := admin.DeleteRecords(orders0.Topic, map[int32]int64{orders0.Partition: c + 2}); err != nil {
+		t.Fatal(err)
+	}
+	err = sc.cli.precheck(ctx)
+	want := kafkaadmin.TopicPartition{Topic: orders0.Topic, Partition: orders0.Partition}.String() + " (C "
+	if cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "offsets-in-range") || !strings.Contains(err.Error(), want) {
+		t.Errorf("precheck with C below the log start: %v; want offsets-in-range naming %s", err, want)
+	}
+
+	sc.cli.s.Group = sc.group + "-typo"
+	err = sc.cli.precheck(ctx)
+	if cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "group-exists") || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("precheck of a group that does not exist: %v; want group-exists", err)
+	}
+}

@@ -1,0 +1,488 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/internal/flinklike"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+)
+
+// The topology of TestRealisticCutover: three topics, 40 partitions.
+const (
+	plainTopic   = "ledger-plain"   // plain producer
+	txnTopic     = "ledger-txn"     // transactional producer, every third transaction aborted
+	compactTopic = "ledger-compact" // compacted, repeated keys and tombstones
+)
+
+// ledger produces the test's traffic and remembers every record it wrote,
+// by the unique "id" header each record carries.
+type ledger struct {
+	mu        sync.Mutex
+	seq       int
+	committed map[string]bool // ids written outside transactions or in committed ones
+	aborted   map[string]bool // ids written in aborted transactions
+}
+
+func newLedger() *ledger {
+	return &ledger{committed: map[string]bool{}, aborted: map[string]bool{}}
+}
+
+// record returns the next record for a partition: compacted partitions use
+// six keys and every seventh record is a tombstone.
+func (l *ledger) record(tp flinklike.Partition) *sarama.ProducerMessage {
+	l.mu.Lock()
+	l.seq++
+	n := l.seq
+	l.mu.Unlock()
+	id := fmt.Sprintf("%s/%d/%d", tp.Topic, tp.Partition, n)
+	m := &sarama.ProducerMessage{Topic: tp.Topic, Partition: tp.Partition, Key: sarama.StringEncoder("k" + strconv.Itoa(n)),
+		Value: sarama.StringEncoder("v-" + id), Headers: []sarama.RecordHeader{{Key: []byte("id"), Value: []byte(id)}}, Timestamp: time.Now()}
+	if tp.Topic == compactTopic {
+		m.Key = sarama.StringEncoder("k" + strconv.Itoa(n%6))
+		if n%7 == 0 {
+			m.Value = nil
+		}
+	}
+	return m
+}
+
+func (l *ledger) wrote(msgs []*sarama.ProducerMessage, committed bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range msgs {
+		if committed {
+			l.committed[string(m.Headers[0].Value)] = true
+		} else {
+			l.aborted[string(m.Headers[0].Value)] = true
+		}
+	}
+}
+
+// produce writes one record to each partition: plain and compacted ones
+// directly, transactional ones in one transaction, aborted when abort.
+func (l *ledger) produce(ctx context.Context, plain sarama.SyncProducer, txn *sandbox.TxnProducer, parts []flinklike.Partition, abort bool) error {
+	var direct, inTxn []*sarama.ProducerMessage
+	for _, tp := range parts {
+		if tp.Topic == txnTopic {
+			inTxn = append(inTxn, l.record(tp))
+		} else {
+			direct = append(direct, l.record(tp))
+		}
+	}
+	if len(direct) > 0 {
+		if err := plain.SendMessages(direct); err != nil {
+			return err
+		}
+		l.wrote(direct, true)
+	}
+	if len(inTxn) > 0 {
+		if err := txn.Send(ctx, !abort, inTxn...); err != nil {
+			return err
+		}
+		l.wrote(inTxn, !abort)
+	}
+	return nil
+}
+
+// TestRealisticCutover runs the cutover through the CLI, step by step, on
+// the shapes real estates have, and proves every source record reached the
+// target exactly once:
+//
+//   - a plain topic, a topic written by a transactional producer with aborted
+//     transactions, and a compacted topic with repeated keys and tombstones,
+//     compacted while the cutover runs — the record at C of a compacted
+//     partition is removed by compaction after MM2 copied it;
+//   - C = 0 (partitions that got their first records after resume), C = log
+//     end (partitions idle since the old job stopped), log start = C
+//     (DeleteRecords up to C) and log start > C (expired records, accepted
+//     with -accept-expired);
+//   - the old job's committed offsets exported with the real
+//     kafka-consumer-groups tool and given to the CLI as a CSV file;
+//   - extra connector properties from a -connector-properties file;
+//   - every REST call sent to the Connect worker that is not the leader.
+//
+// verify exits 0; once traffic stops, status reports lag 0 on every
+// partition; the target holds no aborted record, no record twice, and every
+// record the source still holds.
+func TestRealisticCutover(t *testing.T) {
+	sb := sandboxtest.Dedicated(t, sandbox.Config{Workers: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	src, tgt := sb.Source().Bootstrap(), sb.Target().Bootstrap()
+	topics := map[string]int32{plainTopic: 16, txnTopic: 12, compactTopic: 12}
+	for name, n := range topics {
+		cfg := map[string]string(nil)
+		if name == compactTopic {
+			cfg = map[string]string{"cleanup.policy": "compact", "segment.ms": "500", "min.cleanable.dirty.ratio": "0.01",
+				"min.compaction.lag.ms": "0", "delete.retention.ms": "1000"}
+		}
+		if err := sandbox.CreateTopicWithConfig(ctx, src, name, n, cfg); err != nil {
+			t.Fatal(err)
+		}
+		if err := sandbox.CreateTopic(ctx, tgt, name, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := func(topic string, n int32) flinklike.Partition {
+		return flinklike.Partition{Topic: topic, Partition: n}
+	}
+	zero := []flinklike.Partition{p(plainTopic, 15), p(txnTopic, 11), p(compactTopic, 11)} // first records after resume: C = 0
+	idle := []flinklike.Partition{p(plainTopic, 14), p(txnTopic, 10), p(compactTopic, 10)} // none after the old job stops: C = log end
+	startAtC, expired := p(plainTopic, 12), p(plainTopic, 13)
+	var busy, seeded []flinklike.Partition
+	for _, tp := range flinklike.All(topics) {
+		if !slices.Contains(zero, tp) {
+			seeded = append(seeded, tp)
+			if !slices.Contains(idle, tp) {
+				busy = append(busy, tp)
+			}
+		}
+	}
+
+	led := newLedger()
+	cfg := sandbox.NewSaramaConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	plain, err := sarama.NewSyncProducer([]string{src}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	txn, err := sandbox.NewTxnProducer(src, "ledger-txn-producer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	for i := range 12 {
+		if err := led.produce(ctx, plain, txn, seeded, i%3 == 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The old job replicates under live traffic, then stops with a final
+	// checkpoint; the traffic goes on.
+	group := "ledger-replicator"
+	job, err := flinklike.Start(ctx, flinklike.Config{Source: src, Target: tgt, Group: group, Topics: slices.Sorted(maps.Keys(topics)),
+		Checkpoint: 500 * time.Millisecond, ReadCommitted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trafficCtx, stopTraffic := context.WithCancel(ctx)
+	trafficDone := make(chan error, 1)
+	go func() {
+		var err error
+		for i := 0; err == nil; i++ {
+			select {
+			case <-trafficCtx.Done():
+				trafficDone <- nil
+				return
+			case <-time.After(150 * time.Millisecond):
+			}
+			err = led.produce(ctx, plain, txn, busy, i%3 == 2)
+		}
+		trafficDone <- err
+	}()
+	defer stopTraffic()
+	time.Sleep(5 * time.Second)
+	if _, err := job.Stop(); err != nil {
+		t.Fatalf("old job: %v", err)
+	}
+	t.Log("the old job stopped; traffic goes on")
+
+	// Retention: log start = C on one partition, log start > C (expired) on another.
+	reader, err := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := reader.GroupOffsets(ctx, group, []string{plainTopic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cStart, _ := committed.Lookup(startAtC.Topic, startAtC.Partition)
+	cExp, _ := committed.Lookup(expired.Topic, expired.Partition)
+	waitEnd(ctx, t, reader, kafkaadmin.TopicPartition{Topic: expired.Topic, Partition: expired.Partition}, cExp+3)
+	admin, err := sarama.NewClusterAdmin([]string{src}, sandbox.NewSaramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if err := admin.DeleteRecords(plainTopic, map[int32]int64{startAtC.Partition: cStart, expired.Partition: cExp + 3}); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	csv := exportOffsets(ctx, t, sb, group, filepath.Join(dir, "offsets.csv"))
+	props := filepath.Join(dir, "connector.properties")
+	if err := os.WriteFile(props, []byte("# the sandbox's clusters have one broker\nreplication.factor=1\nproducer.override.linger.ms=5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	connectURL := nonLeader(t, sb)
+	t.Logf("REST calls go to %s, which is not the Connect leader", connectURL)
+	common := []string{"-source-bootstrap", src, "-target-bootstrap", tgt, "-connect-url", connectURL,
+		"-connector", "ledger-mirror", "-group", group, "-topics", strings.Join(slices.Sorted(maps.Keys(topics)), ","),
+		"-offsets-from", "csv:" + csv, "-connector-properties", props,
+		"-accept-expired", fmt.Sprintf("%s:%d", expired.Topic, expired.Partition), "-accepted-by", "realistic-test",
+		"-stability-window", "3s", "-readback-timeout", "1m", "-catchup-timeout", "2m",
+		"-plan", filepath.Join(dir, "plan.json")}
+	if strings.HasPrefix(sb.KafkaVersion(), "3.7") || strings.HasPrefix(sb.KafkaVersion(), "3.8") {
+		// Below 3.9 MM2 always writes offset syncs: decide where.
+		common = append(common, "-offset-syncs-location", "target", "-offset-syncs-replication-factor", "1")
+	}
+	cli := func(step ...string) (int, string) {
+		var out, errb strings.Builder
+		code := run(append(slices.Clone(common), step...), &out, &errb)
+		t.Logf("cutover %s: exit %d\n%s\n%s", strings.Join(step, " "), code, out.String(), errb.String())
+		return code, out.String()
+	}
+	for _, step := range [][]string{{"plan"}, {"apply"}, {"-yes", "resume"}} {
+		if code, _ := cli(step...); code != cutover.ExitOK {
+			t.Fatalf("cutover %v: exit %d", step, code)
+		}
+	}
+
+	// After resume: the C = 0 partitions get their first records, and the
+	// keys of the records at C of the compacted partitions get new values,
+	// until compaction removed a record MM2 copied first.
+	for range 5 {
+		if err := led.produce(ctx, plain, txn, zero, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removedAtC(ctx, t, reader, led, plain, group)
+
+	if code, _ := cli("verify"); code != cutover.ExitOK {
+		t.Fatalf("verify: exit %d, want 0", code)
+	}
+	stopTraffic()
+	if err := <-trafficDone; err != nil {
+		t.Fatalf("traffic: %v", err)
+	}
+
+	// Lag 0 on every partition once traffic stops (Connect stores offsets
+	// every offset.flush.interval.ms).
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, out := cli("-json", "status")
+		var rep cutover.StatusReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("status -json: %v", err)
+		}
+		behind := 0
+		for _, l := range rep.Lag {
+			if l.Lag != 0 {
+				behind++
+			}
+		}
+		if behind == 0 && len(rep.Lag) == 40 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status after traffic stopped: %d of %d partitions lag", behind, len(rep.Lag))
+		}
+		time.Sleep(3 * time.Second)
+	}
+
+	checkLedger(ctx, t, sb, led, topics)
+}
+
+// waitEnd waits until a partition's high watermark reaches end.
+func waitEnd(ctx context.Context, t *testing.T, r *kafkaadmin.Reader, tp kafkaadmin.TopicPartition, end int64) {
+	t.Helper()
+	for {
+		b, err := r.LogBounds(ctx, []kafkaadmin.TopicPartition{tp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[tp].End >= end {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s did not reach %d", tp, end)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// exportOffsets runs the real kafka-consumer-groups tool, as an operator
+// would, and writes the group's committed offsets to path.
+func exportOffsets(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, group, path string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "java", "-cp", filepath.Join(sb.KafkaLibs(), "*"), "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+		"--bootstrap-server", sb.Source().Bootstrap(), "--group", group, "--reset-offsets", "--to-current", "--all-topics", "--dry-run", "--export")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kafka-consumer-groups --export: %v", err)
+	}
+	var csv []string
+	for line := range strings.Lines(string(out)) {
+		if strings.Count(line, ",") == 2 { // the tool may print notices before the CSV
+			csv = append(csv, strings.TrimSpace(line))
+		}
+	}
+	if len(csv) != 40 {
+		t.Fatalf("kafka-consumer-groups exported %d lines, want 40:\n%s", len(csv), out)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(csv, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// nonLeader returns the URL of a worker that is not the Connect group's
+// leader, read from the workers' logs ("leaderUrl='http://...'").
+func nonLeader(t *testing.T, sb *sandbox.Sandbox) string {
+	t.Helper()
+	leaderURL := regexp.MustCompile(`leaderUrl='(http://[^']+)/'`)
+	leader := ""
+	for _, w := range sb.Workers() {
+		f, err := os.Open(w.Log())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if m := leaderURL.FindStringSubmatch(sc.Text()); m != nil {
+				leader = m[1]
+			}
+		}
+		f.Close()
+	}
+	for _, w := range sb.Workers() {
+		if leader != "" && w.URL() != leader {
+			return w.URL()
+		}
+	}
+	t.Fatalf("no worker other than the leader %q", leader)
+	return ""
+}
+
+// removedAtC gives the keys of the records at C of the busy compacted
+// partitions new values until compaction has removed at least one of those
+// records from the source (MM2 copied them first, right after resume).
+func removedAtC(ctx context.Context, t *testing.T, r *kafkaadmin.Reader, led *ledger, plain sarama.SyncProducer, group string) {
+	t.Helper()
+	g, err := r.GroupOffsets(ctx, group, []string{compactTopic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := map[kafkaadmin.TopicPartition]int64{}
+	for tp, c := range g.Committed {
+		from[tp] = c.Offset
+	}
+	atC, err := r.FirstRecords(ctx, from, kafkaadmin.ReadCommitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tp, rec := range atC {
+		m := led.record(flinklike.Partition{Topic: tp.Topic, Partition: tp.Partition})
+		m.Key = sarama.ByteEncoder(rec.Key)
+		if err := plain.SendMessages([]*sarama.ProducerMessage{m}); err != nil {
+			t.Fatal(err)
+		}
+		led.wrote([]*sarama.ProducerMessage{m}, true)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		now, err := r.FirstRecords(ctx, from, kafkaadmin.ReadCommitted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for tp, rec := range atC {
+			if n, ok := now[tp]; !ok || n.Offset != rec.Offset {
+				t.Logf("compaction removed the record at C of %s (offset %d) after MM2 copied it", tp, rec.Offset)
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("compaction removed no record at C within 2 minutes")
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// checkLedger reads every partition of both clusters: the target holds no
+// record twice, no record of an aborted transaction, nothing the test did
+// not write, and every record the source still holds (compaction and the
+// accepted retention removed the others).
+func checkLedger(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, led *ledger, topics map[string]int32) {
+	t.Helper()
+	read := func(bootstrap string) map[kafkaadmin.TopicPartition][]kafkaadmin.Record {
+		r, err := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{bootstrap}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spans := map[kafkaadmin.TopicPartition]kafkaadmin.Span{}
+		b, err := r.LogBounds(ctx, kafkaadmin.Topics(topics).Partitions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for tp, lb := range b {
+			spans[tp] = kafkaadmin.Span{From: lb.Start, Until: math.MaxInt64}
+		}
+		recs, err := r.ReadSpans(ctx, spans, kafkaadmin.ReadCommitted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	source, target := read(sb.Source().Bootstrap()), read(sb.Target().Bootstrap())
+	id := func(r kafkaadmin.Record) string {
+		for _, h := range r.Headers {
+			if h.Key == "id" {
+				return string(h.Value)
+			}
+		}
+		return ""
+	}
+	var records, lost, dups, aborted, foreign int
+	for _, tp := range kafkaadmin.Topics(topics).Partitions() {
+		seen := map[string]int{}
+		for _, r := range target[tp] {
+			i := id(r)
+			seen[i]++
+			switch {
+			case seen[i] > 1:
+				dups++
+				t.Errorf("%s: %s twice on the target", tp, i)
+			case led.aborted[i]:
+				aborted++
+				t.Errorf("%s: %s of an aborted transaction on the target", tp, i)
+			case !led.committed[i]:
+				foreign++
+				t.Errorf("%s: %q on the target was never written to the source", tp, i)
+			}
+		}
+		for _, r := range source[tp] {
+			records++
+			if seen[id(r)] == 0 {
+				lost++
+				t.Errorf("%s: %s at %d is not on the target", tp, id(r), r.Offset)
+			}
+		}
+	}
+	t.Logf("%d records on the source, %d lost, %d duplicated, %d aborted on the target, %d foreign; %d written, %d in aborted transactions",
+		records, lost, dups, aborted, foreign, len(led.committed), len(led.aborted))
+	if records < 2000 || len(led.aborted) == 0 {
+		t.Errorf("the traffic was too small to prove anything: %d source records, %d aborted", records, len(led.aborted))
+	}
+}
