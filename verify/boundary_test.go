@@ -151,6 +151,8 @@ func TestLagTransactional(t *testing.T) {
 		}
 		if l := lags[0]; l.Lag != tc.wantLag || l.End != 7 || l.Next != tc.m+1 {
 			t.Errorf("M = %d: %+v, want lag %d", tc.m, l, tc.wantLag)
+		} else if tc.m == 5 && l.End-l.Next != 1 {
+			t.Errorf("M = 5: the old rule, end - next, gives %d; the fixture should make it 1", l.End-l.Next)
 		}
 	}
 }
