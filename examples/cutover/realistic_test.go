@@ -326,20 +326,26 @@ func waitEnd(ctx context.Context, t *testing.T, r *kafkaadmin.Reader, tp kafkaad
 // would, and writes the group's committed offsets to path.
 func exportOffsets(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, group, path string) string {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, "java", "-cp", filepath.Join(sb.KafkaLibs(), "*"), "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-		"--bootstrap-server", sb.Source().Bootstrap(), "--group", group, "--reset-offsets", "--to-current", "--all-topics", "--dry-run", "--export")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("kafka-consumer-groups --export: %v", err)
-	}
 	var csv []string
-	for line := range strings.Lines(string(out)) {
-		if strings.Count(line, ",") == 2 { // the tool may print notices before the CSV
-			csv = append(csv, strings.TrimSpace(line))
+	for attempt := 1; ; attempt++ {
+		// The tool's admin client gives up after 30 s; a loaded machine can
+		// take that long to find the coordinator: try again.
+		cmd := exec.CommandContext(ctx, "java", "-cp", filepath.Join(sb.KafkaLibs(), "*"), "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+			"--bootstrap-server", sb.Source().Bootstrap(), "--group", group, "--reset-offsets", "--to-current", "--all-topics", "--dry-run", "--export")
+		out, err := cmd.CombinedOutput()
+		csv = csv[:0]
+		for line := range strings.Lines(string(out)) {
+			if strings.Count(line, ",") == 2 { // the tool may print notices before the CSV
+				csv = append(csv, strings.TrimSpace(line))
+			}
 		}
-	}
-	if len(csv) != 40 {
-		t.Fatalf("kafka-consumer-groups exported %d lines, want 40:\n%s", len(csv), out)
+		if err == nil && len(csv) == 40 {
+			break
+		}
+		if attempt == 3 {
+			t.Fatalf("kafka-consumer-groups --export: %v; %d lines, want 40:\n%s", err, len(csv), out)
+		}
+		t.Logf("kafka-consumer-groups --export, attempt %d: %v\n%s", attempt, err, out)
 	}
 	if err := os.WriteFile(path, []byte(strings.Join(csv, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
