@@ -15,9 +15,9 @@ import (
 // Connect checks only its shape: a cluster alias that does not match the
 // connector's configuration is accepted and silently never read.
 type ConnectPartition struct {
-	Cluster   string
-	Topic     string
-	Partition int32
+	Cluster   string `json:"cluster"`
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
 }
 
 // Source returns the source partition, dropping the cluster alias.

@@ -112,8 +112,8 @@ func (g GroupOffsets) Lookup(p SourcePartition) GroupOffset {
 // anywhere in [Start, End]. The zero value is an empty partition that never
 // held a record.
 type LogBounds struct {
-	Start int64
-	End   int64
+	Start int64 `json:"log_start"`
+	End   int64 `json:"log_end"`
 }
 
 // Validate reports whether b can be a partition's bounds: 0 <= Start <= End.

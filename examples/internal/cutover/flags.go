@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -65,7 +64,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.syncsLocation, "offset-syncs-location", "", "Kafka Connect below 3.9 only, which always writes offset syncs: the cluster that holds the offset-syncs topic, source or target")
 	fs.IntVar(&f.syncsRF, "offset-syncs-replication-factor", 0, "with -offset-syncs-location: the replication factor of the offset-syncs topic MM2 creates (default 3)")
 	fs.StringVar(&s.Savepoint, "savepoint", "", "the old Flink job's final savepoint, recorded in the plan")
-	fs.StringVar(&f.acceptExpired, "accept-expired", "", "partitions whose expired records you accept to lose, e.g. orders:3,orders:5")
+	fs.StringVar(&f.acceptExpired, "accept-expired", "", "partitions whose expired records you accept to lose, e.g. orders-3,orders-5 (orders:3 works too)")
 	fs.StringVar(&f.acceptedBy, "accepted-by", "", "who accepts the loss (required with -accept-expired)")
 	fs.DurationVar(&s.StabilityWindow, "stability-window", 30*time.Second, "how long the group's offsets must stay unchanged")
 	fs.DurationVar(&s.ReadBackTimeout, "readback-timeout", 2*time.Minute, "how long to wait for Connect's offsets to equal the plan")
@@ -272,18 +271,14 @@ func unescape(s string) string {
 func acceptances(list, by string) ([]plan.ExpiredAcceptance, error) {
 	var out []plan.ExpiredAcceptance
 	for _, item := range splitList(list) {
-		i := strings.LastIndex(item, ":")
-		if i <= 0 {
-			return nil, fmt.Errorf("-accept-expired %q: want topic:partition", item)
-		}
-		p, err := strconv.ParseInt(item[i+1:], 10, 32)
+		p, err := offsets.ParseSourcePartition(item)
 		if err != nil {
-			return nil, fmt.Errorf("-accept-expired %q: %w", item, err)
+			return nil, fmt.Errorf("-accept-expired: %w", err)
 		}
 		if by == "" {
 			return nil, errors.New("-accept-expired needs -accepted-by: the plan records who accepted the loss")
 		}
-		out = append(out, plan.ExpiredAcceptance{Partition: offsets.SourcePartition{Topic: item[:i], Partition: int32(p)}, By: by})
+		out = append(out, plan.ExpiredAcceptance{Partition: p, By: by})
 	}
 	return out, nil
 }
