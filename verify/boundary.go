@@ -196,8 +196,8 @@ type Boundary struct {
 	// captured record at its offset — compaction (or retention) removed it
 	// after MM2 copied it. The capture stands in for it.
 	RemovedFromSource bool `json:"removed_from_source,omitempty"`
-	// Placed is true when compaction removed the captured record before MM2
-	// read it, so MM2's first records were placed on the source instead:
+	// Placed is true when compaction removed the record compared, so MM2's
+	// first records were placed on the source instead:
 	// the first of them the source still holds, its CopiesGone-th copy
 	// (counting from 0; the earlier ones were compacted away since), is at
 	// RecordOffset, and MM2 copied every record the source still holds
@@ -243,13 +243,15 @@ const lookBack = 16
 // it returns at once: nothing arrived there for MM2 to copy.
 //
 // Compaction may remove the captured record after the capture but before
-// MM2 read it; MM2's first record is then a later one. When the captured
-// record is gone from the source, the check places MM2's first records on
-// the source instead: the first of them still there must come after every
-// record still there from C on that MM2 did not copy before it (the
+// MM2 read it, or, on a partition with no capture, remove the record MM2
+// copied first before the check reads the source; MM2's first record then
+// differs from the one compared. In those two cases only, the check places
+// MM2's first records on the source instead: none may be a record the
+// source holds before C, and the first of them still there must come after
+// every record still there from C on that MM2 did not copy before it (the
 // source only loses records to compaction, so a record there now was there
-// when MM2 read). A record of the source before C copied first (MM2 started
-// early) or a record skipped (MM2 started late) still fails.
+// when MM2 read). A record before C copied first (MM2 started early) or a
+// record skipped (MM2 started late) still fails.
 //
 // It also counts the duplicates to expect from the old job (see
 // [Boundary.Duplicates]): when the last record before the target end is not
@@ -358,23 +360,26 @@ func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *pl
 }
 
 // placeAfterCompaction re-judges the partitions whose first target record
-// differs from a captured record that compaction has since removed (see
-// CheckBoundary).
+// differs from the record expected — the captured one, which compaction has
+// since removed from the source, or, with no capture, the first record the
+// source holds now at C, which compaction may have made later than the one
+// MM2 copied (see CheckBoundary).
 func placeAfterCompaction(ctx context.Context, source, target *kafkaadmin.Reader, out []Boundary) error {
 	srcSpans := make(map[kafkaadmin.TopicPartition]kafkaadmin.Span)
 	tgtSpans := make(map[kafkaadmin.TopicPartition]kafkaadmin.Span)
 	for _, b := range out {
-		if b.Captured && b.RemovedFromSource && len(b.Differences) > 0 {
-			srcSpans[b.Partition] = kafkaadmin.Span{From: b.SourceOffset, Until: b.SourceOffset + scanWindow}
+		if len(b.Differences) > 0 && !b.Pending && (!b.Captured || b.RemovedFromSource) {
+			srcSpans[b.Partition] = kafkaadmin.Span{From: max(b.SourceOffset-scanWindow, 0), Until: b.SourceOffset + scanWindow}
 			tgtSpans[b.targetPartition()] = kafkaadmin.Span{From: b.TargetOffset, Until: b.TargetOffset + firstCopies}
 		}
 	}
 	if len(srcSpans) == 0 {
 		return nil
 	}
+	var pe *kafkaadmin.PartitionErrors
 	src, err := source.ReadSpans(ctx, srcSpans, kafkaadmin.ReadCommitted)
-	if err != nil {
-		return fmt.Errorf("read the source after C: %w", err)
+	if err != nil && !errors.As(err, &pe) { // below the log start: place on what remains
+		return fmt.Errorf("read the source around C: %w", err)
 	}
 	tgt, err := target.ReadSpans(ctx, tgtSpans, kafkaadmin.ReadCommitted)
 	if err != nil {
@@ -382,41 +387,58 @@ func placeAfterCompaction(ctx context.Context, source, target *kafkaadmin.Reader
 	}
 	for i := range out {
 		b := &out[i]
-		if _, ok := srcSpans[b.Partition]; !ok {
-			continue
-		}
-		present := src[b.Partition]
-		at := make(map[RecordDigest]int, len(present)) // digest -> index in present
-		for j, r := range present {
-			at[Digest(r)] = j
-		}
-		copies := tgt[b.targetPartition()]
-		copied := make(map[RecordDigest]bool, len(copies))
-		for k, t := range copies {
-			d := Digest(t)
-			j, ok := at[d]
-			if !ok {
-				copied[d] = true // gone from the source since MM2 copied it
-				continue
-			}
-			// The first of MM2's records still on the source: every record
-			// still there before it must be among MM2's earlier copies.
-			var skipped []string
-			for _, r := range present[:j] {
-				if !copied[Digest(r)] {
-					skipped = append(skipped, fmt.Sprint(r.Offset))
-				}
-			}
-			if len(skipped) == 0 {
-				b.Differences, b.RecordOffset, b.Placed, b.CopiesGone = nil, present[j].Offset, true, k
-			} else {
-				b.Differences = []string{fmt.Sprintf("MM2's record %d after the target end is the source record at %d, but the source still holds records at %s that MM2 did not copy before it",
-					k, present[j].Offset, strings.Join(skipped, ", "))}
-			}
-			break
+		if _, ok := srcSpans[b.Partition]; ok {
+			b.place(src[b.Partition], tgt[b.targetPartition()])
 		}
 	}
 	return nil
+}
+
+// place judges MM2's first copies against the source records present now
+// around C: no copy may be a record before C (MM2 started early), and the
+// first copy the source still holds at or after C must come after every
+// record still there from C that MM2 did not copy before it (MM2 started
+// late); copies the source no longer holds were compacted away since.
+func (b *Boundary) place(present, copies []kafkaadmin.Record) {
+	before := make(map[RecordDigest]int64)
+	var after []kafkaadmin.Record
+	for _, r := range present {
+		if r.Offset < b.SourceOffset {
+			before[Digest(r)] = r.Offset
+		} else {
+			after = append(after, r)
+		}
+	}
+	at := make(map[RecordDigest]int, len(after))
+	for j, r := range after {
+		at[Digest(r)] = j
+	}
+	copied := make(map[RecordDigest]bool, len(copies))
+	for k, t := range copies {
+		d := Digest(t)
+		if off, ok := before[d]; ok {
+			b.Differences = []string{fmt.Sprintf("MM2's record %d after the target end is the source record at %d, before C", k, off)}
+			return
+		}
+		j, ok := at[d]
+		if !ok {
+			copied[d] = true // gone from the source since MM2 copied it
+			continue
+		}
+		var skipped []string
+		for _, r := range after[:j] {
+			if !copied[Digest(r)] {
+				skipped = append(skipped, fmt.Sprint(r.Offset))
+			}
+		}
+		if len(skipped) > 0 {
+			b.Differences = []string{fmt.Sprintf("MM2's record %d after the target end is the source record at %d, but the source still holds records at %s that MM2 did not copy before it",
+				k, after[j].Offset, strings.Join(skipped, ", "))}
+			return
+		}
+		b.Differences, b.RecordOffset, b.Placed, b.CopiesGone = nil, after[j].Offset, true, k
+		return
+	}
 }
 
 // allIdle reports whether every partition still pending is idle.

@@ -187,7 +187,11 @@ func TestRealisticCutover(t *testing.T) {
 	}
 	trafficCtx, stopTraffic := context.WithCancel(ctx)
 	trafficDone := make(chan error, 1)
+	var trafficWG sync.WaitGroup
+	defer trafficWG.Wait() // before the producers close
+	trafficWG.Add(1)
 	go func() {
+		defer trafficWG.Done()
 		var err error
 		for i := 0; err == nil; i++ {
 			select {

@@ -268,7 +268,7 @@ func printPost(w io.Writer, rep *cutover.PostReport) {
 		case len(b.Differences) > 0:
 			verdict = fmt.Sprintf("DIFFERS: %v", b.Differences)
 		case b.Placed:
-			verdict = fmt.Sprintf("compaction removed the captured record before MM2 read it; MM2's first %d copies are gone from the source too, the next is the record at %d, and no record the source holds from C on was skipped",
+			verdict = fmt.Sprintf("compaction removed the record compared; MM2's first %d copies are gone from the source too, the next is the record at %d, none is from before C, and no record the source holds from C on was skipped",
 				b.CopiesGone, b.RecordOffset)
 		case b.RemovedFromSource:
 			verdict = "equals the record captured at resume (compaction has since removed it from the source)"
