@@ -124,12 +124,13 @@ type Sandbox struct {
 	target  *Broker
 	workers []*Worker
 
-	owned    bool
-	docker   *dockerBackend // nil for local processes
-	jmxAgent string         // the JMX exporter agent jar in the work directory; "" without Config.JMXExporter
+	owned   bool
+	docker  *dockerBackend // nil for local processes
 	workDir string
 	rmDir   bool
 	log     *slog.Logger
+
+	jmxAgent string // the JMX exporter agent jar in the work directory; "" without Config.JMXExporter
 }
 
 // Broker is one single-node KRaft cluster (broker and controller in one JVM).
