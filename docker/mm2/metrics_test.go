@@ -303,9 +303,7 @@ func TestMetricsOfARealWorker(t *testing.T) {
 		for i := range records / 2 {
 			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: int32(i % 2), Value: sarama.StringEncoder(strconv.Itoa(i))})
 		}
-		if err := sandbox.Produce(ctx, sb.Source().Bootstrap(), msgs); err != nil {
-			t.Fatal(err)
-		}
+		produceToPartitions(t, sb.Source().Bootstrap(), msgs)
 	}
 	produce()
 
