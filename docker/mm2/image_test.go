@@ -412,13 +412,12 @@ func waitLeader(ctx context.Context, t *testing.T, metricsURL, want string) stri
 
 // container is an attached `podman run` whose stdout and stderr are kept apart.
 type container struct {
-	t            *testing.T
-	name, image  string
-	cmd          *exec.Cmd
-	stdout       *syncBuffer
-	stderr       *syncBuffer
-	exited       chan error
-	stopDuration time.Duration
+	t           *testing.T
+	name, image string
+	cmd         *exec.Cmd
+	stdout      *syncBuffer
+	stderr      *syncBuffer
+	exited      chan error
 }
 
 func runContainer(t *testing.T, pm *containers.Podman, name, image string, env []string) *container {
