@@ -70,6 +70,37 @@ type Endpoint struct {
 	ScrapeTimeout string `json:"scrapeTimeout,omitempty"`
 }
 
+// PrometheusRule is the part of the Prometheus Operator's PrometheusRule
+// (monitoring.coreos.com/v1) these manifests use; any other field fails the
+// strict decoding.
+type PrometheusRule struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        metav1.ObjectMeta  `json:"metadata"`
+	Spec            PrometheusRuleSpec `json:"spec"`
+}
+
+// PrometheusRuleSpec holds rule groups, as in a Prometheus rule file.
+type PrometheusRuleSpec struct {
+	Groups []RuleGroup `json:"groups"`
+}
+
+// RuleGroup is a named list of rules evaluated together.
+type RuleGroup struct {
+	Name     string `json:"name"`
+	Interval string `json:"interval,omitempty"`
+	Rules    []Rule `json:"rules"`
+}
+
+// Rule is an alerting rule (Alert set) or a recording rule (Record set).
+type Rule struct {
+	Alert       string            `json:"alert,omitempty"`
+	Record      string            `json:"record,omitempty"`
+	Expr        string            `json:"expr"`
+	For         string            `json:"for,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
 // Kustomization is the part of kustomize's Kustomization these manifests use.
 type Kustomization struct {
 	metav1.TypeMeta `json:",inline"`
@@ -106,6 +137,8 @@ func newObject(apiVersion, kind string) (any, error) {
 		return &networkingv1.NetworkPolicy{}, nil
 	case "monitoring.coreos.com/v1/ServiceMonitor":
 		return &ServiceMonitor{}, nil
+	case "monitoring.coreos.com/v1/PrometheusRule":
+		return &PrometheusRule{}, nil
 	case "kustomize.config.k8s.io/v1beta1/Kustomization":
 		return &Kustomization{}, nil
 	}
@@ -153,6 +186,7 @@ type manifests struct {
 	jobs           []*batchv1.Job
 	pdbs           []*policyv1.PodDisruptionBudget
 	monitors       []*ServiceMonitor
+	rules          []*PrometheusRule
 	kustomizations map[string]*Kustomization // by directory
 }
 
@@ -213,6 +247,8 @@ func load(t *testing.T) *manifests {
 				m.pdbs = append(m.pdbs, o)
 			case *ServiceMonitor:
 				m.monitors = append(m.monitors, o)
+			case *PrometheusRule:
+				m.rules = append(m.rules, o)
 			case *Kustomization:
 				if filepath.Base(path) != kustomization {
 					t.Fatalf("%s: a Kustomization must be named %s", path, kustomization)
@@ -230,6 +266,7 @@ func load(t *testing.T) *manifests {
 		{"Jobs", len(m.jobs), 1},
 		{"PodDisruptionBudgets", len(m.pdbs), 1},
 		{"ServiceMonitors", len(m.monitors), 1},
+		{"PrometheusRules", len(m.rules), 1},
 		{"Kustomizations", len(m.kustomizations), len(manifestDirs)},
 	} {
 		if c.got != c.want {
@@ -492,6 +529,8 @@ func TestStrictDecodingRejectsMutations(t *testing.T) {
 		{"wrong type", "pdb.yaml", "maxUnavailable: 1", "maxUnavailable: [1]", `maxUnavailable`},
 		{"number where a string is wanted", "configmap.yaml", `CONNECT_REPLICATION_FACTOR: "3"`, `CONNECT_REPLICATION_FACTOR: 3`, `cannot unmarshal number into Go struct field ConfigMap.data of type string`},
 		{"unknown ServiceMonitor field", "servicemonitor.yaml", "      interval: 30s\n", "      interval: 30s\n      scrapeInterval: 30s\n", `unknown field "spec.endpoints[0].scrapeInterval"`},
+		{"unknown PrometheusRule field", "prometheusrule.yaml", "          for: 5m\n", "          for: 5m\n          duration: 5m\n", `unknown field "spec.groups[1].rules[0].duration"`},
+		{"alert expression as a list", "prometheusrule.yaml", "expr: up{", "expr:\n            - up{", "cannot unmarshal array"},
 		{"unknown kustomization field", "kustomization.yaml", "resources:", "resource:", `unknown field "resource"`},
 		{"unknown Job field", "cutover/job.yaml", "  backoffLimit: 3\n", "  backoffLimit: 3\n  retries: 3\n", `unknown field "spec.retries"`},
 		{"second document", "pdb.yaml", "apiVersion: policy/v1\n", "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: policy/v1\n", "more than one YAML document"},

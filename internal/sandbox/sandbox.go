@@ -96,6 +96,10 @@ type Config struct {
 	// through github.com/ory/dockertest (host network) instead of a local
 	// process; Start fails with ErrNoDocker when no daemon answers.
 	Docker bool
+	// JMXExporter starts every worker with the Prometheus JMX exporter agent
+	// (JMXExporterAgent) and the image's jmx-exporter.yaml, each on a free
+	// port: Worker.MetricsURL is its endpoint.
+	JMXExporter bool
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 }
@@ -125,6 +129,8 @@ type Sandbox struct {
 	workDir string
 	rmDir   bool
 	log     *slog.Logger
+
+	jmxAgent string // the JMX exporter agent jar in the work directory; "" without Config.JMXExporter
 }
 
 // Broker is one single-node KRaft cluster (broker and controller in one JVM).
@@ -138,8 +144,9 @@ type Broker struct {
 
 // Worker is one Kafka Connect distributed worker.
 type Worker struct {
-	url  string
-	proc runner // nil when attached
+	url        string
+	metricsURL string // "" without Config.JMXExporter
+	proc       runner // nil when attached
 }
 
 // Start starts the source and target clusters and cfg.Workers Connect workers
@@ -216,6 +223,17 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	var env []string
 	if s.docker == nil {
 		env = baseEnv()
+	}
+	if cfg.JMXExporter && cfg.Workers > 0 {
+		agent, err := JMXExporterAgent(ctx, cfg.CacheDir, log)
+		if err != nil {
+			return nil, err
+		}
+		// A copy in the work directory, which the Docker backend mounts too.
+		s.jmxAgent = filepath.Join(confDir, filepath.Base(agent))
+		if err := copyFile(agent, s.jmxAgent); err != nil {
+			return nil, err
+		}
 	}
 
 	// The two clusters format and start in parallel; each takes a few seconds.
@@ -390,20 +408,18 @@ func (s *Sandbox) newWorker(i int, dist, confDir string, env []string) (*Worker,
 	env = append(append([]string{}, env...),
 		"KAFKA_HOME="+dist,
 		"MM2_CONF_DIR="+confDir,
-		"CONNECT_BOOTSTRAP_SERVERS="+s.target.bootstrap,
-		"CONNECT_GROUP_ID="+workerGroupID,
-		"CONNECT_CONFIG_STORAGE_TOPIC="+workerGroupID+"-configs",
-		"CONNECT_OFFSET_STORAGE_TOPIC="+workerGroupID+"-offsets",
-		"CONNECT_STATUS_STORAGE_TOPIC="+workerGroupID+"-status",
-		"CONNECT_REPLICATION_FACTOR=1",
-		"CONNECT_SECURITY_PROTOCOL=PLAINTEXT",
-		"CONNECT_REST_HOST="+host,
-		"CONNECT_REST_PORT="+strconv.Itoa(ports[0]),
-		"POD_IP="+host,
 		"KAFKA_HEAP_OPTS="+heapFlags,
 		"KAFKA_JVM_PERFORMANCE_OPTS="+jvmFlags,
 	)
+	env = append(env, s.WorkerEnv(host, ports[0])...)
 	w := &Worker{url: fmt.Sprintf("http://%s:%d", host, ports[0])}
+	if s.jmxAgent != "" {
+		menv, murl, err := s.jmxExporterEnv()
+		if err != nil {
+			return nil, err
+		}
+		env, w.metricsURL = append(env, menv...), murl
+	}
 	name, argv := fmt.Sprintf("connect worker %d", i), []string{filepath.Join(confDir, "docker-entrypoint.sh")}
 	if s.docker != nil {
 		w.proc = s.docker.runner(name, argv, env)
@@ -411,6 +427,27 @@ func (s *Sandbox) newWorker(i int, dist, confDir string, env []string) (*Worker,
 		w.proc = &process{name: name, argv: argv, env: env, dir: dir, log: filepath.Join(dir, "worker.log")}
 	}
 	return w, nil
+}
+
+// WorkerEnv returns the docker/mm2 entrypoint's environment for one more
+// worker of the sandbox's Connect group listening on and advertising
+// host:port: the target cluster as bootstrap, the group and its three
+// topics, replication factor 1, the security settings. It holds no
+// KAFKA_HOME, MM2_CONF_DIR or JVM flags, so that the worker image, run on
+// the host network, can join the group with it.
+func (s *Sandbox) WorkerEnv(host string, port int) []string {
+	return []string{
+		"CONNECT_BOOTSTRAP_SERVERS=" + s.target.bootstrap,
+		"CONNECT_GROUP_ID=" + workerGroupID,
+		"CONNECT_CONFIG_STORAGE_TOPIC=" + workerGroupID + "-configs",
+		"CONNECT_OFFSET_STORAGE_TOPIC=" + workerGroupID + "-offsets",
+		"CONNECT_STATUS_STORAGE_TOPIC=" + workerGroupID + "-status",
+		"CONNECT_REPLICATION_FACTOR=1",
+		"CONNECT_SECURITY_PROTOCOL=PLAINTEXT",
+		"CONNECT_REST_HOST=" + host,
+		"CONNECT_REST_PORT=" + strconv.Itoa(port),
+		"POD_IP=" + host,
+	}
 }
 
 // freePorts asks the kernel for n free TCP ports on host.
