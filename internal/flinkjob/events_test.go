@@ -10,7 +10,9 @@ import (
 )
 
 func TestParseEvent(t *testing.T) {
-	p := func(topic string, n int32) offsets.SourcePartition { return offsets.SourcePartition{Topic: topic, Partition: n} }
+	p := func(topic string, n int32) offsets.SourcePartition {
+		return offsets.SourcePartition{Topic: topic, Partition: n}
+	}
 	for _, tc := range []struct {
 		line string
 		want Event
