@@ -1,15 +1,11 @@
 package kafkaadmin
 
 import (
-	"cmp"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-
-	"github.com/IBM/sarama"
 
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
@@ -106,167 +102,71 @@ func (r *Reader) ReadConnectOffsets(ctx context.Context, topic, connector string
 	if topic == "" || connector == "" {
 		return nil, &ArgumentError{Op: "ReadConnectOffsets", Reason: "the offsets topic and the connector must be named"}
 	}
-	type entry struct {
-		o   offsets.ConnectOffset
-		pos string // where it was read, for errors
-	}
-	latest := map[string]entry{} // by key bytes, as Connect keys its offsets
-	err := r.do(ctx, "read connect offsets", func(s *session) error {
-		counts, err := s.topics([]string{topic})
-		if err != nil {
-			return err
-		}
-		parts := Topics(counts).Partitions()
-		bounds, err := s.bounds(parts)
-		if err != nil {
-			return err
-		}
-		for _, tp := range parts {
-			b := bounds[tp]
-			if b.Err != nil {
-				return fmt.Errorf("%s: %w", tp, b.Err)
-			}
-			err := s.readCommitted(tp, b.Start, b.StableEnd, func(off int64, key, value []byte) error {
-				name, raw, err := DecodeConnectOffsetKey(key)
-				if err != nil {
-					return fmt.Errorf("%s at %d: %w", tp, off, err)
-				}
-				if name != connector {
-					return nil
-				}
-				o, err := DecodeMirrorOffset(raw, value)
-				if err != nil {
-					return fmt.Errorf("%s at %d: %w", tp, off, err)
-				}
-				if o.Offset.Present() {
-					latest[string(key)] = entry{o, fmt.Sprintf("%s at %d", tp, off)}
-				} else {
-					delete(latest, string(key))
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	counts, err := r.Topics(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
+	parts := counts.Partitions()
+	bounds, err := r.LogBounds(ctx, parts)
+	if err != nil {
+		return nil, err
+	}
+	// Connect keys offsets by the key's bytes; each key lives in one
+	// partition of the topic (the producer's default partitioner), so the
+	// order between partitions does not matter.
+	latest := map[string]offsets.ConnectOffset{}
+	pos := make(map[TopicPartition]int64, len(parts))
+	for _, tp := range parts {
+		pos[tp] = bounds[tp].Start
+	}
+	for {
+		// A bounded span of every unfinished partition per round keeps
+		// memory bounded however long the topic is.
+		spans := make(map[TopicPartition]Span, len(parts))
+		for _, tp := range parts {
+			if end := bounds[tp].StableEnd; pos[tp] < end {
+				spans[tp] = Span{From: pos[tp], Until: min(pos[tp]+connectOffsetsChunk, end)}
+			}
+		}
+		if len(spans) == 0 {
+			break
+		}
+		recs, err := r.ReadSpans(ctx, spans, ReadCommitted)
+		if err != nil {
+			return nil, err
+		}
+		for _, tp := range parts {
+			for _, rec := range recs[tp] {
+				name, raw, err := DecodeConnectOffsetKey(rec.Key)
+				if err != nil {
+					return nil, fmt.Errorf("%s at %d: %w", tp, rec.Offset, err)
+				}
+				if name != connector {
+					continue
+				}
+				o, err := DecodeMirrorOffset(raw, rec.Value)
+				if err != nil {
+					return nil, fmt.Errorf("%s at %d: %w", tp, rec.Offset, err)
+				}
+				if o.Offset.Present() {
+					latest[string(rec.Key)] = o
+				} else {
+					delete(latest, string(rec.Key))
+				}
+			}
+			if sp, ok := spans[tp]; ok {
+				pos[tp] = sp.Until
+			}
+		}
+	}
 	out := make([]offsets.ConnectOffset, 0, len(latest))
-	for _, e := range latest {
-		out = append(out, e.o)
+	for _, o := range latest {
+		out = append(out, o)
 	}
 	slices.SortFunc(out, offsets.CompareConnectOffsets)
 	return out, nil
 }
 
-// readCommitted fetches a partition from start up to end (its last stable
-// offset) with read_committed and calls fn for every data record that is
-// not part of an aborted transaction, in offset order.
-func (s *session) readCommitted(tp TopicPartition, start, end int64, fn func(offset int64, key, value []byte) error) error {
-	next := start
-	for next < end {
-		var block *sarama.FetchResponseBlock
-		err := s.r.retry(s.ctx, "fetch", func(attempt int) error {
-			if _, known := s.leaders[tp]; attempt > 1 || !known {
-				if _, err := s.metadata([]string{tp.Topic}); err != nil {
-					return err
-				}
-			}
-			leader, ok := s.leaders[tp]
-			if !ok {
-				return fmt.Errorf("%s: %w", tp, sarama.ErrLeaderNotAvailable)
-			}
-			b, err := s.node(leader)
-			if err != nil {
-				return err
-			}
-			req := &sarama.FetchRequest{Version: 11, MaxWaitTime: 0, MinBytes: 0, MaxBytes: 8 << 20,
-				Isolation: sarama.ReadCommitted, SessionID: 0, SessionEpoch: -1}
-			req.AddBlock(tp.Topic, tp.Partition, next, 4<<20, -1)
-			resp, err := b.Fetch(req)
-			if err != nil {
-				s.transportFailed(b)
-				return err
-			}
-			if block = resp.GetBlock(tp.Topic, tp.Partition); block == nil {
-				return fmt.Errorf("%s: no fetch response block: %w", tp, sarama.ErrIncompleteResponse)
-			}
-			return kerr(block.Err)
-		})
-		if err != nil {
-			return fmt.Errorf("%s at %d: %w", tp, next, err)
-		}
-		progressed := false
-		aborted := abortedTxns(block.AbortedTransactions)
-		for _, set := range block.RecordsSet {
-			if set == nil || set.RecordBatch == nil || set.RecordBatch.PartialTrailingRecord {
-				continue
-			}
-			batch := set.RecordBatch
-			if batch.LastOffset() < next {
-				continue
-			}
-			skip := aborted.skip(batch)
-			for _, rec := range batch.Records {
-				off := batch.FirstOffset + rec.OffsetDelta
-				if skip || off < next || off >= end {
-					continue
-				}
-				if err := fn(off, rec.Key, rec.Value); err != nil {
-					return err
-				}
-			}
-			next = batch.LastOffset() + 1
-			progressed = true
-		}
-		if !progressed {
-			return fmt.Errorf("%s at %d: the fetch returned no complete record batch before the last stable offset %d: %w", tp, next, end, sarama.ErrIncompleteResponse)
-		}
-	}
-	return nil
-}
-
-// abortedSet tracks aborted transactions while batches are read in order,
-// as Kafka's consumer does under read_committed: a producer's transactional
-// batches are skipped from the first offset of its aborted transaction
-// until its next control batch (the abort marker).
-type abortedSet struct {
-	pending []*sarama.AbortedTransaction // by first offset
-	active  map[int64]bool               // producer IDs inside an aborted transaction
-}
-
-func abortedTxns(list []*sarama.AbortedTransaction) *abortedSet {
-	a := &abortedSet{pending: slices.Clone(list), active: map[int64]bool{}}
-	slices.SortFunc(a.pending, func(x, y *sarama.AbortedTransaction) int { return cmp.Compare(x.FirstOffset, y.FirstOffset) })
-	return a
-}
-
-// skip reports whether batch holds no record a read_committed consumer
-// sees: a control batch, or a transactional batch of an aborted transaction.
-func (a *abortedSet) skip(batch *sarama.RecordBatch) bool {
-	for len(a.pending) > 0 && a.pending[0].FirstOffset <= batch.LastOffset() {
-		a.active[a.pending[0].ProducerID] = true
-		a.pending = a.pending[1:]
-	}
-	if batch.Control {
-		if isAbortMarker(batch) {
-			delete(a.active, batch.ProducerID)
-		}
-		return true
-	}
-	return batch.IsTransactional && a.active[batch.ProducerID]
-}
-
-// isAbortMarker reports whether a control batch is an abort marker: its
-// record's key is version (int16) then type (int16), 0 for abort.
-func isAbortMarker(batch *sarama.RecordBatch) bool {
-	for _, r := range batch.Records {
-		if len(r.Key) >= 4 && binary.BigEndian.Uint16(r.Key[2:4]) == 0 {
-			return true
-		}
-	}
-	return false
-}
+// connectOffsetsChunk is how many offsets of each partition of an offsets
+// topic ReadConnectOffsets reads per round.
+const connectOffsetsChunk = 5000

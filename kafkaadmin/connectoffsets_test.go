@@ -124,39 +124,6 @@ func FuzzDecodeConnectOffsetRecord(f *testing.F) {
 	})
 }
 
-// TestAbortedSet: under read_committed, a producer's transactional batches
-// are skipped from its aborted transaction's first offset to its abort
-// marker; committed transactions and other producers' batches are kept.
-func TestAbortedSet(t *testing.T) {
-	batch := func(first int64, n int32, pid int64, txn, control bool, markerType uint16) *sarama.RecordBatch {
-		b := &sarama.RecordBatch{FirstOffset: first, LastOffsetDelta: n - 1, ProducerID: pid, IsTransactional: txn, Control: control}
-		if control {
-			b.Records = []*sarama.Record{{Key: []byte{0, 0, byte(markerType >> 8), byte(markerType)}}}
-		}
-		return b
-	}
-	a := abortedTxns([]*sarama.AbortedTransaction{{ProducerID: 7, FirstOffset: 12}, {ProducerID: 8, FirstOffset: 2}})
-	for _, tc := range []struct {
-		b    *sarama.RecordBatch
-		skip bool
-	}{
-		{batch(0, 2, -1, false, false, 0), false}, // plain records
-		{batch(2, 3, 8, true, false, 0), true},    // producer 8's aborted transaction
-		{batch(5, 2, 7, true, false, 0), false},   // producer 7, before its aborted transaction
-		{batch(7, 1, 8, true, true, 0), true},     // producer 8's abort marker
-		{batch(8, 2, 8, true, false, 0), false},   // producer 8 again, a committed transaction
-		{batch(10, 1, 8, true, true, 1), true},    // its commit marker
-		{batch(11, 3, 7, true, false, 0), true},   // producer 7's aborted transaction starts at 12
-		{batch(14, 1, -1, false, false, 0), false},
-		{batch(15, 1, 7, true, true, 0), true},   // producer 7's abort marker
-		{batch(16, 1, 7, true, false, 0), false}, // and a new transaction
-	} {
-		if got := a.skip(tc.b); got != tc.skip {
-			t.Errorf("batch at %d (producer %d, control %v): skip %v, want %v", tc.b.FirstOffset, tc.b.ProducerID, tc.b.Control, got, tc.skip)
-		}
-	}
-}
-
 // TestSandboxDedicatedMM2Offsets runs real MirrorMaker 2 in dedicated mode
 // (org.apache.kafka.connect.mirror.MirrorMaker), stops it, and reads its
 // source offsets straight from its offsets topic on the target,
