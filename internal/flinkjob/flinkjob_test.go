@@ -25,7 +25,10 @@ func TestMain(m *testing.M) { sandboxtest.Main(m) }
 //
 //  1. started without state (from the group; EARLIEST as it has none): the
 //     group is Empty with no members and protocol type "" while the job
-//     runs, and its committed offsets move with the checkpoints;
+//     runs, and its committed offsets move with the checkpoints; a partition
+//     the job never read a record from gets no commit at all (KafkaSource
+//     commits only splits whose position it knows), so a cutover's precheck
+//     blocks it as missing until it receives a record;
 //  2. stopped with a savepoint: the target holds exactly the source records
 //     before the savepoint's offsets S, and the group's offsets C are S or
 //     lag it by the last commit (Flink commits a savepoint's offsets
@@ -62,6 +65,13 @@ func testLifecycle(t *testing.T, version string) {
 		t.Errorf("while Flink runs its group is %s, protocol %q, %d members; want Empty, \"\", 0 (KafkaSource uses assign())", g.State, g.ProtocolType, len(g.Members))
 	}
 	f.waitCommitted(t, ctx, first.Offsets)
+	idle, err := f.src.GroupOffsets(ctx, f.group, []string{f.idle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(idle.Committed) != 0 {
+		t.Errorf("Flink committed %v for a partition it never read a record from", idle.Committed)
+	}
 	t.Logf("while Flink runs: group %s, protocol %q, %d members; commits follow checkpoints", g.State, g.ProtocolType, len(g.Members))
 
 	// 2. Stop with a savepoint.
@@ -141,6 +151,7 @@ func testLifecycle(t *testing.T, version string) {
 type fixture struct {
 	sb      *sandbox.Sandbox
 	topic   string
+	idle    string // a topic without records, also replicated
 	group   string
 	parts   []flinklike.Partition
 	traffic *flinklike.Traffic
@@ -153,11 +164,13 @@ func newFixture(t *testing.T, ctx context.Context, name string) *fixture {
 	sb := sandboxtest.Shared(t)
 	f := &fixture{sb: sb, log: slog.New(slog.NewTextHandler(testWriter{t}, nil))}
 	suffix := strconv.FormatInt(time.Now().UnixNano()%1_000_000, 36)
-	f.topic, f.group = name+"-"+suffix, name+"-group-"+suffix
+	f.topic, f.idle, f.group = name+"-"+suffix, name+"-idle-"+suffix, name+"-group-"+suffix
 	f.parts = flinklike.All(map[string]int32{f.topic: 4})
 	for _, b := range []string{sb.Source().Bootstrap(), sb.Target().Bootstrap()} {
-		if err := sandbox.CreateTopic(ctx, b, f.topic, 4); err != nil {
-			t.Fatal(err)
+		for topic, n := range map[string]int32{f.topic: 4, f.idle: 1} {
+			if err := sandbox.CreateTopic(ctx, b, topic, n); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if err := flinklike.Produce(ctx, sb.Source().Bootstrap(), f.parts, 50); err != nil {
@@ -193,7 +206,7 @@ func (f *fixture) start(t *testing.T, ctx context.Context, version, savepoint st
 	t.Helper()
 	job, err := flinkjob.Start(ctx, flinkjob.Config{Version: version, Dir: t.TempDir(),
 		Source: f.sb.Source().Bootstrap(), Target: f.sb.Target().Bootstrap(),
-		Group: f.group, Topics: []string{f.topic}, CheckpointInterval: 2 * time.Second,
+		Group: f.group, Topics: []string{f.topic, f.idle}, CheckpointInterval: 2 * time.Second,
 		FromSavepoint: savepoint, Logger: f.log})
 	if err != nil {
 		t.Fatal(err)
