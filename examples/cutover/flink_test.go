@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -111,6 +112,9 @@ func (fc *flinkCase) startFlink(ctx context.Context, savepoint string) *flinkjob
 	job, err := flinkjob.Start(ctx, flinkjob.Config{Version: fc.version, Dir: filepath.Join(fc.dir, "flink"),
 		Source: fc.sb.Source().Bootstrap(), Target: fc.sb.Target().Bootstrap(), Group: fc.group, Topics: fc.topicNames(),
 		CheckpointInterval: 2 * time.Second, FromSavepoint: savepoint, Logger: fc.log})
+	if errors.Is(err, flinkjob.ErrNoFlink) && os.Getenv("CI") != "true" {
+		fc.t.Skipf("no Flink job here: %v", err) // CI=true fails instead
+	}
 	if err != nil {
 		fc.t.Fatal(err)
 	}
@@ -394,7 +398,9 @@ func TestSandboxDemoRealFlink(t *testing.T) {
 	}
 	defer os.RemoveAll(sc.dir)
 	sc.realFlink = true
-	if err := sc.start(ctx); err != nil {
+	if err := sc.start(ctx); errors.Is(err, flinkjob.ErrNoFlink) && os.Getenv("CI") != "true" {
+		t.Skipf("no Flink job here: %v", err) // CI=true fails instead
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	defer sc.traffic.Stop()

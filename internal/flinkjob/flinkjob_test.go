@@ -3,7 +3,9 @@ package flinkjob_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,6 +210,9 @@ func (f *fixture) start(t *testing.T, ctx context.Context, version, savepoint st
 		Source: f.sb.Source().Bootstrap(), Target: f.sb.Target().Bootstrap(),
 		Group: f.group, Topics: []string{f.topic, f.idle}, CheckpointInterval: 2 * time.Second,
 		FromSavepoint: savepoint, Logger: f.log})
+	if errors.Is(err, flinkjob.ErrNoFlink) && os.Getenv("CI") != "true" {
+		t.Skipf("no Flink job here: %v", err) // CI=true fails instead
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
