@@ -417,3 +417,67 @@ func TestSandboxDemoRealFlink(t *testing.T) {
 		t.Fatalf("%v: %d duplicated, %d expected", err, res.Duplicated, res.Expected)
 	}
 }
+
+// TestDedicatedMM2ToConnect is the dedicated-mode proof of issue 13: real
+// MirrorMaker 2 in dedicated mode (org.apache.kafka.connect.mirror.MirrorMaker)
+// replicates under live traffic and is stopped; the cutover to a
+// MirrorSourceConnector on the Connect cluster takes C from the old
+// MirrorMaker's offsets topic (-offsets-from mm2:TOPIC, M stored there
+// becomes C = M+1), under another source alias than the old one. While the
+// old MirrorMaker runs, precheck fails; a wrong -offsets-alias is refused.
+// After the cutover every source record is on the target exactly once.
+func TestDedicatedMM2ToConnect(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	fc := newFlinkCase(t, ctx, "dmm-", "")
+	alias := strings.TrimSuffix(fc.group, "-flink-replicator") + "old"
+	mm2, err := fc.sb.StartDedicatedMM2(ctx, sandbox.DedicatedConfig{Topics: fc.topicNames(), SourceAlias: alias})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("dedicated MirrorMaker log (%s):\n%s", mm2.Log(), mm2.LogTail(40))
+		}
+		mm2.Close()
+	})
+	topic := kafkaadmin.DedicatedOffsetsTopic(alias)
+	from := []string{"-offsets-from", "mm2:" + topic, "-offsets-alias", alias}
+	// Wait until it copied every partition's seed and stored offsets for them.
+	for {
+		got, err := fc.tgt.ReadConnectOffsets(ctx, topic, kafkaadmin.MirrorSourceConnectorName)
+		if err == nil && len(got) == len(fc.parts) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("dedicated MirrorMaker stored no offsets for every partition: %v, %v", got, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if code, out := fc.cli(append(from, "precheck")...); code != cutover.ExitCheckFailed || !strings.Contains(out, "mm2-offsets-stable") {
+		t.Errorf("precheck while the old MirrorMaker runs: exit %d, want %d with mm2-offsets-stable failing", code, cutover.ExitCheckFailed)
+	}
+	if err := mm2.Stop(ctx); err != nil {
+		t.Fatalf("stop dedicated MirrorMaker: %v", err)
+	}
+	if code, _ := fc.cli("-offsets-from", "mm2:"+topic, "-offsets-alias", "source", "plan"); code != cutover.ExitUsage {
+		t.Errorf("a plan from the old MirrorMaker's offsets under the wrong alias: exit %d, want %d", code, cutover.ExitUsage)
+	}
+
+	if code, _ := fc.cli(append(from, "-yes", "run")...); code != cutover.ExitOK {
+		t.Fatalf("cutover run: exit %d", code)
+	}
+	for _, b := range fc.verifyReport().Boundary {
+		if !b.OK() || b.Duplicates != 0 {
+			t.Errorf("%s: verify says %+v; want the record at C and no duplicates", b.Partition, b)
+		}
+	}
+	total := 0
+	for p, r := range fc.finalCheck(ctx) {
+		total += r.Source
+		if !r.OK() {
+			t.Errorf("%s: %+v; want every record once", p, r)
+		}
+	}
+	t.Logf("dedicated MirrorMaker -> MirrorSourceConnector on Connect: %d source records, 0 lost, 0 duplicated", total)
+}
