@@ -50,6 +50,7 @@ type options struct {
 	planPath, auditPath string
 	asJSON, yes         bool
 	sandbox             bool
+	goReplicator        bool
 	rollbackGroup       string
 }
 
@@ -64,6 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.asJSON, "json", false, "print results as JSON")
 	fs.BoolVar(&o.yes, "yes", false, "approve the resume (or the rollback)")
 	fs.BoolVar(&o.sandbox, "sandbox", false, "run the whole cutover on a local sandbox (real Kafka and Connect)")
+	fs.BoolVar(&o.goReplicator, "go-replicator", false, "with -sandbox: play the old job with the Go imitation of Flink (internal/flinklike) instead of a real Flink job (MM2CUTOVER_FLINK_VERSION)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: cutover [flags] precheck|plan|apply|verify|resume|status|run|rollback\n       cutover -sandbox\n\nflags (also MM2CUTOVER_<FLAG> in the environment):")
 		fs.PrintDefaults()
@@ -77,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	if o.sandbox {
-		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON))
+		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator))
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()

@@ -59,7 +59,9 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.mm2Src, "mm2-source-client", "", "properties file of the connector's source client settings (security.protocol, sasl.*, ssl.*; use config provider references such as ${env:MM2_SOURCE_SASL_JAAS_CONFIG} for secrets)")
 	fs.StringVar(&f.mm2Tgt, "mm2-target-client", "", "properties file of the connector's target client settings")
 	fs.StringVar(&f.connectorProps, "connector-properties", "", "properties file of extra connector settings (e.g. replication.factor, producer.override.*, consumer.*), merged under the keys the cutover sets itself; secrets as config provider references")
-	fs.StringVar(&f.offsetsFrom, "offsets-from", "group", "where C comes from: group (the -group's committed offsets) or csv:FILE (a kafka-consumer-groups --reset-offsets --dry-run --export file)")
+	fs.StringVar(&f.offsetsFrom, "offsets-from", "group", "where C comes from: group (the -group's committed offsets), csv:FILE (a kafka-consumer-groups --reset-offsets --dry-run --export file) or mm2:TOPIC (the offsets topic of a dedicated-mode MirrorMaker 2 on the target, e.g. mm2:mm2-offsets.source.internal; with -offsets-alias)")
+	fs.StringVar(&s.OffsetsAlias, "offsets-alias", "", "with -offsets-from mm2:TOPIC: the old MirrorMaker's source cluster alias, under which its offsets are stored")
+	fs.StringVar(&s.OffsetsConnector, "offsets-connector", "MirrorSourceConnector", "with -offsets-from mm2:TOPIC: the old connector's name (dedicated mode names it MirrorSourceConnector)")
 	fs.BoolVar(&s.OffsetsFileOverridesGroup, "offsets-file-overrides-group", false, "the -offsets-from file holds positions chosen on purpose (e.g. --to-datetime): do not require the group's commits to equal them")
 	fs.StringVar(&f.syncsLocation, "offset-syncs-location", "", "Kafka Connect below 3.9 only, which always writes offset syncs: the cluster that holds the offset-syncs topic, source or target")
 	fs.IntVar(&f.syncsRF, "offset-syncs-replication-factor", 0, "with -offset-syncs-location: the replication factor of the offset-syncs topic MM2 creates (default 3)")
@@ -111,8 +113,10 @@ func (f *Flags) Settings() (Settings, error) {
 	case from == "group" || from == "":
 	case strings.HasPrefix(from, "csv:") && len(from) > len("csv:"):
 		s.OffsetsFile = strings.TrimPrefix(from, "csv:")
+	case strings.HasPrefix(from, "mm2:") && len(from) > len("mm2:"):
+		s.OffsetsTopic = strings.TrimPrefix(from, "mm2:")
 	default:
-		return Settings{}, fmt.Errorf("%w: -offsets-from %q: want group or csv:FILE", ErrSettings, from)
+		return Settings{}, fmt.Errorf("%w: -offsets-from %q: want group or csv:FILE, or mm2:TOPIC", ErrSettings, from)
 	}
 	switch {
 	case f.syncsLocation != "":

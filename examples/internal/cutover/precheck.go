@@ -137,6 +137,12 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 	default:
 		cs.add("group-inactive", OK, "group %s is %s with no members (a Flink group looks like this even while Flink runs: the stability check decides)", s.Group, group.State)
 	}
+	var mm2First offsets.GroupOffsets
+	if s.OffsetsTopic != "" { // read again after the window: a running old MirrorMaker moves them
+		if mm2First, err = readMM2Offsets(ctx, env, s); err != nil {
+			return nil, err
+		}
+	}
 	log.Info("reading the group's offsets twice", "group", s.Group, "window", s.StabilityWindow)
 	snap, err := env.Source.StableSnapshot(ctx, s.Group, s.Topics, s.StabilityWindow)
 	var perr *kafkaadmin.PartitionErrors
@@ -180,6 +186,12 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 		}
 		pc.OffsetsFrom = plan.OffsetsSource{Kind: plan.FromFile, Ref: digest, OverridesGroup: s.OffsetsFileOverridesGroup}
 		checkFileAgainstGroup(cs, s, pc.Group, committed, groupExists)
+	} else if s.OffsetsTopic != "" {
+		if pc.Group, err = readMM2Offsets(ctx, env, s); err != nil {
+			return nil, err
+		}
+		pc.OffsetsFrom = mm2Source(s)
+		checkMM2Stopped(cs, s, mm2First, pc.Group)
 	} else if !groupExists {
 		cs.add("group-exists", Fail, "group %s does not exist (no members, no committed offset on any partition): check the group name; a Flink job commits to its KafkaSource's group.id", s.Group)
 	}

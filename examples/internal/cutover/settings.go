@@ -55,6 +55,12 @@ type Settings struct {
 	// OffsetsFileOverridesGroup records that the file's positions were
 	// chosen deliberately and may differ from the group's commits.
 	OffsetsFileOverridesGroup bool
+	// OffsetsTopic, when set, is where C comes from instead: the Connect
+	// offsets topic (on the target) of a MirrorMaker 2 in dedicated mode,
+	// mm2-offsets.<its source alias>.internal (-offsets-from mm2:TOPIC).
+	// Its offsets are those of OffsetsConnector stored under the source
+	// alias OffsetsAlias; C = M+1.
+	OffsetsTopic, OffsetsConnector, OffsetsAlias string
 
 	Savepoint     string                   // optional Flink savepoint reference, recorded in the plan
 	AcceptExpired []plan.ExpiredAcceptance // recorded acceptances of expired data
@@ -106,6 +112,9 @@ func (s Settings) Validate() error {
 	}
 	if s.OffsetsFileOverridesGroup && s.OffsetsFile == "" {
 		return fmt.Errorf("%w: -offsets-file-overrides-group needs -offsets-from csv:FILE", ErrSettings)
+	}
+	if s.OffsetsTopic != "" && (s.OffsetsAlias == "" || s.OffsetsConnector == "") {
+		return fmt.Errorf("%w: -offsets-from mm2:%s needs -offsets-alias (the old MirrorMaker's source cluster alias) and -offsets-connector", ErrSettings, s.OffsetsTopic)
 	}
 	if err := s.checkExtra(); err != nil {
 		return err
