@@ -86,3 +86,82 @@ func TestCLIStatusJSON(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 }
+
+// TestCLIHabits: help and version exit 0 on stdout; flags may follow the
+// step; a step's help shows its own flags; a settings file fills what flags
+// and the environment leave; values out of their domain are usage errors
+// before anything is read or written.
+func TestCLIHabits(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "cutover.env")
+	if err := os.WriteFile(cfg, []byte("# the cutover of orders\nMM2CUTOVER_SOURCE_BOOTSTRAP=a:1\nMM2CUTOVER_TARGET_BOOTSTRAP=b:1\nMM2CUTOVER_CONNECT_URL=http://c:8088\nMM2CUTOVER_CONNECTOR=x\nMM2CUTOVER_GROUP=g\nMM2CUTOVER_TOPICS=t\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	withPassword := filepath.Join(dir, "secret.env")
+	if err := os.WriteFile(withPassword, []byte("MM2CUTOVER_CONNECT_PASSWORD=hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		code       int
+		stdout     string // substring of stdout
+		stderr     string // substring of stderr
+		notStdout  string
+		mentionsIn string
+	}{
+		{name: "help", args: []string{"help"}, code: 0, stdout: "steps:"},
+		{name: "-h", args: []string{"-h"}, code: 0, stdout: "steps:"},
+		{name: "--help", args: []string{"--help"}, code: 0, stdout: "steps:"},
+		{name: "step help", args: []string{"plan", "-h"}, code: 0, stdout: "usage: cutover plan [flags]", notStdout: "-rollback-group"},
+		{name: "help step", args: []string{"help", "rollback"}, code: 0, stdout: "-rollback-group"},
+		{name: "version", args: []string{"version"}, code: 0, stdout: "cutover " + version},
+		{name: "-version", args: []string{"-version"}, code: 0, stdout: "cutover " + version},
+		{name: "unknown step before settings", args: []string{"bogus"}, code: 2, stderr: `unknown step "bogus"`},
+		{name: "unknown flag after the step", args: []string{"plan", "-nope"}, code: 2, stderr: "run 'cutover help plan'"},
+		{name: "arguments after the step", args: []string{"plan", "extra"}, code: 2, stderr: "unexpected arguments"},
+		{name: "flags after the step, settings from a file", args: []string{"precheck", "-config", cfg, "-stability-window", "-5s"}, code: 2,
+			stderr: "-stability-window -5s: want a positive duration"},
+		{name: "negative read-back timeout", args: []string{"-config", cfg, "apply", "-readback-timeout=-1m"}, code: 2, stderr: "-readback-timeout -1m0s"},
+		{name: "no tasks", args: []string{"-config", cfg, "plan", "-tasks-max", "0"}, code: 2, stderr: "-tasks-max 0"},
+		{name: "a password in the settings file", args: []string{"-config", withPassword, "plan"}, code: 2, stderr: "passwords come from the environment only"},
+		{name: "an unknown key in the settings file", args: []string{"-config", props(t, "MM2CUTOVER_COLOR=blue\n"), "plan"}, code: 2, stderr: "MM2CUTOVER_COLOR names no setting"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := run(tc.args, &out, &errb); code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out.String(), errb.String())
+			}
+			if !strings.Contains(out.String(), tc.stdout) {
+				t.Errorf("stdout does not say %q:\n%s", tc.stdout, out.String())
+			}
+			if !strings.Contains(errb.String(), tc.stderr) {
+				t.Errorf("stderr does not say %q:\n%s", tc.stderr, errb.String())
+			}
+			if tc.notStdout != "" && strings.Contains(out.String(), tc.notStdout) {
+				t.Errorf("stdout shows %q:\n%s", tc.notStdout, out.String())
+			}
+			if strings.Contains(out.String()+errb.String(), "hunter2") {
+				t.Error("a password was printed")
+			}
+		})
+	}
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plan.json")
+	if err := writeFileAtomic(path, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFileAtomic(path, []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if err != nil || string(b) != "two" || len(entries) != 1 {
+		t.Errorf("after two writes: %q, %v, %d files", b, err, len(entries))
+	}
+	if err := writeFileAtomic(filepath.Join(path, "under-a-file"), []byte("x")); err == nil {
+		t.Error("a write under a file succeeded")
+	}
+}

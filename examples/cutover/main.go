@@ -2,22 +2,26 @@
 // commits its source position to a consumer group) to MirrorMaker 2's
 // MirrorSourceConnector on Kafka Connect, without losing a record.
 //
-//	cutover [flags] precheck   read-only checks; prints what blocks the cutover
-//	cutover [flags] plan       precheck, then write the plan (-plan) and show it
-//	cutover [flags] apply      create the connector STOPPED, back up, guard, PATCH, read back
-//	cutover [flags] verify     before resume: read-back; after: boundary, lag, acceptance
-//	cutover [flags] resume     resume the connector (-yes; without it, say what it would do)
-//	cutover [flags] status     the connector's state, its offsets against the plan, the lag
-//	cutover [flags] run        all of the above in order (resumes only with -yes)
-//	cutover [flags] rollback   before resume: delete the connector and its offsets;
+//	cutover precheck [flags]   read-only checks; prints what blocks the cutover
+//	cutover plan [flags]       precheck, then write the plan (-plan) and show it
+//	cutover apply [flags]      create the connector STOPPED, back up, guard, PATCH, read back
+//	cutover verify [flags]     before resume: read-back; after: boundary, lag, acceptance
+//	cutover resume [flags]     resume the connector (-yes; without it, say what it would do)
+//	cutover status [flags]     the connector's state, its offsets against the plan, the lag
+//	cutover run [flags]        all of the above in order (resumes only with -yes)
+//	cutover rollback [flags]   before resume: delete the connector and its offsets;
 //	                           after resume: stop it and write C' = M'+1 to -rollback-group (-yes)
 //	cutover -sandbox           the whole cutover on local real Kafka and Connect
+//	cutover help [step]        this help, or a step's flags; also -h after a step
+//	cutover version            the tool version (also -version)
 //
-// Every flag can also be set through the environment: -source-bootstrap is
-// MM2CUTOVER_SOURCE_BOOTSTRAP, and so on. Secrets only come from the
+// Flags may come before or after the step. Every flag can also be set
+// through the environment (-source-bootstrap is MM2CUTOVER_SOURCE_BOOTSTRAP,
+// and so on) or a settings file of such lines (-config); flags win over the
+// environment, the environment over the file. Secrets only come from the
 // environment: MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD,
 // MM2CUTOVER_CONNECT_PASSWORD. Progress goes to stderr, results to stdout
-// (-json for machines).
+// (-json for machines: one JSON document per step, with a "schema" field).
 //
 // Exit status: 0 done; 1 error; 2 usage; 3 a check failed (precheck, blocked
 // plan, verification); 4 refused by a guard (stale plan, connector not
@@ -26,20 +30,23 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 )
 
-// version is the tool version recorded in plans.
-const version = "0.1.0"
+// version is the tool version recorded in plans; a release build sets it
+// with -ldflags "-X main.version=...".
+var version = "0.2.0-dev"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -51,26 +58,153 @@ type options struct {
 	asJSON, yes         bool
 	sandbox             bool
 	goReplicator        bool
+	showVersion         bool
 	rollbackGroup       string
+}
+
+// step is one step of the command line.
+type step struct {
+	name, summary string
+	// flags are the flags the step uses besides the settings every step
+	// needs (clusters, Connect, connector, group, topics).
+	flags []string
+}
+
+// The settings every step reads, shown in each step's help.
+var commonFlags = []string{"config", "source-bootstrap", "target-bootstrap", "source-security-protocol", "target-security-protocol",
+	"source-sasl-mechanism", "target-sasl-mechanism", "source-sasl-username", "target-sasl-username", "source-tls-ca", "target-tls-ca",
+	"connect-url", "connect-user", "connect-ca", "connector", "source-alias", "target-alias", "group", "topics", "policy", "tasks-max",
+	"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor", "json"}
+
+var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-file-overrides-group", "accept-expired",
+	"accepted-by", "savepoint", "stability-window", "plan", "audit"}
+
+var steps = []step{
+	{"precheck", "read-only checks of the clusters, the group, the target topics and Connect: what would block the cutover", planFlags},
+	{"plan", "the precheck, then the plan: per partition where MM2 resumes and why, written to -plan", planFlags},
+	{"apply", "re-check the plan, create the connector STOPPED, back up, guard, PATCH the offsets, read them back", []string{"plan", "audit", "readback-timeout"}},
+	{"resume", "re-check, capture the boundary records, resume the connector (only with -yes)", []string{"plan", "audit", "yes"}},
+	{"verify", "before resume: the read-back; after: boundary records, lag, acceptance checks", []string{"plan", "audit", "readback-timeout", "catchup-timeout"}},
+	{"status", "the connector's state and tasks, its offsets against the plan, the lag", []string{"plan", "audit"}},
+	{"run", "plan, apply, resume (only with -yes) and verify, in order", append(slices.Clone(planFlags), "yes", "readback-timeout", "catchup-timeout")},
+	{"rollback", "before resume: delete the connector and its offsets; after resume: write C' = M'+1 to -rollback-group (only with -yes)", []string{"plan", "audit", "rollback-group", "yes"}},
+}
+
+func findStep(name string) (step, bool) {
+	for _, st := range steps {
+		if st.name == name {
+			return st, true
+		}
+	}
+	return step{}, false
+}
+
+// errHelp asks for the usage on stdout and exit status 0.
+var errHelp = errors.New("help")
+
+// parseArgs parses flags before and after the step, and returns the step:
+// "" when none was named.
+func parseArgs(fs *flag.FlagSet, args []string) (string, error) {
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if fs.NArg() == 0 {
+		return "", nil
+	}
+	name := fs.Arg(0)
+	if err := fs.Parse(fs.Args()[1:]); err != nil {
+		return name, err
+	}
+	if fs.NArg() > 0 {
+		if name == "help" && fs.NArg() == 1 {
+			return "help " + fs.Arg(0), nil
+		}
+		return name, fmt.Errorf("unexpected arguments after %s: %q", name, fs.Args())
+	}
+	return name, nil
+}
+
+func usage(w io.Writer, fs *flag.FlagSet, st *step) {
+	if st == nil {
+		fmt.Fprintln(w, "usage: cutover <step> [flags]    (flags may also come before the step)")
+		fmt.Fprintln(w, "       cutover -sandbox [-json] [-go-replicator]")
+		fmt.Fprintln(w, "\nsteps:")
+		for _, s := range steps {
+			fmt.Fprintf(w, "  %-9s %s\n", s.name, s.summary)
+		}
+		fmt.Fprintln(w, "  help      this help; cutover help <step> shows a step's flags")
+		fmt.Fprintln(w, "  version   the tool version")
+		fmt.Fprintln(w, "\nEvery flag is also MM2CUTOVER_<FLAG> in the environment or in a -config file. Exit status: 0 done, 1 error,")
+		fmt.Fprintln(w, "2 usage, 3 a check failed, 4 refused by a guard, 5 not approved.")
+		return
+	}
+	fmt.Fprintf(w, "usage: cutover %s [flags]\n\n%s.\n\nflags (also MM2CUTOVER_<FLAG> in the environment):\n", st.name, st.summary)
+	show := map[string]bool{}
+	for _, n := range append(slices.Clone(commonFlags), st.flags...) {
+		show[n] = true
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !show[f.Name] {
+			return
+		}
+		def := ""
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			def = fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(w, "  -%s\n    \t%s%s\n", f.Name, f.Usage, def)
+	})
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cutover", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // usage is printed here, once
 	flags := cutover.BindFlags(fs)
 	var o options
 	fs.StringVar(&o.planPath, "plan", "mm2cutover-plan.json", "plan file")
 	fs.StringVar(&o.auditPath, "audit", "", "audit file (JSON lines; default: the plan file with .audit.jsonl)")
 	fs.StringVar(&o.rollbackGroup, "rollback-group", "", "rollback after resume: the consumer group to receive C' = M'+1 (the group the old job restarts from)")
-	fs.BoolVar(&o.asJSON, "json", false, "print results as JSON")
+	fs.BoolVar(&o.asJSON, "json", false, "print results as JSON (one document per step, with a schema field)")
 	fs.BoolVar(&o.yes, "yes", false, "approve the resume (or the rollback)")
 	fs.BoolVar(&o.sandbox, "sandbox", false, "run the whole cutover on a local sandbox (real Kafka and Connect)")
 	fs.BoolVar(&o.goReplicator, "go-replicator", false, "with -sandbox: play the old job with the Go imitation of Flink (internal/flinklike) instead of a real Flink job (MM2CUTOVER_FLINK_VERSION)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cutover [flags] precheck|plan|apply|verify|resume|status|run|rollback\n       cutover -sandbox\n\nflags (also MM2CUTOVER_<FLAG> in the environment):")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	fs.BoolVar(&o.showVersion, "version", false, "print the tool version")
+	name, err := parseArgs(fs, args)
+	st, known := findStep(name)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		if known {
+			usage(stdout, fs, &st)
+		} else {
+			usage(stdout, fs, nil)
+		}
+		return cutover.ExitOK
+	case err != nil:
+		fmt.Fprintln(stderr, "cutover:", err)
+		if known {
+			fmt.Fprintf(stderr, "run 'cutover help %s' for its flags\n", name)
+		} else {
+			fmt.Fprintln(stderr, "run 'cutover help' for the steps and flags")
+		}
+		return cutover.ExitUsage
+	case o.showVersion || name == "version":
+		fmt.Fprintln(stdout, "cutover", version)
+		return cutover.ExitOK
+	case name == "help":
+		usage(stdout, fs, nil)
+		return cutover.ExitOK
+	case strings.HasPrefix(name, "help "):
+		if st, ok := findStep(strings.TrimPrefix(name, "help ")); ok {
+			usage(stdout, fs, &st)
+			return cutover.ExitOK
+		}
+		fmt.Fprintf(stderr, "cutover: unknown step %q\n", strings.TrimPrefix(name, "help "))
+		return cutover.ExitUsage
+	case o.sandbox:
+	case name == "":
+		usage(stderr, fs, nil)
+		return cutover.ExitUsage
+	case !known:
+		fmt.Fprintf(stderr, "cutover: unknown step %q; run 'cutover help' for the steps\n", name)
 		return cutover.ExitUsage
 	}
 	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json")
@@ -81,10 +215,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.sandbox {
 		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator))
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return cutover.ExitUsage
-	}
 	s, err := flags.Settings() // also reads -plan, -audit, ... from the environment
 	if err != nil {
 		return report(stderr, err)
@@ -94,19 +224,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.auditPath == "" {
 		o.auditPath = strings.TrimSuffix(o.planPath, ".json") + ".audit.jsonl"
 	}
-	c := &cli{s: s.WithDefaults(), o: o, out: stdout, log: log}
-	steps := map[string]func(context.Context) error{
+	c := &cli{s: s.WithDefaults(), o: o, out: stdout, log: log, step: name}
+	do := map[string]func(context.Context) error{
 		"precheck": c.precheck, "plan": c.plan, "apply": c.apply, "verify": c.verify,
 		"resume": c.resume, "status": c.status, "run": c.runAll, "rollback": c.rollback,
-	}
-	step, ok := steps[fs.Arg(0)]
-	if !ok {
-		fmt.Fprintf(stderr, "cutover: unknown step %q\n", fs.Arg(0))
-		fs.Usage()
-		return cutover.ExitUsage
-	}
+	}[name]
 	if c.env, err = cutover.Open(c.s); err != nil {
 		return report(stderr, err)
 	}
-	return report(stderr, step(ctx))
+	return report(stderr, do(ctx))
 }

@@ -299,7 +299,7 @@ func (sc *scenario) finish(ctx context.Context) (finalResult, error) {
 }
 
 func (sc *scenario) printFinal(res finalResult, took time.Duration) {
-	sc.cli.emit(res, func(w io.Writer) {
+	sc.cli.emit("sandbox-result", res, func(w io.Writer) {
 		fmt.Fprintln(w, "\nPARTITION\tSOURCE RECORDS\tON TARGET\tLOST\tDUPLICATED\tWRITTEN BY THE OLD JOB PAST ITS COMMIT")
 		for _, r := range res.Partitions {
 			want := sc.expectedDup[offsets.SourcePartition{Topic: r.Topic, Partition: r.Partition}]

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,6 +31,8 @@ type cli struct {
 	// afterResume, if set, runs once the connector is RUNNING (the sandbox
 	// demo starts producing to the idle partitions there).
 	afterResume func(context.Context) error
+	// step is the step the command line named.
+	step string
 }
 
 // report prints err and returns the exit status.
@@ -40,11 +43,24 @@ func report(stderr io.Writer, err error) int {
 	return cutover.ExitStatus(err)
 }
 
-func (c *cli) emit(v any, human func(w io.Writer)) {
+// emit writes one result: with -json, one JSON document whose first field,
+// "schema", names its shape ("mm2cutover/<schema>/v1", see README); else the
+// human table.
+func (c *cli) emit(schema string, v any, human func(w io.Writer)) {
 	if c.o.asJSON {
-		enc := json.NewEncoder(c.out)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(v)
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			c.log.Error("cannot encode the result", "error", err)
+			return
+		}
+		if len(b) > 1 && b[0] == '{' {
+			head := fmt.Sprintf("{\n  \"schema\": %q", "mm2cutover/"+schema+"/v1")
+			if string(b) != "{}" {
+				head += ","
+			}
+			b = append([]byte(head), b[1:]...)
+		}
+		_, _ = c.out.Write(append(b, '\n'))
 		return
 	}
 	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
@@ -67,7 +83,7 @@ func (c *cli) precheck(ctx context.Context) error {
 	if err := c.record("precheck", "", map[string]any{"ok": pc.Err() == nil, "checks": pc.Checks}); err != nil {
 		return err
 	}
-	c.emit(pc, func(w io.Writer) { printChecks(w, pc.Checks) })
+	c.emit("precheck", pc, func(w io.Writer) { printChecks(w, pc.Checks) })
 	return pc.Err()
 }
 
@@ -99,7 +115,7 @@ func (c *cli) buildPlan(ctx context.Context) (*plan.Plan, error) {
 	}
 	if err != nil {
 		if pc != nil {
-			c.emit(pc, func(w io.Writer) { printChecks(w, pc.Checks) })
+			c.emit("precheck", pc, func(w io.Writer) { printChecks(w, pc.Checks) })
 		}
 		return nil, err
 	}
@@ -107,7 +123,7 @@ func (c *cli) buildPlan(ctx context.Context) (*plan.Plan, error) {
 	if err := p.Encode(&buf); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(c.o.planPath, buf.Bytes(), 0o644); err != nil {
+	if err := writeFileAtomic(c.o.planPath, buf.Bytes()); err != nil {
 		return nil, err
 	}
 	c.log.Info("plan written", "file", c.o.planPath, "fingerprint", p.Fingerprint, "partitions", len(p.Entries))
@@ -156,7 +172,7 @@ func (c *cli) applyPlan(ctx context.Context, p *plan.Plan) error {
 	defer done()
 	res, err := cutover.Apply(ctx, c.env, c.s, p, audit)
 	if res != nil {
-		c.emit(res, func(w io.Writer) {
+		c.emit("apply", res, func(w io.Writer) {
 			fmt.Fprintf(w, "connector\t%s\n", res.Connector)
 			fmt.Fprintf(w, "created STOPPED\t%v\n", res.Created)
 			fmt.Fprintf(w, "offsets before (backed up to %s)\t%d\n", c.o.auditPath, len(res.Backup))
@@ -188,7 +204,7 @@ func (c *cli) verify(ctx context.Context) error {
 		if rerr := c.record("verify", p.Fingerprint, map[string]any{"state": "STOPPED", "ok": rb.OK(), "read_back": rb.String()}); rerr != nil && err == nil {
 			err = rerr
 		}
-		c.emit(map[string]any{"state": "STOPPED", "ok": rb.OK(), "read_back": rb.Partitions}, func(w io.Writer) {
+		c.emit("read-back", map[string]any{"state": "STOPPED", "ok": rb.OK(), "read_back": rb.Partitions}, func(w io.Writer) {
 			fmt.Fprintf(w, "connector %s is STOPPED; offsets against plan %s: %s\n", c.s.Connector, p.Fingerprint, rb)
 			if rb.Diff != "" {
 				fmt.Fprintf(w, "diff (-plan +connect):\n%s", rb.Diff)
@@ -206,7 +222,7 @@ func (c *cli) postVerify(ctx context.Context, p *plan.Plan) error {
 	}
 	rep, err := cutover.PostVerify(ctx, c.env, c.s, p, capture)
 	if rep != nil {
-		c.emit(rep, func(w io.Writer) { printPost(w, rep) })
+		c.emit("verify", rep, func(w io.Writer) { printPost(w, rep) })
 		if rerr := c.record("verify", p.Fingerprint, map[string]any{"state": rep.State, "ok": rep.OK && err == nil,
 			"expected_duplicates": rep.Duplicates, "lag_samples": rep.LagSamples, "acceptance": rep.Acceptance}); rerr != nil && err == nil {
 			err = rerr
@@ -308,7 +324,7 @@ func (c *cli) resumePlan(ctx context.Context, p *plan.Plan) error {
 	defer done()
 	in, err := cutover.Resume(ctx, c.env, c.s, p, c.o.yes, audit)
 	if errors.Is(err, cutover.ErrNotApproved) {
-		c.emit(in, func(w io.Writer) {
+		c.emit("resume", in, func(w io.Writer) {
 			fmt.Fprintf(w, "would do\t%s\n", in.Action)
 			fmt.Fprintln(w, "approve with\t-yes")
 		})
@@ -317,7 +333,7 @@ func (c *cli) resumePlan(ctx context.Context, p *plan.Plan) error {
 	if err != nil {
 		return err
 	}
-	c.emit(in, func(w io.Writer) { fmt.Fprintf(w, "resumed\t%s is %s\n", in.Connector, in.State) })
+	c.emit("resume", in, func(w io.Writer) { fmt.Fprintf(w, "resumed\t%s is %s\n", in.Connector, in.State) })
 	if c.afterResume != nil {
 		return c.afterResume(ctx)
 	}
@@ -340,7 +356,7 @@ func (c *cli) status(ctx context.Context) error {
 	if err := c.record("status", fp, map[string]any{"exists": rep.Exists, "state": rep.State, "tasks": rep.Tasks, "total_lag": rep.TotalLag}); err != nil {
 		return err
 	}
-	c.emit(rep, func(w io.Writer) {
+	c.emit("status", rep, func(w io.Writer) {
 		if !rep.Exists {
 			fmt.Fprintf(w, "connector %s does not exist\n", rep.Connector)
 			return
@@ -401,12 +417,12 @@ func (c *cli) rollback(ctx context.Context) error {
 		if err := res.Reverse.Encode(&buf); err != nil {
 			return err
 		}
-		if err := os.WriteFile(reversePath, buf.Bytes(), 0o644); err != nil {
+		if err := writeFileAtomic(reversePath, buf.Bytes()); err != nil {
 			return err
 		}
 	}
 	if res != nil {
-		c.emit(res, func(w io.Writer) {
+		c.emit("rollback", res, func(w io.Writer) {
 			fmt.Fprintf(w, "phase\t%s\n", res.Phase)
 			if errors.Is(err, cutover.ErrNotApproved) {
 				fmt.Fprintf(w, "would do\t%s\n", res.Intent)
@@ -421,4 +437,33 @@ func (c *cli) rollback(ctx context.Context) error {
 		})
 	}
 	return err
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory, synced and renamed over path: a reader sees the old file or the
+// whole new one, never half a plan.
+func writeFileAtomic(path string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

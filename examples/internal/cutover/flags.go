@@ -29,6 +29,7 @@ type Flags struct {
 	srcMech, tgtMech, srcUser, tgtUser, srcCA, tgtCA  string
 	topics, mm2Src, mm2Tgt, acceptExpired, acceptedBy string
 	offsetsFrom, connectorProps, syncsLocation        string
+	configFile                                        string
 	syncsRF                                           int
 }
 
@@ -71,8 +72,10 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&s.StabilityWindow, "stability-window", 30*time.Second, "how long the group's offsets must stay unchanged")
 	fs.DurationVar(&s.ReadBackTimeout, "readback-timeout", 2*time.Minute, "how long to wait for Connect's offsets to equal the plan")
 	fs.DurationVar(&s.CatchUpTimeout, "catchup-timeout", 5*time.Minute, "how long to wait, after resume, for the boundary records and for MM2 to catch up")
+	fs.StringVar(&f.configFile, "config", "", "settings file of MM2CUTOVER_<FLAG>=value lines (# comments); the environment and flags override it; no passwords")
 	f.names = map[string]bool{}
 	fs.VisitAll(func(fl *flag.Flag) { f.names[fl.Name] = true })
+	delete(f.names, "config")
 	return f
 }
 
@@ -88,15 +91,24 @@ func (f *Flags) AlsoFromEnv(names ...string) {
 // Settings returns the settings from the parsed flags and the environment.
 // Errors wrap ErrSettings.
 func (f *Flags) Settings() (Settings, error) {
-	if err := fromEnv(f.fs, f.names); err != nil {
+	if f.configFile == "" {
+		f.configFile = os.Getenv("MM2CUTOVER_CONFIG")
+	}
+	file, err := readConfigFile(f.configFile, f.names)
+	if err != nil {
+		return Settings{}, fmt.Errorf("%w: -config: %v", ErrSettings, err)
+	}
+	if err := fromEnv(f.fs, f.names, file); err != nil {
 		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
+	}
+	if err := f.checkValues(); err != nil {
+		return Settings{}, err
 	}
 	s := f.s
 	s.Source = kafkaConfig(f.srcBoot, f.srcSec, f.srcMech, f.srcUser, os.Getenv("MM2CUTOVER_SOURCE_SASL_PASSWORD"), f.srcCA)
 	s.Target = kafkaConfig(f.tgtBoot, f.tgtSec, f.tgtMech, f.tgtUser, os.Getenv("MM2CUTOVER_TARGET_SASL_PASSWORD"), f.tgtCA)
 	s.ConnectPassword = kafkaadmin.Secret(os.Getenv("MM2CUTOVER_CONNECT_PASSWORD"))
 	s.Topics = splitList(f.topics)
-	var err error
 	if s.SourceClient, err = readProperties(f.mm2Src); err != nil {
 		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
 	}
@@ -133,9 +145,15 @@ func (f *Flags) Settings() (Settings, error) {
 	return s, s.Validate()
 }
 
+// envKey is the environment variable of a flag: MM2CUTOVER_<NAME>, dashes
+// as underscores.
+func envKey(flag string) string {
+	return "MM2CUTOVER_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
 // fromEnv sets each named flag not given on the command line from
-// MM2CUTOVER_<NAME>, with dashes as underscores.
-func fromEnv(fs *flag.FlagSet, names map[string]bool) error {
+// MM2CUTOVER_<NAME> in the environment, else from the settings file.
+func fromEnv(fs *flag.FlagSet, names map[string]bool, file map[string]string) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
@@ -143,14 +161,75 @@ func fromEnv(fs *flag.FlagSet, names map[string]bool) error {
 		if !names[f.Name] || given[f.Name] || err != nil {
 			return
 		}
-		key := "MM2CUTOVER_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(key); ok {
+		key := envKey(f.Name)
+		v, ok := os.LookupEnv(key)
+		if !ok {
+			v, ok = file[key]
+		}
+		if ok {
 			if e := f.Value.Set(v); e != nil {
 				err = fmt.Errorf("%s: %w", key, e)
 			}
 		}
 	})
 	return err
+}
+
+// readConfigFile reads a settings file: MM2CUTOVER_<FLAG>=value lines, blank
+// lines and # comments. A key that names no flag, a key given twice, or a
+// password (those come from the environment only) is an error.
+func readConfigFile(path string, names map[string]bool) (map[string]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for n := range names {
+		known[envKey(n)] = true
+	}
+	out := map[string]string{}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		key = strings.TrimSpace(strings.TrimPrefix(key, "export "))
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%s:%d: want MM2CUTOVER_<FLAG>=value", path, i+1)
+		case strings.HasSuffix(key, "_PASSWORD"):
+			return nil, fmt.Errorf("%s:%d: %s: passwords come from the environment only", path, i+1, key)
+		case !known[key]:
+			return nil, fmt.Errorf("%s:%d: %s names no setting", path, i+1, key)
+		case out[key] != "":
+			return nil, fmt.Errorf("%s:%d: %s given twice", path, i+1, key)
+		}
+		out[key] = strings.TrimSpace(value)
+	}
+	return out, nil
+}
+
+// checkValues refuses numbers and durations outside their domain, before
+// anything is read or written: a negative -readback-timeout would otherwise
+// create the connector, PATCH, and then report a false read-back failure.
+func (f *Flags) checkValues() error {
+	s := f.s
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"stability-window", s.StabilityWindow}, {"readback-timeout", s.ReadBackTimeout}, {"catchup-timeout", s.CatchUpTimeout}} {
+		if d.v <= 0 {
+			return fmt.Errorf("%w: -%s %v: want a positive duration", ErrSettings, d.name, d.v)
+		}
+	}
+	if s.TasksMax < 1 {
+		return fmt.Errorf("%w: -tasks-max %d: want 1 or more", ErrSettings, s.TasksMax)
+	}
+	return nil
 }
 
 func kafkaConfig(bootstrap, protocol, mechanism, user, password, ca string) kafkaadmin.Config {
