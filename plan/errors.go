@@ -8,42 +8,63 @@ import (
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
+// ErrInvalid matches every error that says a plan or an input cannot be
+// used as it is, whatever the detail: malformed, unknown or missing fields,
+// an unsupported schema version, unsorted or duplicate partitions, an
+// inconsistent entry, a fingerprint that does not match, a configuration
+// that contradicts the spec. Retrying never helps; build a new plan. Every
+// sentinel below except ErrBlocked matches it too.
+var ErrInvalid = errors.New("invalid plan")
+
+// invalid is a sentinel that also matches ErrInvalid.
+type invalid string
+
+func (e invalid) Error() string { return string(e) }
+
+// Is makes errors.Is(sentinel, ErrInvalid) true.
+func (e invalid) Is(target error) bool { return target == ErrInvalid }
+
 // Sentinel errors. The typed errors below wrap them, so callers match with
-// [errors.Is] and read details with [errors.As].
+// [errors.Is] and read details with [errors.As]. Messages of this package
+// start with "plan: ", once.
 var (
 	// ErrMalformed: the input is not JSON (or CSV) of the expected shape.
-	ErrMalformed = errors.New("malformed input")
+	ErrMalformed error = invalid("malformed input")
 	// ErrUnknownField: the plan has a field this schema version does not define.
-	ErrUnknownField = errors.New("unknown field")
+	ErrUnknownField error = invalid("unknown field")
 	// ErrTrailingData: there is data after the plan's JSON object.
-	ErrTrailingData = errors.New("trailing data after plan")
+	ErrTrailingData error = invalid("trailing data after plan")
 	// ErrSchemaVersion: the plan's schema version is not one this package reads.
-	ErrSchemaVersion = errors.New("unsupported schema version")
+	ErrSchemaVersion error = invalid("unsupported schema version")
 	// ErrMissingField: a required field is absent, null or empty.
-	ErrMissingField = errors.New("missing required field")
+	ErrMissingField error = invalid("missing required field")
 	// ErrInvalidField: a field has a value outside its domain.
-	ErrInvalidField = errors.New("invalid field value")
+	ErrInvalidField error = invalid("invalid field value")
 	// ErrNoPartitions: the plan would cover no source partition.
-	ErrNoPartitions = errors.New("no source partitions")
+	ErrNoPartitions error = invalid("no source partitions")
 	// ErrDuplicatePartition: a source partition appears twice.
-	ErrDuplicatePartition = errors.New("duplicate partition")
+	ErrDuplicatePartition error = invalid("duplicate partition")
 	// ErrUnsorted: entries are not in (topic, partition) order.
-	ErrUnsorted = errors.New("partitions out of order")
+	ErrUnsorted error = invalid("partitions out of order")
 	// ErrUnknownPartition: an input names a partition of a topic in scope that
 	// the source cluster does not have, or an acceptance names a partition
 	// outside the plan.
-	ErrUnknownPartition = errors.New("partition not in scope")
+	ErrUnknownPartition error = invalid("partition not in scope")
 	// ErrMissingTargetEnd: no target end offset was given for a partition.
-	ErrMissingTargetEnd = errors.New("no target end offset")
+	ErrMissingTargetEnd error = invalid("no target end offset")
 	// ErrInconsistent: an entry's action, Connect offset or loss does not
 	// follow from its group offset, bounds and acceptance.
-	ErrInconsistent = errors.New("action inconsistent with offsets")
-	// ErrFingerprint: the fingerprint does not match the content.
-	ErrFingerprint = errors.New("fingerprint mismatch")
+	ErrInconsistent error = invalid("action inconsistent with offsets")
+	// ErrFingerprint: the fingerprint does not match the content. The plan
+	// was edited or damaged after it was built: never edit a plan; build a
+	// new one.
+	ErrFingerprint error = invalid("fingerprint mismatch")
 	// ErrConfigMismatch: the connector configuration contradicts the spec
 	// (another source.cluster.alias or connector name).
-	ErrConfigMismatch = errors.New("connector config contradicts plan")
-	// ErrBlocked: the plan has blocked entries and cannot be applied.
+	ErrConfigMismatch error = invalid("connector config contradicts plan")
+	// ErrBlocked: the plan has blocked entries and cannot be applied. It is
+	// a valid plan (a report of what blocks the cutover), so it does not
+	// match ErrInvalid: fix the causes its entries name and build a new plan.
 	ErrBlocked = errors.New("plan has blocked partitions")
 )
 
@@ -94,7 +115,13 @@ type SchemaVersionError struct {
 }
 
 func (e *SchemaVersionError) Error() string {
-	return fmt.Sprintf("plan: %v %d: this version reads schema version %d; use the tool version that wrote the plan or build a new plan", ErrSchemaVersion, e.Got, e.Want)
+	return fmt.Sprintf("plan: %v %d: this version reads schema versions 1 to %d", ErrSchemaVersion, e.Got, e.Want)
+}
+
+// Advice says what to do: use the tool version that wrote the plan, or
+// build a new plan with this one.
+func (e *SchemaVersionError) Advice() string {
+	return "use the tool version that wrote the plan, or build a new plan"
 }
 
 // Unwrap returns [ErrSchemaVersion].
@@ -109,8 +136,11 @@ type FingerprintError struct {
 }
 
 func (e *FingerprintError) Error() string {
-	return fmt.Sprintf("plan: %v: stored %s, content has %s; do not edit a plan, build a new one", ErrFingerprint, e.Stored, e.Computed)
+	return fmt.Sprintf("plan: %v: stored %s, content has %s", ErrFingerprint, e.Stored, e.Computed)
 }
+
+// Advice says what to do: never edit a plan; build a new one.
+func (e *FingerprintError) Advice() string { return "do not edit a plan: build a new one" }
 
 // Unwrap returns [ErrFingerprint].
 func (e *FingerprintError) Unwrap() error { return ErrFingerprint }

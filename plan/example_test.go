@@ -91,10 +91,12 @@ func ExampleDecode() {
 	newer := strings.Replace(examplePlan, `"schema_version": 2`, `"schema_version": 3`, 1)
 	_, err = plan.Decode(strings.NewReader(newer))
 	fmt.Println(err)
+	fmt.Println(errors.Is(err, plan.ErrInvalid))
 	// Output:
 	// orders-mirror 2 <nil>
 	// true
-	// plan: unsupported schema version 3: this version reads schema version 2; use the tool version that wrote the plan or build a new plan
+	// plan: unsupported schema version 3: this version reads schema versions 1 to 2
+	// true
 }
 
 func ExampleParseResetOffsetsCSV() {

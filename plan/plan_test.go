@@ -386,8 +386,8 @@ func TestDecodeErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := plan.Decode(strings.NewReader(tt.in))
-			if !errors.Is(err, tt.want) {
-				t.Fatalf("Decode = %v, %v; want error matching %v", p, err, tt.want)
+			if !errors.Is(err, tt.want) || !errors.Is(err, plan.ErrInvalid) {
+				t.Fatalf("Decode = %v, %v; want error matching %v and ErrInvalid", p, err, tt.want)
 			}
 			if p != nil {
 				t.Errorf("Decode returned a plan with error %v", err)

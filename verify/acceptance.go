@@ -11,13 +11,6 @@ import (
 	"github.com/mm2cutover/mm2cutover/plan"
 )
 
-// Finding is one acceptance check.
-type Finding struct {
-	Check  string `json:"check"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
-}
-
 // offsetSyncsTopics matches MM2's offset-syncs topics, whatever the alias.
 const offsetSyncsTopics = `mm2-offset-syncs.*internal`
 
@@ -27,10 +20,10 @@ const offsetSyncsTopics = `mm2-offset-syncs.*internal`
 // connector was configured to write offset syncs (the explicit opt-in for a
 // worker below Kafka 3.9, which always writes them), exactly the topic that
 // configuration names, on the cluster it names; and the running connector's
-// configuration still has the plan's digest. It returns the findings, all OK
-// or not, and an error only when a check could not run.
-func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadmin.Reader, p *plan.Plan, connector string) ([]Finding, error) {
-	var out []Finding
+// configuration still has the plan's digest. It returns the checks, passed
+// or failed, and an error only when a check could not run.
+func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadmin.Reader, p *plan.Plan, connector string) (Checks, error) {
+	var out Checks
 	statuses, err := c.Connectors(ctx)
 	if err != nil {
 		return nil, err
@@ -54,8 +47,8 @@ func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadm
 		}
 	}
 	slices.Sort(others)
-	out = append(out, Finding{Check: "no-checkpoint-or-heartbeat-connector", OK: len(others) == 0,
-		Detail: detail(len(others) == 0, "none on the Connect cluster", fmt.Sprintf("found %v: the design runs MirrorSourceConnector alone", others))})
+	out = append(out, check("no-checkpoint-or-heartbeat-connector", len(others) == 0,
+		"none on the Connect cluster", fmt.Sprintf("found %v: the design runs MirrorSourceConnector alone", others)))
 
 	cfg, err := c.Config(ctx, connector)
 	if err != nil {
@@ -81,29 +74,27 @@ func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadm
 	}
 
 	digest := plan.ConfigDigest(cfg)
-	out = append(out, Finding{Check: "config-digest", OK: digest == p.ConfigDigest,
-		Detail: detail(digest == p.ConfigDigest, "the connector's configuration has the plan's digest "+p.ConfigDigest,
-			fmt.Sprintf("the connector's configuration digest %s differs from the plan's %s: it was changed after the plan", digest, p.ConfigDigest))})
+	out = append(out, check("config-digest", digest == p.ConfigDigest, "the connector's configuration has the plan's digest "+p.ConfigDigest,
+		fmt.Sprintf("the connector's configuration digest %s differs from the plan's %s: it was changed after the plan", digest, p.ConfigDigest)))
 	return out, nil
 }
 
 // offsetSyncsFinding judges the offset-syncs topics found on one cluster
 // against where the connector's configuration puts them. It is pure.
-func offsetSyncsFinding(cluster string, found []string, place connect.OffsetSyncsPlacement) Finding {
+func offsetSyncsFinding(cluster string, found []string, place connect.OffsetSyncsPlacement) Check {
 	if place.Emitted && place.Location == cluster {
-		ok := slices.Equal(found, []string{place.Topic})
-		return Finding{Check: "offset-syncs-topic-on-" + cluster, OK: ok,
-			Detail: detail(ok, fmt.Sprintf("exactly %s, where the connector was configured to write offset syncs (a worker below Kafka 3.9 always writes them)", place.Topic),
-				fmt.Sprintf("found %v, want exactly %s: the connector was configured to write its offset syncs there", found, place.Topic))}
+		return check("offset-syncs-topic-on-"+cluster, slices.Equal(found, []string{place.Topic}),
+			fmt.Sprintf("exactly %s, where the connector was configured to write offset syncs (a worker below Kafka 3.9 always writes them)", place.Topic),
+			fmt.Sprintf("found %v, want exactly %s: the connector was configured to write its offset syncs there", found, place.Topic))
 	}
-	ok := len(found) == 0
-	return Finding{Check: "no-offset-syncs-topic-on-" + cluster, OK: ok,
-		Detail: detail(ok, "no mm2-offset-syncs topic", fmt.Sprintf("found %v: emit.offset-syncs.enabled is not false, a worker below 3.9 wrote them, or another MirrorMaker 2 runs", found))}
+	return check("no-offset-syncs-topic-on-"+cluster, len(found) == 0, "no mm2-offset-syncs topic",
+		fmt.Sprintf("found %v: emit.offset-syncs.enabled is not false, a worker below 3.9 wrote them, or another MirrorMaker 2 runs", found))
 }
 
-func detail(ok bool, good, bad string) string {
+// check is a passed check with the detail good, or a failed one with bad.
+func check(name string, ok bool, good, bad string) Check {
 	if ok {
-		return good
+		return Check{Name: name, Verdict: Pass, Detail: good}
 	}
-	return bad
+	return Check{Name: name, Verdict: Fail, Detail: bad}
 }

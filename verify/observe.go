@@ -18,10 +18,19 @@ import (
 // topic that no longer exists is left out of the observation (Recheck
 // reports it), not an error.
 //
+// For a plan whose offsets came from another connector's stored offsets,
+// pass that input: it is read again (a restarted dedicated-mode MirrorMaker
+// moves them). Other plans take nil.
+//
 // Errors: the readers' errors, except unknown topics.
-func Observe(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy kafkaadmin.ReplicationPolicy) (Observation, error) {
+func Observe(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy kafkaadmin.ReplicationPolicy, input OffsetsInput) (Observation, error) {
 	var o Observation
 	var err error
+	if input != nil {
+		if o.Input, err = input.Read(ctx); err != nil {
+			return o, fmt.Errorf("offsets from %s: %w", input.Source(), err)
+		}
+	}
 	if o.SourceClusterID, err = source.ClusterID(ctx); err != nil {
 		return o, fmt.Errorf("source cluster: %w", err)
 	}

@@ -35,13 +35,17 @@ type Observation struct {
 	// TargetEnds are the target partitions' end offsets, keyed by the source
 	// partition each receives.
 	TargetEnds map[offsets.SourcePartition]int64
+	// Input holds the offsets of the plan's input read again, for a plan
+	// built from another connector's offsets; nil otherwise.
+	Input offsets.GroupOffsets
 }
 
 // Problem is one reason a plan no longer describes the clusters.
 type Problem struct {
 	// Check names the fact that changed: "source-cluster",
-	// "target-cluster", "group-members", "group-commit", "source-partitions",
-	// "log-start", "log-end", "target-topic" or "target-end".
+	// "target-cluster", "group-members", "group-commit", "input-moved",
+	// "source-partitions", "log-start", "log-end", "target-topic" or
+	// "target-end".
 	Check string `json:"check"`
 	// Partition is the source partition concerned; zero for a problem of a
 	// whole cluster, group or topic.
@@ -96,7 +100,8 @@ func (e *StalePlanError) Is(target error) bool { return target == ErrStalePlan }
 //     reason to use a file), and a commit that differs from the file passes
 //     only when the plan records that the file overrides the group. For a
 //     plan built from another connector's offsets the group's commits are
-//     not compared;
+//     not compared, but that connector's offsets are, when the observation
+//     read them again (Observation.Input): if they moved, it runs again;
 //   - a source topic's partition count changed, or the topic is gone: the
 //     plan no longer covers every partition;
 //   - retention deleted records where MM2 is to start (the log start is past
@@ -155,6 +160,11 @@ func Recheck(p *plan.Plan, o Observation) error {
 				is = fmt.Sprint(now)
 			}
 			add("group-commit", sp, "committed offset moved from %s to %s since the plan", was, is)
+		}
+		if from.Kind == plan.FromConnectorOffsets && o.Input != nil {
+			if now := o.Input.Lookup(sp); now != e.GroupOffset {
+				add("input-moved", sp, "the %s moved from %s to %s since the plan: the old job runs again", from, e.GroupOffset, now)
+			}
 		}
 		if _, sourceExists := o.SourceTopics[sp.Topic]; sourceExists {
 			b, ok := o.Bounds[sp]

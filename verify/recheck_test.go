@@ -37,6 +37,8 @@ func TestRecheck(t *testing.T) {
 	chosen.OffsetsFrom = plan.OffsetsSource{Kind: plan.FromFile, Ref: "sha256:ab", OverridesGroup: true}
 	v1 := testPlan(t)
 	v1.OffsetsFrom = plan.OffsetsSource{}
+	mm2 := testPlan(t)
+	mm2.OffsetsFrom = plan.OffsetsSource{Kind: plan.FromConnectorOffsets, Ref: "mm2:mm2-offsets.dc1.internal"}
 	for _, tc := range []struct {
 		name string
 		p    *plan.Plan
@@ -57,6 +59,9 @@ func TestRecheck(t *testing.T) {
 		{"a file plan whose group moved", file, func(o *verify.Observation) { o.Committed[a0] = 12 }, []string{"group-commit"}},
 		{"a file plan that overrides the group", chosen, func(o *verify.Observation) { o.Committed[a0] = 12 }, nil},
 		{"a file plan still refuses members", chosen, func(o *verify.Observation) { o.Group.Members = []kafkaadmin.Member{{ID: "m1"}} }, []string{"group-members"}},
+		{"a connector-offsets plan ignores the group", mm2, func(o *verify.Observation) { o.Committed = nil }, nil},
+		{"the old connector's offsets unchanged", mm2, func(o *verify.Observation) { o.Input = offsets.GroupOffsets{a0: 10, a1: 0} }, nil},
+		{"the old connector's offsets moved", mm2, func(o *verify.Observation) { o.Input = offsets.GroupOffsets{a0: 14, a1: 0} }, []string{"input-moved"}},
 		{"partitions added", group, func(o *verify.Observation) { o.SourceTopics["a"] = 4 }, []string{"source-partitions"}},
 		{"source topic deleted", group, func(o *verify.Observation) { delete(o.SourceTopics, "a") }, []string{"source-partitions"}},
 		{"retention passed M+1", group, func(o *verify.Observation) { o.Bounds[a0] = kafkaadmin.LogBounds{Start: 11, End: 20} }, []string{"log-start"}},
@@ -91,5 +96,32 @@ func TestRecheck(t *testing.T) {
 				t.Errorf("problems %v, want %v\n%v", got, tc.want, err)
 			}
 		})
+	}
+}
+
+// TestCheckRollbackGroup: the rollback may write C' over absent commits, the
+// old job's untouched commits (its own group only) and C' itself (a retry);
+// any other commit is someone else's position and refuses.
+func TestCheckRollbackGroup(t *testing.T) {
+	forward := testPlan(t) // group "flink": a-0 at 10, a-1 at 0, a-2 none
+	a0, a1, a2 := offsets.SourcePartition{Topic: "a", Partition: 0}, offsets.SourcePartition{Topic: "a", Partition: 1}, offsets.SourcePartition{Topic: "a", Partition: 2}
+	reverse := offsets.GroupOffsets{a0: 25, a1: 3, a2: 4}
+	for _, tc := range []struct {
+		name    string
+		group   string
+		current offsets.GroupOffsets
+		reverse offsets.GroupOffsets
+		stale   bool
+	}{
+		{"the old job's commits, before C' is known", "flink", offsets.GroupOffsets{a0: 10, a1: 0}, nil, false},
+		{"no commits", "flink-restart", offsets.GroupOffsets{}, reverse, false},
+		{"a retried rollback", "flink", offsets.GroupOffsets{a0: 25, a1: 3, a2: 4}, reverse, false},
+		{"the old job's C in another group", "flink-restart", offsets.GroupOffsets{a0: 10}, reverse, true},
+		{"a commit that moved", "flink", offsets.GroupOffsets{a0: 12}, reverse, true},
+	} {
+		err := verify.CheckRollbackGroup(forward, tc.group, tc.current, tc.reverse)
+		if tc.stale != errors.Is(err, verify.ErrGroupOffsets) {
+			t.Errorf("%s: %v, want refused %v", tc.name, err, tc.stale)
+		}
 	}
 }

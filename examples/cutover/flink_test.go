@@ -454,8 +454,8 @@ func TestDedicatedMM2ToConnect(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	if code, out := fc.cli(append(from, "precheck")...); code != cutover.ExitCheckFailed || !strings.Contains(out, "mm2-offsets-stable") {
-		t.Errorf("precheck while the old MirrorMaker runs: exit %d, want %d with mm2-offsets-stable failing", code, cutover.ExitCheckFailed)
+	if code, out := fc.cli(append(from, "precheck")...); code != cutover.ExitCheckFailed || !strings.Contains(out, "input-stable") {
+		t.Errorf("precheck while the old MirrorMaker runs: exit %d, want %d with input-stable failing", code, cutover.ExitCheckFailed)
 	}
 	if err := mm2.Stop(ctx); err != nil {
 		t.Fatalf("stop dedicated MirrorMaker: %v", err)

@@ -99,9 +99,6 @@ func findStep(name string) (step, bool) {
 	return step{}, false
 }
 
-// errHelp asks for the usage on stdout and exit status 0.
-var errHelp = errors.New("help")
-
 // parseArgs parses flags before and after the step, and returns the step:
 // "" when none was named.
 func parseArgs(fs *flag.FlagSet, args []string) (string, error) {

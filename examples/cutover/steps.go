@@ -35,10 +35,15 @@ type cli struct {
 	step string
 }
 
-// report prints err and returns the exit status.
+// report prints err, and what to do when the error says, and returns the
+// exit status.
 func report(stderr io.Writer, err error) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "cutover:", err)
+		var a interface{ Advice() string }
+		if errors.As(err, &a) {
+			fmt.Fprintln(stderr, "cutover: what to do:", a.Advice())
+		}
 	}
 	return cutover.ExitStatus(err)
 }
@@ -68,10 +73,10 @@ func (c *cli) emit(schema string, v any, human func(w io.Writer)) {
 	tw.Flush()
 }
 
-func printChecks(w io.Writer, checks cutover.Checks) {
+func printChecks(w io.Writer, checks verify.Checks) {
 	fmt.Fprintln(w, "CHECK\tSTATUS\tDETAIL")
 	for _, ch := range checks {
-		fmt.Fprintf(w, "%s\t%s\t%s\n", ch.Name, ch.Status, ch.Detail)
+		fmt.Fprintf(w, "%s\t%s\t%s\n", ch.Name, ch.Verdict, ch.Detail)
 	}
 }
 
@@ -301,9 +306,9 @@ func printPost(w io.Writer, rep *cutover.PostReport) {
 	}
 	fmt.Fprintf(w, "\nlag samples (total, first to last)\t%v\n", rep.LagSamples)
 	fmt.Fprintf(w, "caught up with the source as of the first sample\t%v\n\n", rep.CatchUp.Reached)
-	fmt.Fprintln(w, "ACCEPTANCE\tOK\tDETAIL")
-	for _, f := range rep.Acceptance {
-		fmt.Fprintf(w, "%s\t%v\t%s\n", f.Check, f.OK, f.Detail)
+	fmt.Fprintln(w, "ACCEPTANCE\tSTATUS\tDETAIL")
+	for _, ch := range rep.Acceptance {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", ch.Name, ch.Verdict, ch.Detail)
 	}
 	fmt.Fprintf(w, "\nverification passed\t%v\n", rep.OK)
 }

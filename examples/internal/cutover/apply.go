@@ -140,7 +140,11 @@ func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 		return fmt.Errorf("%w: the plan is for connector %q with source alias %q, the settings name %q and %q",
 			ErrPlanMismatch, p.ConnectorName, p.SourceAlias, s.Connector, s.SourceAlias)
 	}
-	obs, err := verify.Observe(ctx, env.Source, env.Target, p, s.ReplicationPolicy())
+	var input verify.OffsetsInput
+	if p.OffsetsFrom.Kind == plan.FromConnectorOffsets && s.OffsetsTopic != "" {
+		input = mm2Input(env, s)
+	}
+	obs, err := verify.Observe(ctx, env.Source, env.Target, p, s.ReplicationPolicy(), input)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -22,19 +23,6 @@ const (
 // ErrCheckFailed marks a verification that ran and did not pass.
 var ErrCheckFailed = errors.New("verification failed")
 
-// badPlan reports a plan that does not decode or validate: retrying never
-// helps.
-func badPlan(err error) bool {
-	for _, e := range []error{plan.ErrMalformed, plan.ErrUnknownField, plan.ErrTrailingData, plan.ErrSchemaVersion,
-		plan.ErrMissingField, plan.ErrInvalidField, plan.ErrNoPartitions, plan.ErrDuplicatePartition, plan.ErrUnsorted,
-		plan.ErrUnknownPartition, plan.ErrMissingTargetEnd, plan.ErrInconsistent, plan.ErrFingerprint, plan.ErrConfigMismatch} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
 // ExitStatus maps the error of a step to the exit status of the binaries.
 func ExitStatus(err error) int {
 	switch {
@@ -42,11 +30,11 @@ func ExitStatus(err error) int {
 		return ExitOK
 	case errors.Is(err, ErrNotApproved):
 		return ExitNotApproved
-	case errors.Is(err, ErrSettings):
+	case errors.Is(err, ErrSettings), errors.Is(err, offsets.ErrAliasMismatch):
 		return ExitUsage
-	case errors.Is(err, verify.ErrStaleOffsets), errors.Is(err, verify.ErrStalePlan), errors.Is(err, ErrPlanMismatch), errors.Is(err, ErrGroupOffsets),
+	case errors.Is(err, verify.ErrStaleOffsets), errors.Is(err, verify.ErrStalePlan), errors.Is(err, ErrPlanMismatch), errors.Is(err, verify.ErrGroupOffsets),
 		errors.Is(err, ErrHasRun), errors.Is(err, ErrNotApplied), errors.Is(err, connect.ErrNotStopped),
-		errors.Is(err, kafkaadmin.ErrGroupActive), badPlan(err):
+		errors.Is(err, kafkaadmin.ErrGroupActive), errors.Is(err, plan.ErrInvalid):
 		return ExitRefused
 	case errors.Is(err, ErrPrecheck), errors.Is(err, plan.ErrBlocked), errors.Is(err, verify.ErrReadBack),
 		errors.Is(err, ErrCheckFailed):

@@ -29,7 +29,7 @@ func TestExitStatus(t *testing.T) {
 		{&verify.StaleOffsetsError{}, ExitRefused},
 		{&connect.NotStoppedError{Connector: "c", State: "RUNNING"}, ExitRefused},
 		{fmt.Errorf("%w: other clusters", ErrPlanMismatch), ExitRefused},
-		{fmt.Errorf("%w: x", ErrGroupOffsets), ExitRefused},
+		{fmt.Errorf("%w: x", verify.ErrGroupOffsets), ExitRefused},
 		{fmt.Errorf("%w: x", ErrHasRun), ExitRefused},
 		{ErrNotApproved, ExitNotApproved},
 		{fmt.Errorf("%w: x", ErrNotApplied), ExitRefused},

@@ -6,8 +6,6 @@ import (
 	"io"
 	"strings"
 	"testing"
-
-	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 func TestOffsetsFromMM2Flags(t *testing.T) {
@@ -45,30 +43,6 @@ func TestOffsetsFromMM2Flags(t *testing.T) {
 		}
 		if s.OffsetsTopic != tc.want.OffsetsTopic || s.OffsetsAlias != tc.want.OffsetsAlias || s.OffsetsConnector != tc.want.OffsetsConnector {
 			t.Errorf("%v: topic %q alias %q connector %q", tc.args, s.OffsetsTopic, s.OffsetsAlias, s.OffsetsConnector)
-		}
-	}
-}
-
-// TestCheckMM2Stopped: offsets that moved, appeared or vanished between the
-// two readings fail the check; equal readings pass.
-func TestCheckMM2Stopped(t *testing.T) {
-	p := func(n int32) offsets.SourcePartition { return offsets.SourcePartition{Topic: "orders", Partition: n} }
-	s := Settings{OffsetsTopic: "mm2-offsets.primary.internal"}
-	for _, tc := range []struct {
-		first, second offsets.GroupOffsets
-		want          Status
-		detail        string
-	}{
-		{offsets.GroupOffsets{p(0): 5, p(1): 7}, offsets.GroupOffsets{p(0): 5, p(1): 7}, OK, "no offset"},
-		{offsets.GroupOffsets{}, offsets.GroupOffsets{}, OK, "no offset"},
-		{offsets.GroupOffsets{p(0): 5}, offsets.GroupOffsets{p(0): 9}, Fail, "orders-0: 5 -> 9"},
-		{offsets.GroupOffsets{p(0): 5}, offsets.GroupOffsets{p(0): 5, p(1): 1}, Fail, "orders-1: none -> 1"},
-		{offsets.GroupOffsets{p(0): 5}, offsets.GroupOffsets{}, Fail, "orders-0: 5 -> none"},
-	} {
-		var cs Checks
-		checkMM2Stopped(&cs, s, tc.first, tc.second)
-		if len(cs) != 1 || cs[0].Status != tc.want || !strings.Contains(cs[0].Detail, tc.detail) {
-			t.Errorf("%v -> %v: %+v, want %s saying %q", tc.first, tc.second, cs, tc.want, tc.detail)
 		}
 	}
 }

@@ -117,11 +117,11 @@ type PostReport struct {
 	Captured bool `json:"boundary_captured"`
 	// Duplicates is the number of records the old job wrote past its last
 	// commit, which MM2 copies again (see verify.Boundary.Duplicates).
-	Duplicates int64            `json:"expected_duplicates"`
-	Acceptance []verify.Finding `json:"acceptance"`
-	CatchUp    verify.CatchUp   `json:"-"`
-	LagSamples []int64          `json:"lag_samples"`
-	OK         bool             `json:"ok"`
+	Duplicates int64          `json:"expected_duplicates"`
+	Acceptance verify.Checks  `json:"acceptance"`
+	CatchUp    verify.CatchUp `json:"-"`
+	LagSamples []int64        `json:"lag_samples"`
+	OK         bool           `json:"ok"`
 }
 
 // boundaryGrace is how long PostVerify waits for boundary records once MM2
@@ -180,9 +180,7 @@ func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan, capture
 	for _, b := range rep.Boundary {
 		rep.OK = rep.OK && b.OK()
 	}
-	for _, f := range rep.Acceptance {
-		rep.OK = rep.OK && f.OK
-	}
+	rep.OK = rep.OK && len(rep.Acceptance.Failed()) == 0
 	return rep, nil
 }
 

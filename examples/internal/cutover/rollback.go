@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
@@ -13,11 +12,6 @@ import (
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
-
-// ErrGroupOffsets matches a rollback refused because the target group holds
-// offsets that are neither the old job's (the forward plan's C) nor the
-// reverse plan's.
-var ErrGroupOffsets = errors.New("rollback group holds other offsets")
 
 // ErrHasRun matches a rollback before resume refused because the connector
 // is not STOPPED or holds offsets the plan did not set: it has run, so the
@@ -95,7 +89,7 @@ func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Pla
 //   - the group must have no members (kafkaadmin refuses otherwise);
 //   - each partition's current commit must be absent, the forward plan's C
 //     (the old job's, untouched since), or already C' (a retried rollback);
-//     anything else is ErrGroupOffsets and nothing is written;
+//     anything else is a *verify.GroupOffsetsError and nothing is written;
 //   - after the commit, the group's offsets are read back and must equal C'.
 //
 // Without approve it stops nothing and returns the intent and
@@ -169,17 +163,22 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 		}
 	}
 
-	// The reverse plan, in the forward plan's format.
-	pc := &Precheck{SourceClusterID: forward.SourceClusterID, TargetClusterID: forward.TargetClusterID, Group: reverse}
-	if pc.Bounds, pc.TargetEnds, err = bounds(ctx, env, s, forward); err != nil {
+	// The reverse plan, in the forward plan's format, for the connector's
+	// live configuration.
+	srcBounds, ends, err := bounds(ctx, env, s, forward)
+	if err != nil {
 		return res, err
 	}
-	if pc.Config, err = env.Connect.Config(ctx, name); err != nil {
+	live, err := env.Connect.Config(ctx, name)
+	if err != nil {
 		return res, err
 	}
-	rs := s
-	rs.Group, rs.Savepoint, rs.AcceptExpired = group, "", nil
-	if res.Reverse, err = BuildPlan(rs, pc, time.Now()); err != nil {
+	res.Reverse, err = plan.Build(plan.Spec{
+		CreatedAt: time.Now().UTC(), ToolVersion: s.ToolVersion,
+		SourceClusterID: forward.SourceClusterID, TargetClusterID: forward.TargetClusterID,
+		ConnectorName: s.Connector, SourceAlias: s.SourceAlias, ConnectorConfig: live, GroupID: group,
+	}, plan.Snapshot{Group: reverse, Source: srcBounds, TargetEnd: ends})
+	if err != nil {
 		return res, err
 	}
 	if err := res.Reverse.Blocked(); err != nil {
@@ -190,7 +189,7 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 	}
 
 	// Guard the group again, now that C' is known; commit; read back.
-	write := map[kafkaadmin.TopicPartition]int64{}
+	write := offsets.GroupOffsets{}
 	for _, e := range res.Reverse.Entries {
 		cPrime, _ := e.GroupOffset.Get()
 		write[e.Partition] = cPrime
@@ -214,35 +213,15 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 	return res, audit.Record("rollback", name, res.Reverse.Fingerprint, map[string]any{"phase": res.Phase, "group": group, "committed": res.Committed})
 }
 
-// guardGroup refuses, with ErrGroupOffsets, a group holding a commit that is
-// neither absent, nor the forward plan's C (when group is the forward plan's
-// group: the old job's commit, untouched since), nor the reverse plan's C'
-// (reverse; nil before C' is known).
-func guardGroup(ctx context.Context, env *Env, forward *plan.Plan, group string, topics []string, reverse map[kafkaadmin.TopicPartition]int64) error {
+// guardGroup reads the group's commits and refuses, with a
+// *verify.GroupOffsetsError, commits that are neither the old job's nor the
+// reverse plan's (verify.CheckRollbackGroup).
+func guardGroup(ctx context.Context, env *Env, forward *plan.Plan, group string, topics []string, reverse offsets.GroupOffsets) error {
 	current, err := env.Source.GroupOffsets(ctx, group, topics)
 	if err != nil {
 		return err
 	}
-	var stale []string
-	for _, e := range forward.Entries {
-		tp := e.Partition
-		have, ok := current.Committed[tp]
-		if !ok {
-			continue
-		}
-		if cPrime, known := reverse[tp]; known && have.Offset == cPrime {
-			continue
-		}
-		if c, ok := e.GroupOffset.Get(); ok && group == forward.GroupID && c == have.Offset {
-			continue
-		}
-		stale = append(stale, fmt.Sprintf("%s at %d", e.Partition, have.Offset))
-	}
-	if len(stale) > 0 {
-		sort.Strings(stale)
-		return fmt.Errorf("%w: group %s has commits that are neither the old job's nor the reverse plan's: %v", ErrGroupOffsets, group, stale)
-	}
-	return nil
+	return verify.CheckRollbackGroup(forward, group, current.Offsets(), reverse)
 }
 
 // settledOffsets reads the connector's offsets until two reads a second
@@ -289,6 +268,6 @@ func bounds(ctx context.Context, env *Env, s Settings, forward *plan.Plan) (map[
 	for tp, lb := range b {
 		out[tp] = offsets.LogBounds{Start: lb.Start, End: lb.End}
 	}
-	ends, err := targetEnds(ctx, env, s, topics)
+	ends, err := verify.TargetEnds(ctx, env.Target, topics, s.ReplicationPolicy())
 	return out, ends, err
 }

@@ -1,0 +1,532 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/plan"
+)
+
+// Verdict is the outcome of one check. A cutover goes on only when no check
+// failed.
+type Verdict string
+
+// The outcomes of a check.
+const (
+	Pass Verdict = "ok"
+	Warn Verdict = "warn"
+	Fail Verdict = "fail"
+)
+
+// Check is the result of one precheck or acceptance check.
+type Check struct {
+	// Name names what was checked, e.g. "offsets-stable"; several checks may
+	// share a name (one per problem found).
+	Name    string  `json:"name"`
+	Verdict Verdict `json:"status"`
+	Detail  string  `json:"detail"`
+}
+
+// Checks is a list of checks.
+type Checks []Check
+
+// Failed returns the failed checks.
+func (cs Checks) Failed() Checks {
+	var out Checks
+	for _, c := range cs {
+		if c.Verdict == Fail {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (cs *Checks) add(name string, v Verdict, format string, args ...any) {
+	*cs = append(*cs, Check{Name: name, Verdict: v, Detail: fmt.Sprintf(format, args...)})
+}
+
+// ErrPrecheck matches a *PrecheckError.
+var ErrPrecheck = errors.New("precheck failed")
+
+// PrecheckError lists the failed checks of a precheck.
+type PrecheckError struct {
+	Failed Checks
+}
+
+func (e *PrecheckError) Error() string {
+	var b strings.Builder
+	b.WriteString("verify: precheck failed:")
+	for _, c := range e.Failed {
+		fmt.Fprintf(&b, "\n  %s: %s", c.Name, c.Detail)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrPrecheck) true.
+func (e *PrecheckError) Is(target error) bool { return target == ErrPrecheck }
+
+// OffsetsInput supplies the committed offsets C when they do not come from
+// the group: a file (FileOffsets) or another MirrorSourceConnector's stored
+// offsets (ConnectorOffsets). Precheck reads it once before and once after
+// its stability window: offsets that moved mean the job that writes them
+// still runs.
+type OffsetsInput interface {
+	// Source is what the plan records of the input.
+	Source() plan.OffsetsSource
+	// Read returns the offsets C.
+	Read(ctx context.Context) (offsets.GroupOffsets, error)
+}
+
+// FileOffsets is the CSV that kafka-consumer-groups.sh --reset-offsets
+// --dry-run --export writes, as an OffsetsInput. Group selects the lines of
+// the four-column form; OverridesGroup records that the positions were
+// chosen on purpose (e.g. --to-datetime), so the group's commits may differ.
+type FileOffsets struct {
+	Data           []byte
+	Group          string
+	OverridesGroup bool
+}
+
+// Source records the file by its SHA-256 digest.
+func (f FileOffsets) Source() plan.OffsetsSource {
+	sum := sha256.Sum256(f.Data)
+	return plan.OffsetsSource{Kind: plan.FromFile, Ref: "sha256:" + hex.EncodeToString(sum[:]), OverridesGroup: f.OverridesGroup}
+}
+
+// Read parses the file (see plan.ParseResetOffsetsCSV).
+func (f FileOffsets) Read(context.Context) (offsets.GroupOffsets, error) {
+	return plan.ParseResetOffsetsCSV(bytes.NewReader(f.Data), f.Group)
+}
+
+// ConnectorOffsets reads another MirrorSourceConnector's stored offsets M
+// from a Connect offsets topic — a dedicated-mode MirrorMaker 2's
+// mm2-offsets.<alias>.internal on the target, under the connector name
+// MirrorSourceConnector — and turns them into C = M+1 for the topics in
+// scope (offsets.Reverse). Alias is that connector's source.cluster.alias.
+type ConnectorOffsets struct {
+	Reader    *kafkaadmin.Reader
+	Topic     string
+	Connector string
+	Alias     string
+	Topics    []string
+}
+
+// Source records the topic, connector and alias read.
+func (c ConnectorOffsets) Source() plan.OffsetsSource {
+	return plan.OffsetsSource{Kind: plan.FromConnectorOffsets, Ref: fmt.Sprintf("mm2:%s connector=%s alias=%s", c.Topic, c.Connector, c.Alias)}
+}
+
+// Read reads the offsets topic. An entry under another alias is an error
+// (offsets.ErrAliasMismatch): most likely the alias given is not the old
+// connector's.
+func (c ConnectorOffsets) Read(ctx context.Context) (offsets.GroupOffsets, error) {
+	list, err := c.Reader.ReadConnectOffsets(ctx, c.Topic, c.Connector)
+	if err != nil {
+		return nil, err
+	}
+	var inScope []offsets.ConnectOffset
+	for _, o := range list {
+		if slices.Contains(c.Topics, o.Partition.Topic) {
+			inScope = append(inScope, o)
+		}
+	}
+	return offsets.Reverse(c.Alias, inScope)
+}
+
+// PrecheckSpec says what Precheck checks.
+type PrecheckSpec struct {
+	// Group is the old job's consumer group; Topics the source topics in
+	// scope.
+	Group  string
+	Topics []string
+	// Policy names the target topics.
+	Policy kafkaadmin.ReplicationPolicy
+	// StabilityWindow is how long the group's commits (and Input's offsets)
+	// must stay unchanged.
+	StabilityWindow time.Duration
+	// Config is the connector configuration the cutover will create; it is
+	// linted and validated by the worker.
+	Config map[string]string
+	// Input supplies C when it does not come from the group; nil means the
+	// group's commits.
+	Input OffsetsInput
+	// AcceptExpired lists the partitions whose expired records the operator
+	// accepts to lose.
+	AcceptExpired []plan.ExpiredAcceptance
+	// Logger receives progress; nil discards it.
+	Logger *slog.Logger
+}
+
+// PrecheckReport is what Precheck found: the checks, and the snapshot a
+// plan is built from (PlanSnapshot).
+type PrecheckReport struct {
+	Checks          Checks `json:"checks"`
+	SourceClusterID string `json:"source_cluster_id"`
+	TargetClusterID string `json:"target_cluster_id"`
+	WorkerVersion   string `json:"worker_version"`
+	// Snapshot is the group read twice, a stability window apart.
+	Snapshot kafkaadmin.Snapshot `json:"-"`
+	// Group holds the offsets C the plan is built from, from OffsetsFrom.
+	Group       offsets.GroupOffsets `json:"-"`
+	OffsetsFrom plan.OffsetsSource   `json:"-"`
+	// Bounds are the source partitions' log bounds of the second reading.
+	Bounds map[offsets.SourcePartition]offsets.LogBounds `json:"-"`
+	// TargetEnds are the target partitions' end offsets, keyed by source
+	// partition; nil when the target topics failed their check.
+	TargetEnds map[offsets.SourcePartition]int64 `json:"-"`
+}
+
+// Err returns a *PrecheckError listing the failed checks, or nil.
+func (r *PrecheckReport) Err() error {
+	if failed := r.Checks.Failed(); len(failed) > 0 {
+		return &PrecheckError{Failed: failed}
+	}
+	return nil
+}
+
+// Blocking returns a *PrecheckError listing the failed checks that keep a
+// plan from being built, or nil: every failed check except those about
+// single partitions' offsets (missing, or outside the log), which the plan
+// shows as blocked entries with their reasons.
+func (r *PrecheckReport) Blocking() error {
+	var failed Checks
+	for _, c := range r.Checks.Failed() {
+		if c.Name != "offsets-complete" && c.Name != "offsets-in-range" {
+			failed = append(failed, c)
+		}
+	}
+	if len(failed) > 0 {
+		return &PrecheckError{Failed: failed}
+	}
+	return nil
+}
+
+// PlanSnapshot returns the snapshot plan.Build takes. It returns a
+// *PrecheckError when the target topics failed their check (there are no
+// target end offsets to record).
+func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
+	if r.TargetEnds == nil {
+		return plan.Snapshot{}, &PrecheckError{Failed: Checks{{Name: "target-topics", Verdict: Fail, Detail: "no target end offsets: the target topics failed the precheck"}}}
+	}
+	return plan.Snapshot{Group: r.Group, Source: r.Bounds, TargetEnd: r.TargetEnds}, nil
+}
+
+// Precheck runs the read-only checks of the cutover's first step and
+// gathers the snapshot a plan is built from. It writes nothing anywhere and
+// takes at least spec.StabilityWindow: the group's commits are read twice,
+// that far apart. It checks that Connect is reachable, runs Kafka 3.7+ and
+// has MirrorSourceConnector; that the clusters are distinct; that the group
+// has no members, exists, and its commits (and the Input's offsets) do not
+// move; that every partition has a C within [log start, log end] (or an
+// accepted loss); that a file's offsets agree with the group's commits
+// unless it overrides them; that the target topics exist with the source's
+// partition counts; and that the configuration passes connect.LintConfig.
+//
+// An error is returned only when a check could not run at all; failed
+// checks are in the report (see PrecheckReport.Err).
+func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin.Reader, spec PrecheckSpec) (*PrecheckReport, error) {
+	log := spec.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &PrecheckReport{}
+	cs := &r.Checks
+
+	info, err := c.ServerInfo(ctx)
+	if err != nil {
+		cs.add("connect-reachable", Fail, "GET / on %s: %v", c, err)
+	} else {
+		r.WorkerVersion = info.Version
+		if err := connect.RequireCutoverVersion(info.Version); err != nil {
+			cs.add("connect-version", Fail, "worker runs Kafka %s: %v", info.Version, err)
+		} else {
+			cs.add("connect-version", Pass, "worker runs Kafka %s (3.7+ creates connectors STOPPED)", info.Version)
+		}
+		if plugins, err := c.Plugins(ctx); err != nil {
+			cs.add("connect-plugin", Fail, "GET /connector-plugins: %v", err)
+		} else if !slices.ContainsFunc(plugins, func(p connect.PluginInfo) bool { return p.Class == connect.MirrorSourceConnectorClass }) {
+			cs.add("connect-plugin", Fail, "the worker has no %s: put connect-mirror on its class path", connect.MirrorSourceConnectorClass)
+		} else {
+			cs.add("connect-plugin", Pass, "MirrorSourceConnector available")
+		}
+	}
+
+	if r.SourceClusterID, err = source.ClusterID(ctx); err != nil {
+		return nil, fmt.Errorf("source cluster: %w", err)
+	}
+	if r.TargetClusterID, err = target.ClusterID(ctx); err != nil {
+		return nil, fmt.Errorf("target cluster: %w", err)
+	}
+	if r.SourceClusterID == r.TargetClusterID {
+		cs.add("clusters-distinct", Fail, "source and target are the same cluster (%s)", r.SourceClusterID)
+	}
+
+	group, err := source.DescribeGroup(ctx, spec.Group)
+	if err != nil {
+		return nil, fmt.Errorf("describe group %s: %w", spec.Group, err)
+	}
+	if len(group.Members) > 0 {
+		cs.add("group-inactive", Fail, "group %s is %s with %d members: stop the old job first", spec.Group, group.State, len(group.Members))
+	} else {
+		cs.add("group-inactive", Pass, "group %s is %s with no members (a Flink group looks like this even while Flink runs: the stability check decides)", spec.Group, group.State)
+	}
+	var inputFirst offsets.GroupOffsets
+	if spec.Input != nil {
+		if inputFirst, err = spec.Input.Read(ctx); err != nil {
+			return nil, fmt.Errorf("offsets from %s: %w", spec.Input.Source(), err)
+		}
+	}
+	log.Info("reading the group's offsets twice", "group", spec.Group, "window", spec.StabilityWindow)
+	snap, err := source.StableSnapshot(ctx, spec.Group, spec.Topics, spec.StabilityWindow)
+	var perr *kafkaadmin.PartitionErrors
+	if err != nil && !errors.As(err, &perr) {
+		return nil, fmt.Errorf("stable snapshot of %s: %w", spec.Group, err)
+	}
+	r.Snapshot = snap
+	if perr != nil {
+		cs.add("offsets-readable", Fail, "%v", perr)
+	}
+	if snap.Stable() {
+		cs.add("offsets-stable", Pass, "no committed offset moved in %v", spec.StabilityWindow)
+	} else {
+		cs.add("offsets-stable", Fail, "%d partitions' committed offsets moved in %v (e.g. %v): the old job still commits; stop it and confirm",
+			len(snap.Moved), spec.StabilityWindow, snap.Moved[0])
+	}
+	second := snap.Second
+	committed := offsets.GroupOffsets{}
+	r.Bounds = make(map[offsets.SourcePartition]offsets.LogBounds, len(second.Bounds))
+	for _, tp := range second.Offsets.Partitions {
+		if c, ok := second.Offsets.Committed[tp]; ok {
+			committed[tp] = c.Offset
+		}
+		b := second.Bounds[tp]
+		r.Bounds[tp] = offsets.LogBounds{Start: b.Start, End: b.End}
+	}
+	groupExists := group.State != kafkaadmin.GroupDead || len(committed) > 0
+
+	r.Group, r.OffsetsFrom = committed, plan.OffsetsSource{Kind: plan.FromGroup}
+	switch {
+	case spec.Input != nil:
+		now, err := spec.Input.Read(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("offsets from %s: %w", spec.Input.Source(), err)
+		}
+		r.Group = offsets.GroupOffsets{}
+		for tp, c := range now {
+			if slices.Contains(spec.Topics, tp.Topic) {
+				r.Group[tp] = c
+			}
+		}
+		r.OffsetsFrom = spec.Input.Source()
+		checkInputStable(cs, r.OffsetsFrom, spec.StabilityWindow, inputFirst, now)
+		if r.OffsetsFrom.Kind == plan.FromFile {
+			checkFileAgainstGroup(cs, spec.Group, r.OffsetsFrom.OverridesGroup, r.Group, committed, groupExists)
+		}
+	case !groupExists:
+		cs.add("group-exists", Fail, "group %s does not exist (no members, no committed offset on any partition): check the group name; a Flink job commits to its KafkaSource's group.id", spec.Group)
+	}
+	parts := second.Offsets.Partitions
+	if missing := len(parts) - countIn(r.Group, parts); missing > 0 {
+		cs.add("offsets-complete", Fail, "%d of %d partitions have no committed offset in the %s (see the plan's blocked entries)", missing, len(parts), r.OffsetsFrom.Kind)
+	} else {
+		cs.add("offsets-complete", Pass, "all %d partitions have a committed offset", len(parts))
+	}
+	checkRange(cs, spec.AcceptExpired, r.Group, r.Bounds)
+
+	targets, err := target.CheckTargets(ctx, second.Topics, spec.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("check target topics: %w", err)
+	}
+	targetsOK := true
+	for _, t := range targets {
+		if !t.OK() {
+			targetsOK = false
+			cs.add("target-topic", Fail, "%s", t.Problem())
+		}
+	}
+	if targetsOK {
+		cs.add("target-topics", Pass, "%d target topics exist with the source's partition counts", len(targets))
+		if r.TargetEnds, err = TargetEnds(ctx, target, second.Topics, spec.Policy); err != nil {
+			return nil, err
+		}
+	}
+
+	if r.WorkerVersion != "" {
+		alias := spec.Config["source.cluster.alias"]
+		if alias == "" {
+			alias = "source"
+		}
+		findings, err := c.LintConfig(ctx, spec.Config, connect.LintExpectations{SourceAlias: alias, HasClearedPartition: hasZero(r.Group)})
+		if err != nil {
+			cs.add("connector-config", Fail, "validate: %v", err)
+		}
+		for _, f := range findings {
+			v := Warn
+			if f.Severity == connect.SeverityError {
+				v = Fail
+			}
+			cs.add("connector-config", v, "%s", f)
+		}
+		if !connect.HasErrors(findings) && err == nil {
+			cs.add("connector-config", Pass, "lint and Connect's validation pass")
+		}
+	}
+	return r, nil
+}
+
+// TargetEnds reads the end offset of every target partition of the source
+// topics (named by policy), keyed by the source partition it receives.
+func TargetEnds(ctx context.Context, target *kafkaadmin.Reader, topics kafkaadmin.Topics, policy kafkaadmin.ReplicationPolicy) (map[offsets.SourcePartition]int64, error) {
+	var tps []kafkaadmin.TopicPartition
+	back := make(map[kafkaadmin.TopicPartition]offsets.SourcePartition)
+	for topic, n := range topics {
+		tt, err := policy.TargetTopic(topic)
+		if err != nil {
+			return nil, err
+		}
+		for p := range n {
+			tp := kafkaadmin.TopicPartition{Topic: tt, Partition: p}
+			tps = append(tps, tp)
+			back[tp] = offsets.SourcePartition{Topic: topic, Partition: p}
+		}
+	}
+	bounds, err := target.LogBounds(ctx, tps)
+	if err != nil {
+		return nil, fmt.Errorf("target end offsets: %w", err)
+	}
+	ends := make(map[offsets.SourcePartition]int64, len(bounds))
+	for tp, b := range bounds {
+		ends[back[tp]] = b.End
+	}
+	return ends, nil
+}
+
+// countIn counts the partitions of parts that have an offset in g.
+func countIn(g offsets.GroupOffsets, parts []kafkaadmin.TopicPartition) int {
+	n := 0
+	for _, tp := range parts {
+		if _, ok := g[tp]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+func hasZero(g offsets.GroupOffsets) bool {
+	for _, c := range g {
+		if c == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkInputStable compares two readings of an offsets input a stability
+// window apart: offsets that moved mean the job writing them still runs.
+func checkInputStable(cs *Checks, from plan.OffsetsSource, window time.Duration, first, second offsets.GroupOffsets) {
+	var moved []string
+	for tp, b := range second {
+		if a, ok := first[tp]; !ok || a != b {
+			moved = append(moved, fmt.Sprintf("%s: %s -> %d", tp, first.Lookup(tp), b))
+		}
+	}
+	for tp := range first {
+		if _, ok := second[tp]; !ok {
+			moved = append(moved, fmt.Sprintf("%s: %d -> none", tp, first[tp]))
+		}
+	}
+	slices.Sort(moved)
+	if len(moved) > 0 {
+		cs.add("input-stable", Fail, "%d partitions' offsets in the %s moved in %v (%s): the job that writes them still runs; stop it",
+			len(moved), from, window, listSome(moved, 5))
+		return
+	}
+	cs.add("input-stable", Pass, "no offset in the %s moved in %v", from, window)
+}
+
+// checkFileAgainstGroup compares a file's offsets with the group's commits:
+// the file is the record of C, but where the group still holds a commit
+// that differs, the file was not exported from where the old job stopped —
+// unless the operator chose its positions on purpose.
+func checkFileAgainstGroup(cs *Checks, group string, overrides bool, file, committed offsets.GroupOffsets, groupExists bool) {
+	if !groupExists {
+		cs.add("offsets-file", Warn, "group %s has no commits any more: the file is the only record of where the old job stopped", group)
+		return
+	}
+	var differ []string
+	for tp, c := range file {
+		if have, ok := committed[tp]; ok && have != c {
+			differ = append(differ, fmt.Sprintf("%s: file %d, group %d", tp, c, have))
+		}
+	}
+	slices.Sort(differ)
+	switch {
+	case len(differ) == 0:
+		cs.add("offsets-file", Pass, "the file's offsets equal group %s's commits where it has them", group)
+	case overrides:
+		cs.add("offsets-file", Warn, "%d partitions differ from group %s's commits (e.g. %s): the file overrides the group, as recorded", len(differ), group, differ[0])
+	default:
+		cs.add("offsets-file", Fail, "%d partitions differ from group %s's commits (%s): the file was not exported from where the old job stopped; say that it overrides the group if you chose these positions on purpose",
+			len(differ), group, listSome(differ, 5))
+	}
+}
+
+// checkRange reports the partitions whose C is outside [log start, log
+// end]: beyond the end (wrong cluster, recreated topic) or below the start
+// (retention deleted records), unless the loss was accepted.
+func checkRange(cs *Checks, accepted []plan.ExpiredAcceptance, group offsets.GroupOffsets, bounds map[offsets.SourcePartition]offsets.LogBounds) {
+	by := make(map[offsets.SourcePartition]string, len(accepted))
+	for _, a := range accepted {
+		by[a.Partition] = a.By
+	}
+	var beyond, expired, lost []string
+	for tp, c := range group {
+		b, ok := bounds[tp]
+		if !ok {
+			continue
+		}
+		switch {
+		case c > b.End:
+			beyond = append(beyond, fmt.Sprintf("%s (C %d > end %d)", tp, c, b.End))
+		case c < b.Start && by[tp] != "":
+			lost = append(lost, fmt.Sprintf("%s (%d records, accepted by %s)", tp, b.Start-c, by[tp]))
+		case c < b.Start:
+			expired = append(expired, fmt.Sprintf("%s (C %d < start %d)", tp, c, b.Start))
+		}
+	}
+	slices.Sort(beyond)
+	slices.Sort(expired)
+	slices.Sort(lost)
+	if len(beyond) > 0 {
+		cs.add("offsets-in-range", Fail, "%d partitions have C beyond the log end (wrong cluster, or a recreated topic?): %s", len(beyond), listSome(beyond, 5))
+	}
+	if len(expired) > 0 {
+		cs.add("offsets-in-range", Fail, "%d partitions have C below the log start (retention deleted records the old job had not copied): %s; backfill them or accept the loss",
+			len(expired), listSome(expired, 5))
+	}
+	if len(lost) > 0 {
+		cs.add("offsets-in-range", Warn, "expired records accepted as lost: %s", listSome(lost, 5))
+	}
+	if len(beyond)+len(expired) == 0 {
+		cs.add("offsets-in-range", Pass, "log start <= C <= log end on every partition with a committed offset")
+	}
+}
+
+// listSome joins the first n items and says how many more there are.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
+}

@@ -1,0 +1,57 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/plan"
+)
+
+// ErrGroupOffsets matches a *GroupOffsetsError.
+var ErrGroupOffsets = errors.New("the rollback group holds other offsets")
+
+// GroupOffsetsError is the refusal of CheckRollbackGroup: the group holds
+// commits that are neither the old job's nor the reverse plan's, listed
+// "orders-3 at 120". Writing C' over them would move someone else's
+// position.
+type GroupOffsetsError struct {
+	Group string
+	Stale []string
+}
+
+func (e *GroupOffsetsError) Error() string {
+	return fmt.Sprintf("verify: group %s has commits that are neither the old job's nor the reverse plan's: %s", e.Group, strings.Join(e.Stale, ", "))
+}
+
+// Is makes errors.Is(err, ErrGroupOffsets) true.
+func (e *GroupOffsetsError) Is(target error) bool { return target == ErrGroupOffsets }
+
+// CheckRollbackGroup decides whether a rollback after resume may commit the
+// reverse plan's offsets C' = M'+1 to group, whose current commits for the
+// forward plan's partitions are current. Each commit must be absent, the
+// reverse plan's C' (a retried rollback; reverse may be nil before C' is
+// known), or — when group is the forward plan's group — the forward plan's
+// C (the old job's commit, untouched since). Anything else is a
+// *GroupOffsetsError and nothing may be written. It is pure.
+func CheckRollbackGroup(forward *plan.Plan, group string, current, reverse offsets.GroupOffsets) error {
+	var stale []string
+	for _, e := range forward.Entries {
+		have, ok := current[e.Partition]
+		if !ok {
+			continue
+		}
+		if cPrime, known := reverse[e.Partition]; known && have == cPrime {
+			continue
+		}
+		if c, ok := e.GroupOffset.Get(); ok && group == forward.GroupID && c == have {
+			continue
+		}
+		stale = append(stale, fmt.Sprintf("%s at %d", e.Partition, have))
+	}
+	if len(stale) > 0 {
+		return &GroupOffsetsError{Group: group, Stale: stale}
+	}
+	return nil
+}
