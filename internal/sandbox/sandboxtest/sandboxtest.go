@@ -33,15 +33,15 @@ type once struct {
 	err  error
 }
 
-// shared and sharedSecure are the sandboxes of this test binary; Main
-// closes them.
-var shared, sharedSecure once
+// shared, sharedSecure and sharedSecureKafka are the sandboxes of this
+// test binary; Main closes them.
+var shared, sharedSecure, sharedSecureKafka once
 
 // Main runs the tests and then closes the shared sandboxes that were
 // started. Call it from TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
-	for _, o := range []*once{&shared, &sharedSecure} {
+	for _, o := range []*once{&shared, &sharedSecure, &sharedSecureKafka} {
 		if o.sb != nil {
 			if err := o.sb.Close(); err != nil {
 				fmt.Fprintln(os.Stderr, "sandboxtest: close:", err)
@@ -58,19 +58,31 @@ func Main(m *testing.M) {
 // Tests that use it never stop or kill its processes.
 func SharedSecure(t testing.TB) *sandbox.Sandbox {
 	t.Helper()
+	return startSecure(t, &sharedSecure, SharedWorkers)
+}
+
+// SharedSecureKafka is SharedSecure without Connect workers, for the tests
+// of Kafka clients.
+func SharedSecureKafka(t testing.TB) *sandbox.Sandbox {
+	t.Helper()
+	return startSecure(t, &sharedSecureKafka, 0)
+}
+
+func startSecure(t testing.TB, o *once, workers int) *sandbox.Sandbox {
+	t.Helper()
 	requireIntegration(t)
-	sharedSecure.once.Do(func() {
+	o.once.Do(func() {
 		cfg := sandbox.ConfigFromEnv()
-		cfg.Workers = SharedWorkers
+		cfg.Workers = workers
 		cfg.SourceBrokers = SecureSourceBrokers
 		cfg.Secure = true
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-		sharedSecure.sb, sharedSecure.err = sandbox.Start(context.Background(), cfg)
+		o.sb, o.err = sandbox.Start(context.Background(), cfg)
 	})
-	if sharedSecure.err != nil {
-		unavailable(t, sharedSecure.err)
+	if o.err != nil {
+		unavailable(t, o.err)
 	}
-	sb := sharedSecure.sb
+	sb := o.sb
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Log("secure sandbox logs:\n" + sb.LogTails(40))
