@@ -23,8 +23,20 @@ func secretValues(config map[string]string) []string {
 			vs = append(vs, jaasSecrets(v)...)
 		}
 	}
-	sort.Slice(vs, func(i, j int) bool { return len(vs[i]) > len(vs[j]) })
-	return vs
+	return longestFirst(vs)
+}
+
+// longestFirst sorts secret values longest first, so that a value
+// containing another is replaced whole, and drops empty ones.
+func longestFirst(vs []string) []string {
+	out := vs[:0:0]
+	for _, v := range vs {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
 }
 
 // redact replaces every occurrence of the given secret values in s.
