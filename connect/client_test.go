@@ -712,3 +712,32 @@ func TestEchoedAuthorizationRedacted(t *testing.T) {
 		t.Errorf("err = %v, want ErrUnauthorized", err2)
 	}
 }
+
+// TestValidatePasswordKeys decodes the definitions of a validate answer
+// (shape of Kafka Connect 4.3.1's) and gathers the PASSWORD keys.
+func TestValidatePasswordKeys(t *testing.T) {
+	c, mux := setup(t)
+	mux.HandleFunc("PUT /connector-plugins/{class}/config/validate", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"name":"X","error_count":0,"groups":["Common"],"configs":[
+ {"definition":{"name":"ssl.key.password","type":"PASSWORD","required":false,"default_value":null,"importance":"HIGH","documentation":"d","group":"Common","width":"NONE","display_name":"ssl.key.password","dependents":[],"order":1},
+  "value":{"name":"ssl.key.password","value":"[hidden]","recommended_values":[],"errors":[],"visible":true}},
+ {"definition":{"name":"topics","type":"LIST","required":false,"default_value":".*","importance":"HIGH","documentation":"d","group":"Common","width":"NONE","display_name":"topics","dependents":[],"order":2},
+  "value":{"name":"topics","value":"orders","recommended_values":[],"errors":[],"visible":true}},
+ {"definition":{"name":"sasl.jaas.config","type":"PASSWORD","required":false,"default_value":null,"importance":"MEDIUM","documentation":"d","group":"Common","width":"NONE","display_name":"sasl.jaas.config","dependents":[],"order":3},
+  "value":{"name":"sasl.jaas.config","value":null,"recommended_values":[],"errors":[],"visible":true}}]}`)
+	})
+	infos, err := c.Validate(context.Background(), "X", map[string]string{"topics": "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"sasl.jaas.config", "ssl.key.password"}, infos.PasswordKeys()); diff != "" {
+		t.Errorf("PasswordKeys mismatch (-want +got):\n%s", diff)
+	}
+	if infos.Configs[1].Definition.Type != "LIST" || *infos.Configs[1].Definition.DefaultValue != ".*" {
+		t.Errorf("definition = %+v", infos.Configs[1].Definition)
+	}
+	var none *connect.ConfigInfos
+	if none.PasswordKeys() != nil {
+		t.Error("nil ConfigInfos has password keys")
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+	"github.com/mm2cutover/mm2cutover/plan"
 )
 
 // secureClient returns a client for a secure sandbox worker: HTTPS
@@ -189,5 +190,41 @@ func TestSecureForwardedRequestKeepsTheCallersAuthorization(t *testing.T) {
 	}
 	if ok != 1 || refused != len(sb.Workers())-1 {
 		t.Errorf("%d workers accepted their own user's write, %d refused; want exactly one (the leader)", ok, refused)
+	}
+}
+
+// TestRealValidatePasswordKeys: which keys MirrorSourceConnector's
+// validate answer defines as PASSWORD, for a config with client secrets
+// under the source.cluster., target.cluster. and source.consumer. prefixes.
+func TestRealValidatePasswordKeys(t *testing.T) {
+	w := newRealWorker(t)
+	cfg := w.config(t)
+	cfg["source.cluster.ssl.key.password"] = "secret-1"
+	cfg["target.cluster.sasl.jaas.config"] = "secret-2"
+	cfg["source.consumer.sasl.oauthbearer.assertion.private.key.passphrase"] = "secret-3"
+	infos, err := w.c.Validate(w.ctx, connect.MirrorSourceConnectorClass, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := infos.PasswordKeys()
+	t.Logf("PASSWORD keys of MirrorSourceConnector (%s): %v", w.sb.KafkaVersion(), keys)
+	if len(keys) == 0 {
+		t.Errorf("no PASSWORD key in the validate answer")
+	}
+	for _, k := range keys {
+		if !plan.IsSecretKey(k) || !plan.IsSecretKey("source.cluster."+k) {
+			t.Errorf("%s is PASSWORD for MirrorSourceConnector but not a secret for plan.IsSecretKey", k)
+		}
+	}
+	redacted := plan.RedactKeys(cfg, keys)
+	for k, v := range cfg {
+		if strings.HasPrefix(v, "secret-") && redacted[k] != plan.Redacted {
+			t.Errorf("%s not redacted: %q", k, redacted[k])
+		}
+	}
+	for _, ci := range infos.Configs {
+		if ci.Definition.Type == connect.TypePassword && ci.Value.Value != nil && strings.HasPrefix(*ci.Value.Value, "secret-") {
+			t.Errorf("validate shows the value of %s", ci.Definition.Name)
+		}
 	}
 }
