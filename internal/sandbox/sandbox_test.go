@@ -122,24 +122,34 @@ func TestSecureSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("kafka %s, secure: %d records replicated byte for byte in %v", rep.KafkaVersion, rep.Records, rep.Replicated)
+	// The connector ran with its clients' JAAS lines resolved from the
+	// workers' environment: no log, configuration or data file shows them.
+	noPasswordOnDisk(t, sb)
 }
 
-// TestSecureCredentialsStayInTheSecretsDir starts a secure sandbox of its
-// own, checks that no file outside the secrets directory (configurations,
-// data, logs) holds a password, that a worker refuses a request without
-// credentials, and that Close removes the secrets directory.
-func TestSecureCredentialsStayInTheSecretsDir(t *testing.T) {
-	sb := sandboxtest.Dedicated(t, sandbox.Config{Secure: true, Workers: 1})
-	secrets := filepath.Dir(sb.CAFile())
-	passwords := []string{sb.ConnectUser().Password, sb.Workers()[0].LocalUser().Password}
-	for _, b := range []*sandbox.Broker{sb.Source(), sb.Target()} {
-		passwords = append(passwords, b.Admin().Password, b.MM2().Password)
+// passwords returns every password of a secure sandbox.
+func passwords(t *testing.T, sb *sandbox.Sandbox) []string {
+	t.Helper()
+	ps := []string{sb.ConnectUser().Password}
+	for _, w := range sb.Workers() {
+		ps = append(ps, w.LocalUser().Password)
 	}
-	for _, p := range passwords {
+	for _, b := range []*sandbox.Broker{sb.Source(), sb.Target()} {
+		ps = append(ps, b.Admin().Password, b.MM2().Password)
+	}
+	for _, p := range ps {
 		if len(p) < 20 {
 			t.Fatalf("password %q is too short to be a random secret", p)
 		}
 	}
+	return ps
+}
+
+// noPasswordOnDisk fails t for every file under the sandbox's work
+// directory (configurations, data, logs) that holds a password.
+func noPasswordOnDisk(t *testing.T, sb *sandbox.Sandbox) {
+	t.Helper()
+	ps := passwords(t, sb)
 	err := filepath.WalkDir(sb.WorkDir(), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -148,7 +158,7 @@ func TestSecureCredentialsStayInTheSecretsDir(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, p := range passwords {
+		for _, p := range ps {
 			if bytes.Contains(b, []byte(p)) {
 				t.Errorf("%s holds a password", path)
 			}
@@ -158,6 +168,16 @@ func TestSecureCredentialsStayInTheSecretsDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSecureCredentialsStayInTheSecretsDir starts a secure sandbox of its
+// own, checks that no file outside the secrets directory (configurations,
+// data, logs) holds a password, that a worker refuses a request without
+// credentials, and that Close removes the secrets directory.
+func TestSecureCredentialsStayInTheSecretsDir(t *testing.T) {
+	sb := sandboxtest.Dedicated(t, sandbox.Config{Secure: true, Workers: 1})
+	secrets := filepath.Dir(sb.CAFile())
+	noPasswordOnDisk(t, sb)
 
 	resp, err := sb.HTTPClient().Get(sb.ConnectURL() + "/connectors")
 	if err != nil {
