@@ -18,9 +18,9 @@
 // Workers start through the worker image's own files (package docker/mm2):
 // docker-entrypoint.sh with connect-mm2.properties, configured by environment
 // variables exactly as in Kubernetes, except PLAINTEXT (unless Secure) and
-// replication factor 1. Each worker listens on and advertises its own loopback address
-// (127.0.0.2, 127.0.0.3, ...) and port, so a write sent to a worker that is
-// not the leader is really forwarded.
+// replication factor 1. Each worker listens on and advertises its own
+// loopback address (127.0.0.2, 127.0.0.3, ...) and port, so a write sent to
+// a worker that is not the leader is really forwarded.
 //
 // A running sandbox can be shared by several test binaries: WriteState
 // records its addresses in a file and Attach connects to it. An attached
