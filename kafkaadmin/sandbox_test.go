@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -122,27 +123,47 @@ func flinkCommit(t testing.TB, bootstrap, group string, offsets map[TopicPartiti
 		t.Fatalf("client: %v", err)
 	}
 	defer client.Close()
-	coord, err := client.Coordinator(group)
-	if err != nil {
-		t.Fatalf("coordinator: %v", err)
-	}
 	req := sarama.NewOffsetCommitRequest(client.Config(), group)
 	req.ConsumerGroupGeneration = -1
 	req.ConsumerID = ""
 	for tp, off := range offsets {
 		req.AddBlockWithLeaderEpoch(tp.Topic, tp.Partition, off, -1, 0, "flink")
 	}
+	// The first commit of a new cluster creates __consumer_offsets; with
+	// several brokers its leaders, and so the group's coordinator, can move
+	// right after. Flink's client retries then too.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := commitOnce(client, group, req)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, sarama.ErrNotCoordinatorForConsumer) && !errors.Is(err, sarama.ErrConsumerCoordinatorNotAvailable) &&
+			!errors.Is(err, sarama.ErrOffsetsLoadInProgress) || time.Now().After(deadline) {
+			t.Fatalf("commit: %v", err)
+		}
+		_ = client.RefreshCoordinator(group)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func commitOnce(client sarama.Client, group string, req *sarama.OffsetCommitRequest) error {
+	coord, err := client.Coordinator(group)
+	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
 	resp, err := coord.CommitOffset(req)
 	if err != nil {
-		t.Fatalf("commit: %v", err)
+		return err
 	}
 	for topic, ps := range resp.Errors {
 		for p, k := range ps {
 			if k != sarama.ErrNoError {
-				t.Fatalf("commit %s-%d: %v", topic, p, k)
+				return fmt.Errorf("%s-%d: %w", topic, p, k)
 			}
 		}
 	}
+	return nil
 }
 
 // flinkRead consumes a partition by assignment up to its end and returns
