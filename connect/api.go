@@ -356,9 +356,47 @@ type ConfigInfos struct {
 	Configs    []ConfigInfo `json:"configs"`
 }
 
-// ConfigInfo is one key of ConfigInfos. Only the value part is decoded.
+// ConfigInfo is one key of ConfigInfos: its definition in the plugin's
+// ConfigDef and the value Connect saw.
 type ConfigInfo struct {
-	Value ConfigValueInfo `json:"value"`
+	Definition ConfigKeyInfo   `json:"definition"`
+	Value      ConfigValueInfo `json:"value"`
+}
+
+// ConfigKeyInfo is the definition of one key as the plugin declares it.
+type ConfigKeyInfo struct {
+	Name          string   `json:"name"`
+	Type          string   `json:"type"` // "STRING", "INT", "LIST", ...; "PASSWORD" marks a secret
+	Required      bool     `json:"required"`
+	DefaultValue  *string  `json:"default_value"`
+	Importance    string   `json:"importance"`
+	Documentation string   `json:"documentation"`
+	Group         string   `json:"group"`
+	DisplayName   string   `json:"display_name"`
+	Dependents    []string `json:"dependents"`
+}
+
+// TypePassword is ConfigKeyInfo.Type of a key that holds a secret
+// (ConfigDef.Type.PASSWORD): Connect masks its value in the answer.
+const TypePassword = "PASSWORD"
+
+// PasswordKeys returns the sorted names of the keys the plugin defines as
+// PASSWORD: the plugin's own word on what is secret, for the redaction
+// of plan.RedactKeys. Keys the plugin passes through without defining
+// them (MirrorSourceConnector's source.cluster.* client settings, for
+// example) are not among them; plan.IsSecretKey covers those.
+func (c *ConfigInfos) PasswordKeys() []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for _, ci := range c.Configs {
+		if ci.Definition.Type == TypePassword && ci.Definition.Name != "" {
+			out = append(out, ci.Definition.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // ConfigValueInfo is the validation result of one key.

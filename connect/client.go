@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -391,7 +392,7 @@ func (c *Client) once(ctx context.Context, req request, body []byte, out any) (i
 			// A partial error body still tells the status.
 			c.logger.DebugContext(ctx, "kafka connect error body read failed", "error", rerr.Error())
 		}
-		return resp.StatusCode, newAPIError(req, resp.StatusCode, data)
+		return resp.StatusCode, newAPIError(req, resp.StatusCode, data, c.credentials())
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxSuccessBody+1))
 	if err != nil {
@@ -423,25 +424,44 @@ func (c *Client) transportError(ctx, actx context.Context, req request, err erro
 	return fmt.Errorf("connect: %s %s: %w", req.method, req.path, err)
 }
 
+// credentials returns the forms in which the client's basic-auth
+// credentials could come back in an answer: the password, "user:password"
+// and its base64 encoding, which is what the Authorization header carries
+// (a proxy or server that echoes request headers into an error page would
+// show it).
+func (c *Client) credentials() []string {
+	if !c.basicAuth {
+		return nil
+	}
+	pair := c.username + ":" + c.password
+	out := []string{base64.StdEncoding.EncodeToString([]byte(pair)), base64.RawStdEncoding.EncodeToString([]byte(pair)), pair}
+	if c.password != "" {
+		out = append(out, c.password)
+	}
+	return out
+}
+
 // newAPIError decodes Connect's {"error_code","message"} body; any other body
 // (a proxy's HTML page, an authentication extension's plain text) is kept as
-// a short message.
-func newAPIError(req request, status int, data []byte) *APIError {
+// a short message. Every occurrence of the request's secret values and of
+// the client's credentials is replaced by "[redacted]".
+func newAPIError(req request, status int, data []byte, credentials []string) *APIError {
 	e := &APIError{Method: req.method, Path: req.path, StatusCode: status}
+	secrets := longestFirst(append(append([]string(nil), req.secrets...), credentials...))
 	var body struct {
 		ErrorCode int    `json:"error_code"`
 		Message   string `json:"message"`
 	}
 	if json.Unmarshal(data, &body) == nil && (body.ErrorCode != 0 || body.Message != "") {
-		e.ErrorCode, e.Message = body.ErrorCode, body.Message
+		e.ErrorCode, e.Message = body.ErrorCode, redact(body.Message, secrets)
 	} else {
-		msg := strings.TrimSpace(string(data))
+		// Redacted before it is cut, so that no secret survives in part.
+		msg := redact(strings.TrimSpace(string(data)), secrets)
 		if len(msg) > maxMessageLen {
 			msg = msg[:maxMessageLen] + "..."
 		}
 		e.Message = msg
 	}
-	e.Message = redact(e.Message, req.secrets)
 	return e
 }
 

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -508,6 +510,27 @@ func TestForwardingErrorAdvice(t *testing.T) {
 	if !errors.Is(err, connect.ErrForwarding) || !strings.Contains(err.Error(), "advertised REST addresses") {
 		t.Errorf("err = %v", err)
 	}
+	if errors.Is(err, connect.ErrUnauthorized) {
+		t.Errorf("an unreachable leader matches ErrUnauthorized: %v", err)
+	}
+}
+
+// TestForwardedUnauthorized: the leader's 401 to a forwarded request, as
+// Kafka Connect 4.3.1 reports it (pinned against real workers by
+// TestSecureForwardedRequestKeepsTheCallersAuthorization).
+func TestForwardedUnauthorized(t *testing.T) {
+	c, mux := setup(t)
+	mux.HandleFunc("PUT /connectors/mm2/stop", func(w http.ResponseWriter, r *http.Request) {
+		connectError(w, 500, "IO Error trying to forward REST request: org.eclipse.jetty.client.HttpResponseException: "+
+			"HTTP protocol violation: Authentication challenge without WWW-Authenticate header")
+	})
+	err := c.Stop(context.Background(), "mm2")
+	if !errors.Is(err, connect.ErrUnauthorized) || !errors.Is(err, connect.ErrForwarding) {
+		t.Errorf("err = %v, want ErrUnauthorized and ErrForwarding", err)
+	}
+	if !strings.Contains(err.Error(), "every worker must accept the same REST users") || strings.Contains(err.Error(), "advertised REST addresses") {
+		t.Errorf("advice = %v", err)
+	}
 }
 
 func TestPathEscaping(t *testing.T) {
@@ -642,5 +665,79 @@ func TestTLSClientCertificate(t *testing.T) {
 	}
 	if _, err := c.ServerInfo(context.Background()); err == nil {
 		t.Error("without a client certificate: want an error")
+	}
+}
+
+// TestEchoedAuthorizationRedacted: a server or proxy that echoes the
+// request's Authorization header (or the decoded credentials) into its
+// error body must not put the basic-auth credentials into our error.
+func TestEchoedAuthorizationRedacted(t *testing.T) {
+	const user, password = "operator", "pw-marker-8472"
+	c, mux := setup(t, connect.WithBasicAuth(user, password))
+	mux.HandleFunc("GET /connectors", func(w http.ResponseWriter, r *http.Request) {
+		// A proxy's HTML error page quoting the request headers.
+		w.WriteHeader(http.StatusBadGateway)
+		fmt.Fprintf(w, "<html><body>upstream failed; request headers: Authorization: %s</body></html>", r.Header.Get("Authorization"))
+	})
+	mux.HandleFunc("GET /connector-plugins", func(w http.ResponseWriter, r *http.Request) {
+		u, p, _ := r.BasicAuth()
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"error_code": 401,
+			"message": fmt.Sprintf("user %s:%s rejected (header %s)", u, p, r.Header.Get("Authorization"))})
+	})
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		// The header cut by the server's own length limit.
+		auth := r.Header.Get("Authorization")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, strings.Repeat("x", 2048-len("Basic ")-28)+auth) // cut 4 characters before its end
+	})
+	encoded := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	_, err1 := c.Connectors(context.Background())
+	_, err2 := c.Plugins(context.Background())
+	_, err3 := c.ServerInfo(context.Background())
+	for i, err := range []error{err1, err2, err3} {
+		if err == nil {
+			t.Fatalf("call %d: no error", i+1)
+		}
+		msg := err.Error()
+		for _, leak := range []string{password, encoded, encoded[:len(encoded)-4]} {
+			if strings.Contains(msg, leak) {
+				t.Errorf("call %d: error shows the credentials (%q): %s", i+1, leak, msg)
+			}
+		}
+	}
+	if !strings.Contains(err1.Error(), "Authorization: Basic [redacted]") {
+		t.Errorf("proxy page not kept around the redaction: %v", err1)
+	}
+	if !errors.Is(err2, connect.ErrUnauthorized) {
+		t.Errorf("err = %v, want ErrUnauthorized", err2)
+	}
+}
+
+// TestValidatePasswordKeys decodes the definitions of a validate answer
+// (shape of Kafka Connect 4.3.1's) and gathers the PASSWORD keys.
+func TestValidatePasswordKeys(t *testing.T) {
+	c, mux := setup(t)
+	mux.HandleFunc("PUT /connector-plugins/{class}/config/validate", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"name":"X","error_count":0,"groups":["Common"],"configs":[
+ {"definition":{"name":"ssl.key.password","type":"PASSWORD","required":false,"default_value":null,"importance":"HIGH","documentation":"d","group":"Common","width":"NONE","display_name":"ssl.key.password","dependents":[],"order":1},
+  "value":{"name":"ssl.key.password","value":"[hidden]","recommended_values":[],"errors":[],"visible":true}},
+ {"definition":{"name":"topics","type":"LIST","required":false,"default_value":".*","importance":"HIGH","documentation":"d","group":"Common","width":"NONE","display_name":"topics","dependents":[],"order":2},
+  "value":{"name":"topics","value":"orders","recommended_values":[],"errors":[],"visible":true}},
+ {"definition":{"name":"sasl.jaas.config","type":"PASSWORD","required":false,"default_value":null,"importance":"MEDIUM","documentation":"d","group":"Common","width":"NONE","display_name":"sasl.jaas.config","dependents":[],"order":3},
+  "value":{"name":"sasl.jaas.config","value":null,"recommended_values":[],"errors":[],"visible":true}}]}`)
+	})
+	infos, err := c.Validate(context.Background(), "X", map[string]string{"topics": "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"sasl.jaas.config", "ssl.key.password"}, infos.PasswordKeys()); diff != "" {
+		t.Errorf("PasswordKeys mismatch (-want +got):\n%s", diff)
+	}
+	if infos.Configs[1].Definition.Type != "LIST" || *infos.Configs[1].Definition.DefaultValue != ".*" {
+		t.Errorf("definition = %+v", infos.Configs[1].Definition)
+	}
+	var none *connect.ConfigInfos
+	if none.PasswordKeys() != nil {
+		t.Error("nil ConfigInfos has password keys")
 	}
 }

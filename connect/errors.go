@@ -33,6 +33,11 @@ var (
 
 	// ErrUnauthorized matches a 401: the worker's REST extension (for example
 	// BasicAuthSecurityRestExtension) rejected the credentials or got none.
+	// It also matches a write that a worker forwarded to the leader with the
+	// caller's Authorization header and the leader refused: Connect reports
+	// that as a 500 "IO Error trying to forward REST request: ...
+	// Authentication challenge without WWW-Authenticate header" (the
+	// error matches ErrForwarding too).
 	ErrUnauthorized = errors.New("connect: unauthorized")
 
 	// ErrForbidden matches a 403.
@@ -62,6 +67,9 @@ const (
 	msgMomentarily   = "Cannot complete request momentarily"
 	msgConflictingOp = "conflicting operation"
 	msgRebalance     = "rebalanc" // rebalance, rebalancing
+	// Jetty's HttpClient, forwarding a request for a worker, on the leader's
+	// 401 (BasicAuthSecurityRestExtension sends no WWW-Authenticate header).
+	msgAuthChallenge = "Authentication challenge without WWW-Authenticate header"
 )
 
 // forwardingAdvice is appended to forwarding failures. Connect workers forward
@@ -70,6 +78,10 @@ const (
 const forwardingAdvice = "the Connect workers' advertised REST addresses " +
 	"(rest.advertised.host.name, rest.advertised.port, rest.advertised.listener) " +
 	"must be reachable from each other: a worker forwards writes to the leader at that address"
+
+// forwardedAuthAdvice is appended to a forwarded request the leader refused.
+const forwardedAuthAdvice = "the leader refused the credentials the worker forwarded with this request " +
+	"(Connect forwards the caller's Authorization header): every worker must accept the same REST users"
 
 // APIError is an error answer from the Kafka Connect REST API: a non-2xx
 // status with, usually, Connect's {"error_code": int, "message": string} body.
@@ -93,7 +105,12 @@ func (e *APIError) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Message)
 	}
-	if e.isForwarding() {
+	switch {
+	case e.isForwardedAuth():
+		b.WriteString(" (")
+		b.WriteString(forwardedAuthAdvice)
+		b.WriteString(")")
+	case e.isForwarding():
 		b.WriteString(" (")
 		b.WriteString(forwardingAdvice)
 		b.WriteString(")")
@@ -113,7 +130,7 @@ func (e *APIError) Is(target error) bool {
 	case ErrRebalance:
 		return e.isRebalance()
 	case ErrUnauthorized:
-		return e.StatusCode == http.StatusUnauthorized
+		return e.StatusCode == http.StatusUnauthorized || e.isForwardedAuth()
 	case ErrForbidden:
 		return e.StatusCode == http.StatusForbidden
 	case ErrForwarding:
@@ -124,6 +141,11 @@ func (e *APIError) Is(target error) bool {
 
 func (e *APIError) isForwarding() bool {
 	return e.StatusCode == http.StatusInternalServerError && strings.Contains(e.Message, msgForwarding)
+}
+
+// isForwardedAuth reports a forwarded request that the leader answered 401.
+func (e *APIError) isForwardedAuth() bool {
+	return e.isForwarding() && strings.Contains(e.Message, msgAuthChallenge)
 }
 
 func (e *APIError) isRebalance() bool {

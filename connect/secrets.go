@@ -7,24 +7,17 @@ import (
 	"github.com/mm2cutover/mm2cutover/plan"
 )
 
-// Which keys hold secrets is plan.IsSecretKey's rule, the one every package
+// Which keys hold secrets is plan.SecretKeys' rule, the one every package
 // uses wherever a configuration is shown or stored.
 
 // redacted replaces a secret value wherever one would otherwise be shown.
 const redacted = plan.Redacted
 
-// secretValues returns the non-empty values of the secret keys of config,
+// secretValues returns the secret values of config (plan.SecretValues):
+// the values of its secret keys and the passwords inside its JAAS lines,
 // longest first, so that a value containing another is replaced whole.
 func secretValues(config map[string]string) []string {
-	var vs []string
-	for k, v := range config {
-		if plan.IsSecretKey(k) && v != "" {
-			vs = append(vs, v)
-			vs = append(vs, jaasSecrets(v)...)
-		}
-	}
-	sort.Slice(vs, func(i, j int) bool { return len(vs[i]) > len(vs[j]) })
-	return vs
+	return plan.SecretValues(config, nil)
 }
 
 // redact replaces every occurrence of the given secret values in s.
@@ -35,33 +28,15 @@ func redact(s string, secrets []string) string {
 	return s
 }
 
-// jaasSecrets returns the quoted values of password-like options inside a JAAS
-// configuration line, such as password="..." in a PlainLoginModule entry, so
-// that a worker message quoting only part of the line is redacted too.
-func jaasSecrets(jaas string) []string {
-	var out []string
-	rest := jaas
-	for {
-		i := strings.Index(strings.ToLower(rest), "password=")
-		if i < 0 {
-			i = strings.Index(strings.ToLower(rest), "secret=")
-			if i < 0 {
-				return out
-			}
-		}
-		rest = rest[i:]
-		eq := strings.IndexByte(rest, '=')
-		rest = rest[eq+1:]
-		if !strings.HasPrefix(rest, `"`) {
-			continue
-		}
-		end := strings.IndexByte(rest[1:], '"')
-		if end < 0 {
-			return out
-		}
-		if v := rest[1 : 1+end]; v != "" {
+// longestFirst sorts secret values longest first, so that a value
+// containing another is replaced whole, and drops empty ones.
+func longestFirst(vs []string) []string {
+	out := vs[:0:0]
+	for _, v := range vs {
+		if v != "" {
 			out = append(out, v)
 		}
-		rest = rest[1+end:]
 	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/IBM/sarama"
 )
 
 // SecurityProtocol is Kafka's security.protocol: how a client connects to
@@ -103,6 +105,19 @@ type Config struct {
 	RetryTimeout time.Duration
 	// Logger receives retry notices. Nil means discard.
 	Logger *slog.Logger
+	// Sarama, when not nil, completes the sarama configuration of every
+	// call after this package has filled it from the fields above: bring
+	// your own client settings, such as SASL OAUTHBEARER with a
+	// TokenProvider, GSSAPI, a cloud provider's IAM mechanism, or TLS set
+	// up in code. Leave SASLMechanism, Username and Password empty for a
+	// mechanism set here. It is called once per Reader call (it must be
+	// safe for concurrent use). Whatever it sets, the package keeps its own
+	// dialer (cancellation and request counting), its retries (sarama's
+	// are off) and no topic auto-creation; TLS enabled here (Net.TLS) is
+	// done by that dialer with Net.TLS.Config. An error it returns is
+	// reported as a [*ConfigError] for the field "Sarama". encoding/json
+	// skips it (a function has no JSON form).
+	Sarama func(*sarama.Config) error `json:"-"`
 }
 
 // String describes the config with the password redacted.

@@ -4,9 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 )
 
 // callDialer opens the connections of one Reader call. Every connection is
@@ -50,11 +54,14 @@ func (d *callDialer) DialContext(ctx context.Context, network, addr string) (net
 		if err := tc.HandshakeContext(ctx); err != nil {
 			stop()
 			raw.Close()
-			return nil, err
+			if cerr := d.ctx.Err(); cerr != nil {
+				return nil, cerr
+			}
+			return nil, handshakeError(addr, err)
 		}
 		c = tc
 	}
-	cc := &countingConn{Conn: c, requests: d.requests, stop: stop, owner: d}
+	cc := &countingConn{Conn: c, requests: d.requests, stop: stop, owner: d, addr: addr, plain: d.tls == nil}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -97,9 +104,71 @@ type countingConn struct {
 	owner    *callDialer
 	frames   frameCounter
 	once     sync.Once
+	addr     string
+	plain    bool  // no TLS: the first answer is checked for a TLS record
+	read     bool  // something was read already
+	mismatch error // set once the listener was found to speak TLS
+}
+
+// Read fails with a [*SecurityError] when a plain connection's first
+// answer shows that the listener speaks TLS: either a TLS record (a
+// handshake or an alert, content type 22 or 21, version 3.x), or the
+// connection closed before any byte and a TLS handshake with the same
+// address succeeds. Kafka's SSL listeners answer a plain client with a TLS
+// alert and close; sarama would take the alert for the size of a response
+// and end in EOF, which would be retried like a restarting broker's until
+// RetryTimeout.
+func (c *countingConn) Read(p []byte) (int, error) {
+	if c.mismatch != nil {
+		return 0, c.mismatch
+	}
+	n, err := c.Conn.Read(p)
+	if !c.plain || c.read {
+		return n, err
+	}
+	if n > 0 {
+		c.read = true
+		if (p[0] == 21 || p[0] == 22) && (n < 2 || p[1] == 3) {
+			return 0, c.speaksTLS(errTLSAnswer)
+		}
+		return n, err
+	}
+	if (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) && c.owner.probeTLS(c.addr) {
+		c.read = true
+		return 0, c.speaksTLS(err)
+	}
+	return n, err
+}
+
+// speaksTLS records the mismatch: every later read and write of the
+// connection fails with it too (sarama tries a second ApiVersions request
+// after a failed first one, which would otherwise end in a bare EOF).
+func (c *countingConn) speaksTLS(err error) error {
+	c.mismatch = &SecurityError{Addr: c.addr, Kind: ErrSecurityProtocol, Err: err,
+		Reason: "the listener speaks TLS: use SSL or SASL_SSL for this port"}
+	return c.mismatch
+}
+
+// probeTLS reports whether a TLS handshake with addr gets as far as the
+// server's certificate. Nothing is sent after the handshake; the
+// certificate is not checked, only the protocol.
+func (d *callDialer) probeTLS(addr string) bool {
+	ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+	defer cancel()
+	raw, err := d.dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer raw.Close()
+	// InsecureSkipVerify: the probe identifies the protocol and sends nothing.
+	tc := tls.Client(raw, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12})
+	return tc.HandshakeContext(ctx) == nil
 }
 
 func (c *countingConn) Write(p []byte) (int, error) {
+	if c.mismatch != nil {
+		return 0, c.mismatch
+	}
 	n, err := c.Conn.Write(p)
 	if k := c.frames.scan(p[:n]); k > 0 {
 		c.requests.Add(int64(k))

@@ -78,6 +78,26 @@
 // [Reader.StableSnapshot] reads twice, a window apart, and reports every
 // partition whose commit moved.
 //
+// # Security
+//
+// [Config] covers PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL with PLAIN,
+// SCRAM-SHA-256 and SCRAM-SHA-512 (SCRAM by github.com/xdg-go/scram). Any
+// other client setting — SASL OAUTHBEARER with a token provider, GSSAPI, a
+// cloud provider's IAM mechanism, TLS built in code — goes in
+// Config.Sarama, a function that completes each call's sarama
+// configuration.
+//
+// A connection that fails for a reason no retry fixes returns a
+// [*SecurityError] at once, without retries: credentials the broker
+// rejected ([ErrAuthentication]), a certificate that does not verify
+// ([ErrTLS]), or TLS spoken to a plain listener or plain Kafka to a TLS
+// listener ([ErrSecurityProtocol]). Kafka's SSL listeners close a plain
+// client's connection after a TLS alert, and its plain listeners close a
+// TLS client's connection without a word; the first shows as a TLS record
+// where a response was due, the second as an EOF during the TLS handshake.
+// An EOF on a plain connection before any answer is checked with one TLS
+// handshake to the same address.
+//
 // # Secrets and logging
 //
 // The package never prints. It logs retries to Config.Logger (discarded

@@ -2,6 +2,8 @@ package kafkaadmin
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -33,7 +35,90 @@ var (
 	// ErrPartial means some partitions of a call failed; see
 	// [*PartitionErrors].
 	ErrPartial = errors.New("kafkaadmin: some partitions failed")
+	// ErrAuthentication means a broker rejected the SASL credentials: a
+	// wrong password, an unknown user, a user without credentials for the
+	// mechanism, or a mechanism the listener does not enable; see
+	// [*SecurityError].
+	ErrAuthentication = errors.New("kafkaadmin: authentication failed")
+	// ErrTLS means the TLS handshake with a broker failed, most often
+	// because its certificate does not verify against the configured CA;
+	// see [*SecurityError].
+	ErrTLS = errors.New("kafkaadmin: tls handshake failed")
+	// ErrSecurityProtocol means the client and the broker's listener speak
+	// different protocols: TLS to a PLAINTEXT or SASL_PLAINTEXT port, or
+	// plain Kafka to an SSL or SASL_SSL port; see [*SecurityError].
+	ErrSecurityProtocol = errors.New("kafkaadmin: security protocol does not match the listener")
 )
+
+// SecurityError reports a connection to a broker that failed for a reason
+// no retry fixes: credentials the broker rejected, a certificate that does
+// not verify, or a security protocol the listener does not speak. Calls
+// return it at once instead of retrying. It matches Kind, one of
+// [ErrAuthentication], [ErrTLS] and [ErrSecurityProtocol]. It never
+// contains a password.
+type SecurityError struct {
+	Addr   string // the broker address
+	Kind   error  // ErrAuthentication, ErrTLS or ErrSecurityProtocol
+	Reason string // what was seen, in words
+	Err    error  // the underlying error
+}
+
+func (e *SecurityError) Error() string {
+	s := "kafkaadmin: " + e.Addr + ": " + e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Is reports whether target is e.Kind.
+func (e *SecurityError) Is(target error) bool { return target == e.Kind }
+
+// Unwrap returns the underlying error.
+func (e *SecurityError) Unwrap() error { return e.Err }
+
+// handshakeError classifies a failed TLS handshake with the broker at addr.
+func handshakeError(addr string, err error) error {
+	var (
+		verify   *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		record   tls.RecordHeaderError
+	)
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.As(err, &verify) || errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid):
+		return &SecurityError{Addr: addr, Kind: ErrTLS, Err: err,
+			Reason: "the broker's certificate does not verify (check TLS.CAFile and TLS.ServerName)"}
+	case errors.As(err, &record), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		return &SecurityError{Addr: addr, Kind: ErrSecurityProtocol, Err: err,
+			Reason: "no TLS handshake: the listener is not an SSL or SASL_SSL listener (a PLAINTEXT or SASL_PLAINTEXT port?)"}
+	}
+	return &SecurityError{Addr: addr, Kind: ErrTLS, Reason: "TLS handshake failed", Err: err}
+}
+
+// errTLSAnswer is what a plain connection reads when the broker answers
+// with TLS.
+var errTLSAnswer = errors.New("the broker answered with a TLS record")
+
+// saslError classifies a failed SASL exchange with the broker at addr,
+// or returns nil when err is not one.
+func saslError(addr, user, mechanism string, err error) error {
+	switch {
+	case errors.Is(err, sarama.ErrSASLAuthenticationFailed):
+		return &SecurityError{Addr: addr, Kind: ErrAuthentication, Err: err,
+			Reason: fmt.Sprintf("the broker rejected user %q with %s (wrong password, unknown user, or no %s credentials for the user)", user, mechanism, mechanism)}
+	case errors.Is(err, sarama.ErrUnsupportedSASLMechanism):
+		return &SecurityError{Addr: addr, Kind: ErrAuthentication, Err: err,
+			Reason: fmt.Sprintf("the listener does not enable %s", mechanism)}
+	case errors.Is(err, sarama.ErrIllegalSASLState):
+		return &SecurityError{Addr: addr, Kind: ErrAuthentication, Err: err,
+			Reason: "the listener does not expect SASL (a PLAINTEXT or SSL port?)"}
+	}
+	return nil
+}
 
 // ConfigError reports a Config field that is missing or invalid. It
 // matches [ErrInvalidConfig]. It never contains a secret.
@@ -195,6 +280,10 @@ func kerr(k sarama.KError) error {
 // request, after refreshing metadata or the coordinator, may succeed.
 func retriable(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var se *SecurityError
+	if errors.As(err, &se) {
 		return false
 	}
 	var k sarama.KError

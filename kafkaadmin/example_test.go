@@ -3,6 +3,8 @@ package kafkaadmin_test
 import (
 	"fmt"
 
+	"github.com/IBM/sarama"
+
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 )
 
@@ -40,4 +42,31 @@ func ExampleCheckTargets() {
 	// Output:
 	// src.orders true
 	// src.payments false
+}
+
+// tokenSource stands for the caller's OAuth client: it fetches and
+// refreshes access tokens.
+type tokenSource struct{}
+
+func (tokenSource) Token() (*sarama.AccessToken, error) {
+	return &sarama.AccessToken{Token: "an access token from the identity provider"}, nil
+}
+
+// A mechanism this package does not know (here OAUTHBEARER; GSSAPI or a
+// cloud provider's IAM signer work the same way) is set on the sarama
+// configuration by Config.Sarama; TLS stays the package's own settings.
+func ExampleConfig_sarama() {
+	r, err := kafkaadmin.NewReader(kafkaadmin.Config{
+		BootstrapServers: []string{"kafka-1.example:9093"},
+		SecurityProtocol: kafkaadmin.SSL, // TLS here, SASL in the function
+		TLS:              kafkaadmin.TLSConfig{CAFile: ""},
+		Sarama: func(c *sarama.Config) error {
+			c.Net.SASL.Enable = true
+			c.Net.SASL.Mechanism = sarama.SASLTypeOAuth
+			c.Net.SASL.TokenProvider = tokenSource{}
+			return nil
+		},
+	})
+	fmt.Println(r != nil, err)
+	// Output: true <nil>
 }

@@ -106,6 +106,25 @@ func (r *Reader) saramaConfig(d *callDialer) (*sarama.Config, error) {
 			c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAMClient(ScramSHA512) }
 		}
 	}
+	if r.cfg.Sarama != nil {
+		if err := r.cfg.Sarama(c); err != nil {
+			return nil, &ConfigError{Field: "Sarama", Reason: "the completing function failed", Err: err}
+		}
+		c.Net.Proxy.Enable = true
+		c.Net.Proxy.Dialer = d
+		c.Metadata.Retry.Max = 0
+		c.Metadata.RefreshFrequency = 0
+		c.Metadata.Full = false
+		c.Metadata.AllowAutoTopicCreation = false
+		c.Admin.Retry.Max = 0
+		if c.Net.TLS.Enable {
+			d.tls = c.Net.TLS.Config
+			if d.tls == nil {
+				d.tls = &tls.Config{MinVersion: tls.VersionTLS12}
+			}
+			c.Net.TLS.Enable, c.Net.TLS.Config = false, nil
+		}
+	}
 	if err := c.Validate(); err != nil {
 		return nil, &ConfigError{Field: "Config", Reason: "rejected by sarama", Err: err}
 	}
@@ -143,13 +162,14 @@ func opError(op string, err error) error {
 	}
 	var (
 		ce *ConfigError
+		se *SecurityError
 		ae *ArgumentError
 		ue *UnknownTopicsError
 		ge *GroupActiveError
 		te *TopicsChangedError
 		pe *PartitionErrors
 	)
-	if errors.As(err, &ce) || errors.As(err, &ae) || errors.As(err, &ue) || errors.As(err, &ge) || errors.As(err, &te) || errors.As(err, &pe) {
+	if errors.As(err, &ce) || errors.As(err, &se) || errors.As(err, &ae) || errors.As(err, &ue) || errors.As(err, &ge) || errors.As(err, &te) || errors.As(err, &pe) {
 		return err
 	}
 	return fmt.Errorf("kafkaadmin: %s: %w", op, err)
@@ -227,6 +247,13 @@ func (s *session) broker(addr string) (*sarama.Broker, error) {
 		if err == nil {
 			err = sarama.ErrNotConnected
 		}
+		var se *SecurityError
+		if errors.As(err, &se) {
+			return nil, se
+		}
+		if se := saslError(addr, s.conf.Net.SASL.User, string(s.conf.Net.SASL.Mechanism), err); se != nil {
+			return nil, se
+		}
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	return b, nil
@@ -250,6 +277,10 @@ func (s *session) any() (*sarama.Broker, error) {
 		b, err := s.broker(addr)
 		if err == nil {
 			return b, nil
+		}
+		var se *SecurityError
+		if errors.As(err, &se) {
+			return nil, se // decisive: the next bootstrap server would say the same
 		}
 		errs = append(errs, err)
 		s.seed++

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 )
 
@@ -44,7 +46,7 @@ func saramaConf() *sarama.Config {
 
 func testAdmin(t testing.TB, bootstrap string) sarama.ClusterAdmin {
 	t.Helper()
-	a, err := sarama.NewClusterAdmin([]string{bootstrap}, saramaConf())
+	a, err := sarama.NewClusterAdmin([]string{bootstrap}, clusterSarama(bootstrap))
 	if err != nil {
 		t.Fatalf("cluster admin: %v", err)
 	}
@@ -64,7 +66,9 @@ func createTopic(t testing.TB, a sarama.ClusterAdmin, bootstrap, topic string, p
 	// then their leaders answer NOT_LEADER for a while (LogBounds retries).
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r, err := NewReader(Config{BootstrapServers: []string{bootstrap}, RetryTimeout: 2 * time.Minute})
+	rc := clusterConfig(bootstrap)
+	rc.RetryTimeout = 2 * time.Minute
+	r, err := NewReader(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +87,7 @@ func createTopic(t testing.TB, a sarama.ClusterAdmin, bootstrap, topic string, p
 // produce writes n records to one partition and returns the last offset.
 func produce(t testing.TB, bootstrap, topic string, partition int32, n int) int64 {
 	t.Helper()
-	p, err := sarama.NewSyncProducer([]string{bootstrap}, saramaConf())
+	p, err := sarama.NewSyncProducer([]string{bootstrap}, clusterSarama(bootstrap))
 	if err != nil {
 		t.Fatalf("producer: %v", err)
 	}
@@ -114,39 +118,59 @@ func produce(t testing.TB, bootstrap, topic string, partition int32, n int) int6
 // with an OffsetCommit outside any generation (generation -1, no member).
 func flinkCommit(t testing.TB, bootstrap, group string, offsets map[TopicPartition]int64) {
 	t.Helper()
-	client, err := sarama.NewClient([]string{bootstrap}, saramaConf())
+	client, err := sarama.NewClient([]string{bootstrap}, clusterSarama(bootstrap))
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
 	defer client.Close()
-	coord, err := client.Coordinator(group)
-	if err != nil {
-		t.Fatalf("coordinator: %v", err)
-	}
 	req := sarama.NewOffsetCommitRequest(client.Config(), group)
 	req.ConsumerGroupGeneration = -1
 	req.ConsumerID = ""
 	for tp, off := range offsets {
 		req.AddBlockWithLeaderEpoch(tp.Topic, tp.Partition, off, -1, 0, "flink")
 	}
+	// The first commit of a new cluster creates __consumer_offsets; with
+	// several brokers its leaders, and so the group's coordinator, can move
+	// right after. Flink's client retries then too.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := commitOnce(client, group, req)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, sarama.ErrNotCoordinatorForConsumer) && !errors.Is(err, sarama.ErrConsumerCoordinatorNotAvailable) &&
+			!errors.Is(err, sarama.ErrOffsetsLoadInProgress) || time.Now().After(deadline) {
+			t.Fatalf("commit: %v", err)
+		}
+		_ = client.RefreshCoordinator(group)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func commitOnce(client sarama.Client, group string, req *sarama.OffsetCommitRequest) error {
+	coord, err := client.Coordinator(group)
+	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
 	resp, err := coord.CommitOffset(req)
 	if err != nil {
-		t.Fatalf("commit: %v", err)
+		return err
 	}
 	for topic, ps := range resp.Errors {
 		for p, k := range ps {
 			if k != sarama.ErrNoError {
-				t.Fatalf("commit %s-%d: %v", topic, p, k)
+				return fmt.Errorf("%s-%d: %w", topic, p, k)
 			}
 		}
 	}
+	return nil
 }
 
 // flinkRead consumes a partition by assignment up to its end and returns
 // lastRecord+1, the offset Flink would commit.
 func flinkRead(t testing.TB, bootstrap, topic string, partition int32, want int) int64 {
 	t.Helper()
-	c, err := sarama.NewConsumer([]string{bootstrap}, saramaConf())
+	c, err := sarama.NewConsumer([]string{bootstrap}, clusterSarama(bootstrap))
 	if err != nil {
 		t.Fatalf("consumer: %v", err)
 	}
@@ -170,7 +194,9 @@ func flinkRead(t testing.TB, bootstrap, topic string, partition int32, want int)
 
 func newTestReader(t testing.TB, bootstrap string) *Reader {
 	t.Helper()
-	r, err := NewReader(Config{BootstrapServers: []string{bootstrap}, ClientID: "kafkaadmin-test", Logger: testLogger(t)})
+	c := clusterConfig(bootstrap)
+	c.ClientID, c.Logger = "kafkaadmin-test", testLogger(t)
+	r, err := NewReader(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,9 +223,10 @@ func testCtx(t testing.TB) context.Context {
 
 func tp(topic string, p int32) TopicPartition { return TopicPartition{Topic: topic, Partition: p} }
 
-func TestSandboxFlinkGroup(t *testing.T) {
-	sb := sandboxtest.Shared(t)
-	bs := sb.Source().Bootstrap()
+func TestSandboxFlinkGroup(t *testing.T) { onBothSources(t, testSandboxFlinkGroup) }
+
+func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
+	bs := src.Bootstrap()
 	ctx := testCtx(t)
 	a := testAdmin(t, bs)
 	topic, group := uniq(t, "t"), uniq(t, "g")
@@ -212,8 +239,8 @@ func TestSandboxFlinkGroup(t *testing.T) {
 	r := newTestReader(t, bs)
 
 	id, err := r.ClusterID(ctx)
-	if err != nil || id != sb.Source().ClusterID() {
-		t.Errorf("ClusterID() = %q, %v; want %q", id, err, sb.Source().ClusterID())
+	if err != nil || id != src.ClusterID() {
+		t.Errorf("ClusterID() = %q, %v; want %q", id, err, src.ClusterID())
 	}
 
 	topics, err := r.Topics(ctx, topic)
@@ -306,8 +333,11 @@ func TestSandboxFlinkGroup(t *testing.T) {
 }
 
 func TestSandboxLogStartAfterDeleteRecords(t *testing.T) {
-	sb := sandboxtest.Shared(t)
-	bs := sb.Source().Bootstrap()
+	onBothSources(t, testSandboxLogStartAfterDeleteRecords)
+}
+
+func testSandboxLogStartAfterDeleteRecords(t *testing.T, src *sandbox.Broker) {
+	bs := src.Bootstrap()
 	a := testAdmin(t, bs)
 	topic := uniq(t, "t")
 	createTopic(t, a, bs, topic, 2)
@@ -325,15 +355,16 @@ func TestSandboxLogStartAfterDeleteRecords(t *testing.T) {
 	}
 }
 
-func TestSandboxOpenTransaction(t *testing.T) {
-	sb := sandboxtest.Shared(t)
-	bs := sb.Source().Bootstrap()
+func TestSandboxOpenTransaction(t *testing.T) { onBothSources(t, testSandboxOpenTransaction) }
+
+func testSandboxOpenTransaction(t *testing.T, src *sandbox.Broker) {
+	bs := src.Bootstrap()
 	a := testAdmin(t, bs)
 	topic := uniq(t, "t")
 	createTopic(t, a, bs, topic, 1)
 	produce(t, bs, topic, 0, 3) // offsets 0-2, not transactional
 
-	conf := saramaConf()
+	conf := clusterSarama(bs)
 	conf.Producer.Idempotent = true
 	conf.Producer.Transaction.ID = uniq(t, "txn")
 	conf.Net.MaxOpenRequests = 1
@@ -398,8 +429,11 @@ func (nopHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerG
 }
 
 func TestSandboxActiveGroupAndRollbackCommit(t *testing.T) {
-	sb := sandboxtest.Shared(t)
-	bs := sb.Source().Bootstrap()
+	onBothSources(t, testSandboxActiveGroupAndRollbackCommit)
+}
+
+func testSandboxActiveGroupAndRollbackCommit(t *testing.T, src *sandbox.Broker) {
+	bs := src.Bootstrap()
 	a := testAdmin(t, bs)
 	topic, group := uniq(t, "t"), uniq(t, "g")
 	createTopic(t, a, bs, topic, 2)
@@ -421,7 +455,7 @@ func TestSandboxActiveGroupAndRollbackCommit(t *testing.T) {
 		t.Fatalf("after rejected commits: %+v, %v; want no commits", g.Committed, err)
 	}
 
-	conf := saramaConf()
+	conf := clusterSarama(bs)
 	conf.Consumer.Offsets.Initial = sarama.OffsetOldest
 	cg, err := sarama.NewConsumerGroup([]string{bs}, group, conf)
 	if err != nil {

@@ -58,9 +58,14 @@
 // # Secrets
 //
 // The connector configuration itself is not stored; only [ConfigDigest] of
-// it is, computed after [Redact] replaced every secret value. [IsSecretKey]
-// and Redact are the one rule for what counts as a secret, for every place a
-// configuration is shown or stored.
+// it is, computed after [Redact] replaced every secret value. What counts as
+// a secret is decided from Kafka's own definitions first — the clients'
+// PASSWORD keys ([ClientPasswordKeys]) and those a plugin's validate answer
+// defines as PASSWORD (passed to [SecretKeys], [RedactKeys] and
+// [SecretValues]) — with key names as the fallback, and any value equal to
+// a known secret is a secret too. These are the one rule for every place a
+// configuration is shown or stored; they need nothing but the standard
+// library.
 //
 // # Inputs from other tools
 //

@@ -45,7 +45,16 @@ func TestIsSecretKey(t *testing.T) {
 		{"token.expiry.ms", false},
 		{"ssl.keystore.location", false},
 		{"ssl.keystore.type", false},
-		{"ssl.truststore.certificates", false},
+		{"ssl.truststore.certificates", true}, // PASSWORD in Kafka's ConfigDef, though a certificate
+		{"source.cluster.ssl.keystore.certificate.chain", true},
+		{"sasl.oauthbearer.assertion.private.key.passphrase", true},
+		{"source.consumer.sasl.oauthbearer.assertion.private.key.passphrase", true},
+		{"producer.override.sasl.oauthbearer.client.credentials.client.secret", true},
+		{"my.plugin.key.passphrase", true},
+		{"SSL.KEY.PASSWORD", true},
+		{"sasl.oauthbearer.assertion.private.key.file", false},
+		{"sasl.oauthbearer.assertion.algorithm", false},
+		{"notssl.key.password.location", true}, // heuristic: a word containing "password"
 		{"basic.auth.credentials.source", false},
 		{"sasl.mechanism", false},
 		{"source.cluster.alias", false},
@@ -58,6 +67,69 @@ func TestIsSecretKey(t *testing.T) {
 		if got := plan.IsSecretKey(tt.key); got != tt.want {
 			t.Errorf("IsSecretKey(%q) = %v, want %v", tt.key, got, tt.want)
 		}
+	}
+}
+
+// TestSecretKeysFromValidate: keys a plugin's validate answer defines as
+// PASSWORD count as secret under any prefix, whatever their names say.
+func TestSecretKeysFromValidate(t *testing.T) {
+	isSecret := plan.SecretKeys([]string{"vault.lease", "Custom.Credential"})
+	for _, tt := range []struct {
+		key  string
+		want bool
+	}{
+		{"vault.lease", true},
+		{"source.cluster.vault.lease", true},
+		{"custom.credential", true},
+		{"myvault.lease", false}, // not a dotted suffix
+		{"vault.lease.ms", false},
+		{"ssl.keystore.password", true},
+		{"topics", false},
+	} {
+		if got := isSecret(tt.key); got != tt.want {
+			t.Errorf("SecretKeys(...)(%q) = %v, want %v", tt.key, got, tt.want)
+		}
+	}
+}
+
+// TestRedactKeysValuesEqualToSecrets: a secret copied under a key no rule
+// knows is replaced too, whole or inside a longer value.
+func TestRedactKeysValuesEqualToSecrets(t *testing.T) {
+	cfg := map[string]string{
+		"source.cluster.sasl.jaas.config":        `org.apache.kafka.common.security.scram.ScramLoginModule required username="mm2" password="jaas-pw-1234";`,
+		"source.consumer.vault.lease":            "lease-secret-9876",
+		"target.cluster.ssl.key.password":        "${env:KEY_PASSWORD}",
+		"custom.copy":                            "jaas-pw-1234",
+		"custom.url":                             "https://user:lease-secret-9876@vault.example/",
+		"source.cluster.ssl.truststore.password": "abc",
+		"tasks.max":                              "abc",
+		"topics":                                 "abcdef",
+		"target.cluster.sasl.jaas.config":        "",
+	}
+	got := plan.RedactKeys(cfg, []string{"vault.lease"})
+	want := map[string]string{
+		"source.cluster.sasl.jaas.config":        plan.Redacted,
+		"source.consumer.vault.lease":            plan.Redacted,
+		"target.cluster.ssl.key.password":        "${env:KEY_PASSWORD}",
+		"custom.copy":                            plan.Redacted,
+		"custom.url":                             "https://user:" + plan.Redacted + "@vault.example/",
+		"source.cluster.ssl.truststore.password": plan.Redacted,
+		"tasks.max":                              plan.Redacted, // equal to a secret, however short
+		"topics":                                 "abcdef",      // a three-letter secret is not cut out of other values
+		"target.cluster.sasl.jaas.config":        "",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("RedactKeys mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{
+		"org.apache.kafka.common.security.scram.ScramLoginModule required username=\"mm2\" password=\"jaas-pw-1234\";",
+		"lease-secret-9876", "jaas-pw-1234", "abc",
+	}, plan.SecretValues(cfg, []string{"vault.lease"})); diff != "" {
+		t.Errorf("SecretValues mismatch (-want +got):\n%s", diff)
+	}
+	// Without the validate answer, the unknown key stays (and so do copies of it).
+	if r := plan.Redact(cfg); r["source.consumer.vault.lease"] != "lease-secret-9876" || r["custom.copy"] != plan.Redacted {
+		t.Errorf("Redact = %v", r)
 	}
 }
 

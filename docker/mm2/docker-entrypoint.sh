@@ -60,7 +60,86 @@ if [[ -z ${POD_IP:-} ]]; then
 fi
 export POD_IP
 
+# TLS and authentication, each only when its variables are set. Kafka refuses a
+# password setting next to a PEM store, and an empty location is not "no store",
+# so these settings cannot sit in connect-mm2.properties with empty defaults: the
+# entrypoint then writes the effective configuration, connect-mm2.properties plus
+# the lines below, into a new directory under TMPDIR. Every line is a ${env:...}
+# reference; no value, and so no credential, is written.
+extra=()
 java_opts=()
+
+# store_lines PREFIX VAR_PREFIX KIND: ssl.<KIND>store settings under PREFIX,
+# from VAR_PREFIX<KIND>STORE_{LOCATION,TYPE,PASSWORD}.
+store_lines() {
+  local prefix=$1 vars=$2 kind=$3 upper
+  upper=$(tr '[:lower:]' '[:upper:]' <<<"$kind")
+  local loc=${vars}${upper}STORE_LOCATION typ=${vars}${upper}STORE_TYPE pw=${vars}${upper}STORE_PASSWORD
+  [[ -n ${!loc:-} ]] || return 0
+  [[ -r ${!loc} ]] || die "$loc: ${!loc} is not readable"
+  extra+=("${prefix}ssl.${kind}store.type=\${env:$typ}" "${prefix}ssl.${kind}store.location=\${env:$loc}")
+  [[ -n ${!pw:-} ]] && extra+=("${prefix}ssl.${kind}store.password=\${env:$pw}")
+  return 0
+}
+
+# The worker's own clients and its connectors' producers, consumers and admins.
+export CONNECT_SSL_TRUSTSTORE_TYPE=${CONNECT_SSL_TRUSTSTORE_TYPE:-PEM}
+export CONNECT_SSL_KEYSTORE_TYPE=${CONNECT_SSL_KEYSTORE_TYPE:-PEM}
+if [[ -n ${CONNECT_SSL_TRUSTSTORE_LOCATION:-}${CONNECT_SSL_KEYSTORE_LOCATION:-} ]]; then
+  [[ $CONNECT_SECURITY_PROTOCOL == SSL || $CONNECT_SECURITY_PROTOCOL == SASL_SSL ]] ||
+    die "CONNECT_SSL_TRUSTSTORE_LOCATION and CONNECT_SSL_KEYSTORE_LOCATION need CONNECT_SECURITY_PROTOCOL=SSL or SASL_SSL, got $CONNECT_SECURITY_PROTOCOL"
+  for prefix in "" producer. consumer. admin.; do
+    store_lines "$prefix" CONNECT_SSL_ trust
+    store_lines "$prefix" CONNECT_SSL_ key
+    [[ -n ${CONNECT_SSL_KEY_PASSWORD:-} ]] && extra+=("${prefix}ssl.key.password=\${env:CONNECT_SSL_KEY_PASSWORD}")
+  done
+fi
+
+# REST over HTTPS: a keystore turns the listener to https. The truststore holds
+# the CA of the other workers' certificates: a worker that is not the leader
+# forwards writes to the leader's advertised https URL (listeners.https.* are
+# then the settings of both Connect's REST server and its forwarding client).
+export CONNECT_REST_SSL_KEYSTORE_TYPE=${CONNECT_REST_SSL_KEYSTORE_TYPE:-PKCS12}
+export CONNECT_REST_SSL_TRUSTSTORE_TYPE=${CONNECT_REST_SSL_TRUSTSTORE_TYPE:-PKCS12}
+if [[ -n ${CONNECT_REST_SSL_KEYSTORE_LOCATION:-} ]]; then
+  [[ $CONNECT_REST_SSL_KEYSTORE_TYPE == PEM || -n ${CONNECT_REST_SSL_KEYSTORE_PASSWORD:-} ]] ||
+    die "CONNECT_REST_SSL_KEYSTORE_PASSWORD is required with CONNECT_REST_SSL_KEYSTORE_TYPE=$CONNECT_REST_SSL_KEYSTORE_TYPE (mount it from a Secret)"
+  extra+=("listeners=https://\${env:CONNECT_REST_HOST}:\${env:CONNECT_REST_PORT}" "rest.advertised.listener=https")
+  store_lines listeners.https. CONNECT_REST_SSL_ key
+  store_lines listeners.https. CONNECT_REST_SSL_ trust
+  [[ -n ${CONNECT_REST_SSL_KEY_PASSWORD:-} ]] && extra+=("listeners.https.ssl.key.password=\${env:CONNECT_REST_SSL_KEY_PASSWORD}")
+  [[ -n ${CONNECT_REST_SSL_CLIENT_AUTH:-} ]] && extra+=("listeners.https.ssl.client.auth=\${env:CONNECT_REST_SSL_CLIENT_AUTH}")
+  [[ -v CONNECT_REST_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM ]] &&
+    extra+=("listeners.https.ssl.endpoint.identification.algorithm=\${env:CONNECT_REST_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM}")
+elif [[ -n ${CONNECT_REST_SSL_TRUSTSTORE_LOCATION:-} ]]; then
+  die "CONNECT_REST_SSL_TRUSTSTORE_LOCATION is set but CONNECT_REST_SSL_KEYSTORE_LOCATION is not: HTTPS needs the worker's own certificate"
+fi
+
+# Basic authentication of REST requests: BasicAuthSecurityRestExtension checks
+# them against a properties file of user=password lines (mount it from a Secret),
+# through the JAAS login module named in the generated JAAS file.
+jaas_file=
+if [[ -n ${CONNECT_REST_BASIC_AUTH_FILE:-} ]]; then
+  [[ -r $CONNECT_REST_BASIC_AUTH_FILE ]] || die "CONNECT_REST_BASIC_AUTH_FILE: $CONNECT_REST_BASIC_AUTH_FILE is not readable"
+  compgen -G "$KAFKA_HOME/libs/connect-basic-auth-extension-*.jar" >/dev/null ||
+    die "CONNECT_REST_BASIC_AUTH_FILE is set but $KAFKA_HOME/libs has no connect-basic-auth-extension jar"
+  [[ $CONNECT_REST_BASIC_AUTH_FILE != *'"'* && $CONNECT_REST_BASIC_AUTH_FILE != *\\* ]] ||
+    die "CONNECT_REST_BASIC_AUTH_FILE must not contain a quote or a backslash"
+  extra+=("rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension")
+  jaas_file=yes
+fi
+
+if ((${#extra[@]} > 0)); then
+  runtime_dir=$(mktemp -d "${TMPDIR:-/tmp}/mm2-connect.XXXXXX") || die "cannot create a directory under ${TMPDIR:-/tmp} for the effective worker configuration"
+  { cat "$CONNECT_CONFIG_FILE"; echo; echo "# Added by docker-entrypoint.sh from the environment."; printf '%s\n' "${extra[@]}"; } >"$runtime_dir/connect-mm2.properties"
+  CONNECT_CONFIG_FILE=$runtime_dir/connect-mm2.properties
+  if [[ -n $jaas_file ]]; then
+    printf 'KafkaConnect {\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required\n  file="%s";\n};\n' \
+      "$CONNECT_REST_BASIC_AUTH_FILE" >"$runtime_dir/rest-jaas.conf"
+    java_opts+=("-Djava.security.auth.login.config=$runtime_dir/rest-jaas.conf")
+  fi
+fi
+
 if [[ -n ${JMX_EXPORTER_PORT:-} ]]; then
   valid_port JMX_EXPORTER_PORT "$JMX_EXPORTER_PORT"
   JMX_EXPORTER_JAR=${JMX_EXPORTER_JAR:-/opt/jmx-exporter/jmx_prometheus_javaagent.jar}

@@ -231,3 +231,146 @@ func lastLines(s string, n int) string {
 }
 
 func TestMain(m *testing.M) { sandboxtest.Main(m) }
+
+func TestEntrypointRefusesBadSecuritySettings(t *testing.T) {
+	home := fakeKafkaHome(t)
+	readable := filepath.Join(t.TempDir(), "store")
+	if err := os.WriteFile(readable, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"KAFKA_HOME=" + home, "CONNECT_BOOTSTRAP_SERVERS=127.0.0.1:1", "POD_IP=127.0.0.1"}
+	plaintext := []string{"KAFKA_HOME=" + home, "CONNECT_BOOTSTRAP_SERVERS=127.0.0.1:1", "POD_IP=127.0.0.1", "CONNECT_SECURITY_PROTOCOL=PLAINTEXT"}
+	plaintext = plaintext[:4:4]
+	base = base[:3:3]
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"truststore without tls", append(plaintext, "CONNECT_SSL_TRUSTSTORE_LOCATION="+readable), "need CONNECT_SECURITY_PROTOCOL=SSL or SASL_SSL"},
+		{"truststore missing", append(base, "CONNECT_SECURITY_PROTOCOL=SSL", "CONNECT_SSL_TRUSTSTORE_LOCATION=/nonexistent/ca.pem"), "CONNECT_SSL_TRUSTSTORE_LOCATION: /nonexistent/ca.pem is not readable"},
+		{"rest keystore without password", append(plaintext, "CONNECT_REST_SSL_KEYSTORE_LOCATION="+readable), "CONNECT_REST_SSL_KEYSTORE_PASSWORD is required"},
+		{"rest truststore alone", append(plaintext, "CONNECT_REST_SSL_TRUSTSTORE_LOCATION="+readable), "HTTPS needs the worker's own certificate"},
+		{"basic auth file missing", append(plaintext, "CONNECT_REST_BASIC_AUTH_FILE=/nonexistent/users"), "CONNECT_REST_BASIC_AUTH_FILE: /nonexistent/users is not readable"},
+		{"basic auth without the extension", append(plaintext, "CONNECT_REST_BASIC_AUTH_FILE="+readable), "no connect-basic-auth-extension jar"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr := runEntrypoint(t, tc.env...)
+			if code != 64 {
+				t.Errorf("exit status %d, want 64; stderr: %s", code, stderr)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q does not say %q", stderr, tc.want)
+			}
+		})
+	}
+}
+
+// fakeJava puts a "java" first on PATH that prints its arguments and the
+// worker configuration it was given (its last argument), then exits.
+func fakeJava(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	script := "#!/bin/sh\nfor a in \"$@\"; do echo \"ARG $a\"; done\necho '--- config'\neval last=\\${$#}\ncat \"$last\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "java"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func runWithFakeJava(t *testing.T, env ...string) (stdout string) {
+	t.Helper()
+	cmd := exec.Command("./docker-entrypoint.sh")
+	cmd.Env = append([]string{"PATH=" + fakeJava(t) + ":" + os.Getenv("PATH")}, env...)
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("entrypoint: %v: %s", err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// TestEntrypointPlainConfigUnchanged: without TLS or basic-auth variables the
+// JVM gets connect-mm2.properties itself, as before, and no file is written.
+func TestEntrypointPlainConfigUnchanged(t *testing.T) {
+	tmp := t.TempDir()
+	out := runWithFakeJava(t, "KAFKA_HOME="+fakeKafkaHome(t), "CONNECT_BOOTSTRAP_SERVERS=x:1",
+		"CONNECT_SECURITY_PROTOCOL=PLAINTEXT", "POD_IP=127.0.0.1", "TMPDIR="+tmp)
+	if !strings.Contains(out, "ARG "+mustAbs(t, "connect-mm2.properties")) {
+		t.Errorf("JVM not started with the image's connect-mm2.properties:\n%s", out)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("entrypoint wrote %d files into TMPDIR", len(entries))
+	}
+	if strings.Contains(out, "java.security.auth.login.config") || strings.Contains(out, "listeners=https") {
+		t.Errorf("plain worker got security settings:\n%s", out)
+	}
+}
+
+// TestEntrypointSecureConfigHoldsNoCredential: with SASL_SSL clients, HTTPS
+// REST and basic auth, the effective configuration the entrypoint writes
+// refers to every setting through ${env:...}: no password, no JAAS line.
+func TestEntrypointSecureConfigHoldsNoCredential(t *testing.T) {
+	home := fakeKafkaHome(t)
+	if err := os.WriteFile(filepath.Join(home, "libs", "connect-basic-auth-extension-4.3.1.jar"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := t.TempDir()
+	for _, f := range []string{"ca.pem", "rest.p12", "trust.p12", "users.properties"} {
+		if err := os.WriteFile(filepath.Join(files, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const secret = "s3cr3t-marker"
+	tmp := t.TempDir()
+	out := runWithFakeJava(t, "KAFKA_HOME="+home, "CONNECT_BOOTSTRAP_SERVERS=x:1", "POD_IP=127.0.0.1", "TMPDIR="+tmp,
+		"CONNECT_SECURITY_PROTOCOL=SASL_SSL", "CONNECT_SASL_MECHANISM=SCRAM-SHA-512",
+		`CONNECT_SASL_JAAS_CONFIG=org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="`+secret+`";`,
+		"CONNECT_SSL_TRUSTSTORE_LOCATION="+filepath.Join(files, "ca.pem"),
+		"CONNECT_REST_SSL_KEYSTORE_LOCATION="+filepath.Join(files, "rest.p12"), "CONNECT_REST_SSL_KEYSTORE_PASSWORD="+secret,
+		"CONNECT_REST_SSL_TRUSTSTORE_LOCATION="+filepath.Join(files, "trust.p12"), "CONNECT_REST_SSL_TRUSTSTORE_PASSWORD="+secret,
+		"CONNECT_REST_BASIC_AUTH_FILE="+filepath.Join(files, "users.properties"))
+	if strings.Contains(out, secret) {
+		t.Fatalf("a credential reached the JVM's arguments or configuration file:\n%s", out)
+	}
+	for _, want := range []string{
+		"ssl.truststore.type=${env:CONNECT_SSL_TRUSTSTORE_TYPE}",
+		"ssl.truststore.location=${env:CONNECT_SSL_TRUSTSTORE_LOCATION}",
+		"producer.ssl.truststore.location=${env:CONNECT_SSL_TRUSTSTORE_LOCATION}",
+		"consumer.ssl.truststore.location=${env:CONNECT_SSL_TRUSTSTORE_LOCATION}",
+		"admin.ssl.truststore.location=${env:CONNECT_SSL_TRUSTSTORE_LOCATION}",
+		"listeners=https://${env:CONNECT_REST_HOST}:${env:CONNECT_REST_PORT}",
+		"rest.advertised.listener=https",
+		"listeners.https.ssl.keystore.password=${env:CONNECT_REST_SSL_KEYSTORE_PASSWORD}",
+		"listeners.https.ssl.truststore.location=${env:CONNECT_REST_SSL_TRUSTSTORE_LOCATION}",
+		"rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
+		"ARG -Djava.security.auth.login.config=" + tmp + "/mm2-connect.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\nssl.truststore.password") {
+		t.Errorf("a PEM truststore got a password setting (Kafka refuses it):\n%s", out)
+	}
+	jaas, _ := filepath.Glob(filepath.Join(tmp, "mm2-connect.*", "rest-jaas.conf"))
+	if len(jaas) != 1 {
+		t.Fatalf("no JAAS file written: %v", jaas)
+	}
+	b, _ := os.ReadFile(jaas[0])
+	if !strings.Contains(string(b), `PropertyFileLoginModule required`) || !strings.Contains(string(b), filepath.Join(files, "users.properties")) {
+		t.Errorf("JAAS file:\n%s", b)
+	}
+}
+
+func mustAbs(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -29,7 +29,7 @@ var ErrNoKafka = errors.New("no kafka distribution")
 func distribution(ctx context.Context, cfg Config, log *slog.Logger) (string, error) {
 	if cfg.KafkaHome != "" {
 		if !hasKafkaLibs(cfg.KafkaHome) {
-			return "", fmt.Errorf("%w: %s/libs has no kafka_2.13 and connect-mirror jars", ErrNoKafka, cfg.KafkaHome)
+			return "", fmt.Errorf("%w: %s/libs lacks one of the kafka_2.13, connect-runtime, connect-mirror and connect-basic-auth-extension jars", ErrNoKafka, cfg.KafkaHome)
 		}
 		return cfg.KafkaHome, nil
 	}
@@ -88,14 +88,43 @@ func fetchWithMaven(ctx context.Context, cfg Config, dir string) error {
 	if !hasKafkaLibs(filepath.Join(tmp, "dist")) {
 		return fmt.Errorf("%w: maven copied no kafka jars for %s", ErrNoKafka, cfg.KafkaVersion)
 	}
+	if _, err := os.Stat(dir); err == nil {
+		return addMissingJars(filepath.Join(tmp, "dist", "libs"), filepath.Join(dir, "libs"))
+	}
 	if err := os.Rename(filepath.Join(tmp, "dist"), dir); err != nil {
 		return fmt.Errorf("%w: %v", ErrNoKafka, err)
 	}
 	return nil
 }
 
+// addMissingJars moves the jars of from that to lacks into to: a cache
+// filled before pom.xml listed an artefact gains it without replacing the
+// jars that running JVMs of other test binaries have open.
+func addMissingJars(from, to string) error {
+	jars, err := filepath.Glob(filepath.Join(from, "*.jar"))
+	if err != nil {
+		return err
+	}
+	for _, jar := range jars {
+		dst := filepath.Join(to, filepath.Base(jar))
+		if _, err := os.Stat(dst); err == nil {
+			continue
+		}
+		// Rename within to, so that the jar appears whole.
+		tmp := dst + ".part"
+		os.Remove(tmp) // left by an interrupted fetch
+		if err := copyFile(jar, tmp); err != nil {
+			return fmt.Errorf("%w: %v", ErrNoKafka, err)
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			return fmt.Errorf("%w: %v", ErrNoKafka, err)
+		}
+	}
+	return nil
+}
+
 func hasKafkaLibs(dir string) bool {
-	for _, pattern := range []string{"kafka_2.13-*.jar", "connect-mirror-[0-9]*.jar", "connect-runtime-*.jar"} {
+	for _, pattern := range []string{"kafka_2.13-*.jar", "connect-mirror-[0-9]*.jar", "connect-runtime-*.jar", "connect-basic-auth-extension-*.jar"} {
 		m, _ := filepath.Glob(filepath.Join(dir, "libs", pattern))
 		if len(m) == 0 {
 			return false

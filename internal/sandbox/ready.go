@@ -13,9 +13,8 @@ import (
 )
 
 // brokerReady succeeds when the broker at addr answers a metadata request
-// that lists at least one broker.
-func brokerReady(ctx context.Context, addr string) error {
-	cfg := sarama.NewConfig()
+// that lists at least want brokers. cfg says how to connect (TLS, SASL).
+func brokerReady(ctx context.Context, addr string, cfg *sarama.Config, want int) error {
 	cfg.Net.DialTimeout = 2 * time.Second
 	cfg.Net.ReadTimeout = 5 * time.Second
 	cfg.Metadata.Retry.Max = 0
@@ -45,20 +44,21 @@ func brokerReady(ctx context.Context, addr string) error {
 		if r.err != nil {
 			return r.err
 		}
-		if r.n == 0 {
-			return fmt.Errorf("metadata lists no broker yet")
+		if r.n < want {
+			return fmt.Errorf("metadata lists %d of %d brokers", r.n, want)
 		}
 		return nil
 	}
 }
 
 // workerReady succeeds when the worker at url answers GET / and lists the
-// MirrorSourceConnector plugin under GET /connector-plugins.
-func workerReady(ctx context.Context, url string) error {
-	if _, err := getJSON(ctx, url+"/"); err != nil {
+// MirrorSourceConnector plugin under GET /connector-plugins. A non-zero
+// user is sent as basic auth.
+func workerReady(ctx context.Context, hc *http.Client, url string, user User) error {
+	if _, err := getJSON(ctx, hc, url+"/", user); err != nil {
 		return err
 	}
-	body, err := getJSON(ctx, url+"/connector-plugins")
+	body, err := getJSON(ctx, hc, url+"/connector-plugins", user)
 	if err != nil {
 		return err
 	}
@@ -76,14 +76,17 @@ func workerReady(ctx context.Context, url string) error {
 	return fmt.Errorf("GET /connector-plugins does not list %s", mirrorSource)
 }
 
-func getJSON(ctx context.Context, url string) ([]byte, error) {
+func getJSON(ctx context.Context, hc *http.Client, url string, user User) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if user.Name != "" {
+		req.SetBasicAuth(user.Name, user.Password)
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}

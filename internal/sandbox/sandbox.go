@@ -1,8 +1,12 @@
 // Package sandbox runs real Apache Kafka and Kafka Connect on this machine for
-// tests and demos: two independent single-node KRaft clusters, "source" and
-// "target", and zero or more Kafka Connect distributed workers whose
-// management cluster is the target, with MirrorMaker 2's connectors on their
-// class path.
+// tests and demos: two independent KRaft clusters, "source" (one node, or
+// Config.SourceBrokers) and "target" (one node), and zero or more Kafka
+// Connect distributed workers whose management cluster is the target, with
+// MirrorMaker 2's connectors on their class path.
+//
+// With Config.Secure the clusters listen for clients on SASL_SSL (SCRAM and
+// PLAIN) and the workers serve REST over HTTPS with basic auth; see
+// secure.go for what runs and where the credentials are.
 //
 // The jars come from, in order, Config.KafkaHome (an Apache Kafka
 // distribution), or a cache directory filled from Maven Central by the
@@ -13,10 +17,10 @@
 //
 // Workers start through the worker image's own files (package docker/mm2):
 // docker-entrypoint.sh with connect-mm2.properties, configured by environment
-// variables exactly as in Kubernetes, except PLAINTEXT and replication factor
-// 1. Each worker listens on and advertises its own loopback address
-// (127.0.0.2, 127.0.0.3, ...) and port, so a write sent to a worker that is
-// not the leader is really forwarded.
+// variables exactly as in Kubernetes, except PLAINTEXT (unless Secure) and
+// replication factor 1. Each worker listens on and advertises its own
+// loopback address (127.0.0.2, 127.0.0.3, ...) and port, so a write sent to
+// a worker that is not the leader is really forwarded.
 //
 // A running sandbox can be shared by several test binaries: WriteState
 // records its addresses in a file and Attach connects to it. An attached
@@ -32,6 +36,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,6 +97,15 @@ type Config struct {
 	WorkDir string
 	// Workers is the number of Kafka Connect workers to start; 0 starts none.
 	Workers int
+	// SourceBrokers is the number of brokers of the source cluster (0
+	// means 1). With several, topics are replicated to all of them by
+	// default, so that leaders are spread and can move. The target cluster
+	// always has one.
+	SourceBrokers int
+	// Secure starts SASL_SSL brokers (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN)
+	// and Connect workers with HTTPS REST and basic auth, with certificates
+	// and passwords generated at start (see secure.go). Not with Docker.
+	Secure bool
 	// Docker runs every JVM as an apache/kafka:<KafkaVersion> container
 	// through github.com/ory/dockertest (host network) instead of a local
 	// process; Start fails with ErrNoDocker when no daemon answers.
@@ -124,29 +138,25 @@ type Sandbox struct {
 	target  *Broker
 	workers []*Worker
 
-	owned   bool
-	docker  *dockerBackend // nil for local processes
-	workDir string
-	rmDir   bool
-	log     *slog.Logger
+	owned     bool
+	docker    *dockerBackend // nil for local processes
+	workDir   string
+	rmDir     bool
+	sec       *security // nil unless Config.Secure
+	secretDir string    // credentials and keys; always removed by Close
+	log       *slog.Logger
 
 	jmxAgent string // the JMX exporter agent jar in the work directory; "" without Config.JMXExporter
-}
-
-// Broker is one single-node KRaft cluster (broker and controller in one JVM).
-type Broker struct {
-	name      string
-	bootstrap string
-	clusterID string
-	proc      runner                      // nil when attached
-	format    func(context.Context) error // writes the KRaft metadata of a new cluster; nil when the runner does
 }
 
 // Worker is one Kafka Connect distributed worker.
 type Worker struct {
 	url        string
-	metricsURL string // "" without Config.JMXExporter
-	proc       runner // nil when attached
+	metricsURL string       // "" without Config.JMXExporter
+	proc       runner       // nil when attached
+	client     *http.Client // for its REST API (HTTPS in a secure sandbox)
+	auth       User         // basic-auth user for readiness checks; zero when plain
+	local      User         // a basic-auth user only this worker knows; zero when plain
 }
 
 // Start starts the source and target clusters and cfg.Workers Connect workers
@@ -198,6 +208,17 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 			s.Close()
 		}
 	}()
+	if cfg.Secure {
+		if cfg.Docker {
+			return nil, errors.New("sandbox: Secure is not supported with the Docker backend")
+		}
+		if s.secretDir, err = os.MkdirTemp("", "mm2sandbox-secrets-"); err != nil {
+			return nil, err
+		}
+		if s.sec, err = newSecurity(s.secretDir, cfg.Workers); err != nil {
+			return nil, err
+		}
+	}
 	java, dist := "java", dockerKafkaHome
 	if cfg.Docker {
 		s.version = cfg.KafkaVersion
@@ -237,25 +258,16 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	}
 
 	// The two clusters format and start in parallel; each takes a few seconds.
-	if s.source, err = s.newBroker("source", java, dist, confDir, env); err != nil {
+	if s.source, err = s.newBroker("source", max(cfg.SourceBrokers, 1), java, dist, confDir, env); err != nil {
 		return nil, err
 	}
-	if s.target, err = s.newBroker("target", java, dist, confDir, env); err != nil {
+	if s.target, err = s.newBroker("target", 1, java, dist, confDir, env); err != nil {
 		return nil, err
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, b := range []*Broker{s.source, s.target} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if b.format != nil {
-				errs[i] = b.format(ctx)
-			}
-			if errs[i] == nil {
-				errs[i] = b.Start(ctx)
-			}
-		}()
+		wg.Go(func() { errs[i] = b.formatAndStart(ctx) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -272,8 +284,7 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	}
 	errs = make([]error, len(s.workers))
 	for i, w := range s.workers {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = w.Start(ctx) }()
+		wg.Go(func() { errs[i] = w.Start(ctx) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -307,65 +318,6 @@ func versionOf(dist, fallback string) string {
 		}
 	}
 	return fallback
-}
-
-func (s *Sandbox) newBroker(name, java, dist, confDir string, env []string) (*Broker, error) {
-	ports, err := freePorts("127.0.0.1", 2)
-	if err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(s.workDir, name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	bootstrap := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	props := strings.Join([]string{
-		"process.roles=broker,controller",
-		"node.id=1",
-		fmt.Sprintf("controller.quorum.voters=1@127.0.0.1:%d", ports[1]),
-		fmt.Sprintf("listeners=PLAINTEXT://%s,CONTROLLER://127.0.0.1:%d", bootstrap, ports[1]),
-		"advertised.listeners=PLAINTEXT://" + bootstrap,
-		"controller.listener.names=CONTROLLER",
-		"inter.broker.listener.name=PLAINTEXT",
-		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-		"log.dirs=" + filepath.Join(dir, "data"),
-		"auto.create.topics.enable=false",
-		"num.partitions=1",
-		"offsets.topic.replication.factor=1",
-		"offsets.topic.num.partitions=5",
-		"transaction.state.log.replication.factor=1",
-		"transaction.state.log.min.isr=1",
-		"transaction.state.log.num.partitions=5",
-		"share.coordinator.state.topic.replication.factor=1",
-		"share.coordinator.state.topic.min.isr=1",
-		"group.initial.rebalance.delay.ms=0",
-		"",
-	}, "\n")
-	propsPath := filepath.Join(dir, "server.properties")
-	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
-		return nil, err
-	}
-	argv := append([]string{java}, strings.Fields(heapFlags+" "+jvmFlags)...)
-	argv = append(argv,
-		"-Dlog4j2.configurationFile="+filepath.Join(confDir, "connect-log4j2.properties"),
-		"-Dlog4j.configuration=file:"+filepath.Join(confDir, "connect-log4j.properties"),
-		"-cp", filepath.Join(dist, "libs", "*"), "kafka.Kafka", propsPath)
-	b := &Broker{name: name, bootstrap: bootstrap, clusterID: newClusterID()}
-	if s.docker != nil {
-		b.proc = s.docker.runner(name+" broker", brokerArgv(formatCmd(argv, b.clusterID), argv), env)
-		return b, nil
-	}
-	b.proc = &process{name: name + " broker", argv: argv, env: env, dir: dir, log: filepath.Join(dir, "broker.log")}
-	b.format = func(ctx context.Context) error {
-		args := formatCmd(argv, b.clusterID)
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		cmd.Env, cmd.Dir = env, dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("format %s cluster: %v\n%s", name, err, lastLines(string(out), 20))
-		}
-		return nil
-	}
-	return b, nil
 }
 
 // Flags that fit several JVMs on 2 cores: small heaps, the serial collector
@@ -412,13 +364,22 @@ func (s *Sandbox) newWorker(i int, dist, confDir string, env []string) (*Worker,
 		"KAFKA_JVM_PERFORMANCE_OPTS="+jvmFlags,
 	)
 	env = append(env, s.WorkerEnv(host, ports[0])...)
-	w := &Worker{url: fmt.Sprintf("http://%s:%d", host, ports[0])}
+	w := &Worker{url: fmt.Sprintf("http://%s:%d", host, ports[0]), client: s.HTTPClient()}
 	if s.jmxAgent != "" {
 		menv, murl, err := s.jmxExporterEnv()
 		if err != nil {
 			return nil, err
 		}
 		env, w.metricsURL = append(env, menv...), murl
+	}
+	if s.sec != nil {
+		secEnv, local, err := s.workerEnv(dir, i)
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, secEnv...)
+		w.url = fmt.Sprintf("https://%s:%d", host, ports[0])
+		w.auth, w.local = s.sec.rest, local
 	}
 	name, argv := fmt.Sprintf("connect worker %d", i), []string{filepath.Join(confDir, "docker-entrypoint.sh")}
 	if s.docker != nil {
@@ -434,7 +395,9 @@ func (s *Sandbox) newWorker(i int, dist, confDir string, env []string) (*Worker,
 // host:port: the target cluster as bootstrap, the group and its three
 // topics, replication factor 1, the security settings. It holds no
 // KAFKA_HOME, MM2_CONF_DIR or JVM flags, so that the worker image, run on
-// the host network, can join the group with it.
+// the host network, can join the group with it. The security settings are
+// PLAINTEXT's: a secure sandbox's workers get theirs from workerEnv
+// (secure.go), which names files of its secrets directory.
 func (s *Sandbox) WorkerEnv(host string, port int) []string {
 	return []string{
 		"CONNECT_BOOTSTRAP_SERVERS=" + s.target.bootstrap,
@@ -523,8 +486,13 @@ func (s *Sandbox) processes() []runner {
 		}
 	}
 	for _, b := range []*Broker{s.source, s.target} {
-		if b != nil && b.proc != nil {
-			ps = append(ps, b.proc)
+		if b == nil {
+			continue
+		}
+		for _, nd := range b.nodes {
+			if nd.proc != nil {
+				ps = append(ps, nd.proc)
+			}
 		}
 	}
 	return ps
@@ -575,6 +543,11 @@ func (s *Sandbox) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	if s.secretDir != "" {
+		if err := os.RemoveAll(s.secretDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -588,42 +561,16 @@ func isSignalExit(err error) bool {
 	return ee.ExitCode() == 143 || ee.ExitCode() == -1
 }
 
-// Bootstrap returns the cluster's bootstrap address (PLAINTEXT).
-func (b *Broker) Bootstrap() string { return b.bootstrap }
-
-// ClusterID returns the cluster's KRaft cluster ID.
-func (b *Broker) ClusterID() string { return b.clusterID }
-
-// Start starts a stopped broker (same ports and data) and waits until it
-// answers metadata requests.
-func (b *Broker) Start(ctx context.Context) error {
-	if b.proc == nil {
-		return ErrNotOwner
-	}
-	if err := b.proc.start(); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
-	if err := waitUntil(ctx, b.proc, func(ctx context.Context) error { return brokerReady(ctx, b.bootstrap) }); err != nil {
-		return fmt.Errorf("%s broker at %s not ready: %w\n%s", b.name, b.bootstrap, err, b.proc.tail(40))
-	}
-	return nil
-}
-
-// Stop stops the broker gracefully (controlled shutdown) and waits for it to exit.
-func (b *Broker) Stop(ctx context.Context) error {
-	if b.proc == nil {
-		return ErrNotOwner
-	}
-	if err := b.proc.stop(ctx); err != nil && !isSignalExit(err) {
-		return err
-	}
-	return nil
-}
-
-// URL returns the worker's REST URL, its advertised address.
+// URL returns the worker's REST URL, its advertised address (https:// in
+// a secure sandbox).
 func (w *Worker) URL() string { return w.url }
+
+// LocalUser returns a basic-auth user that only this worker accepts (the
+// zero User in a plain sandbox). Every worker also accepts
+// Sandbox.ConnectUser. A request a worker forwards to the leader carries
+// the caller's Authorization header and is authenticated there again: with
+// LocalUser of a worker that is not the leader, a forwarded write fails.
+func (w *Worker) LocalUser() User { return w.local }
 
 // Start starts a stopped worker and waits until it is usable: GET / answers
 // and GET /connector-plugins lists MirrorSourceConnector.
@@ -636,7 +583,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	if err := waitUntil(ctx, w.proc, func(ctx context.Context) error { return workerReady(ctx, w.url) }); err != nil {
+	if err := waitUntil(ctx, w.proc, func(ctx context.Context) error { return workerReady(ctx, w.client, w.url, w.auth) }); err != nil {
 		return fmt.Errorf("%s at %s not ready: %w\n%s", w.proc.label(), w.url, err, w.proc.tail(40))
 	}
 	return nil
@@ -712,20 +659,26 @@ type state struct {
 }
 
 type brokerState struct {
-	Bootstrap string `json:"bootstrap"`
-	ClusterID string `json:"cluster_id"`
+	Bootstrap string   `json:"bootstrap"`
+	ClusterID string   `json:"cluster_id"`
+	Addrs     []string `json:"addrs,omitempty"`
 }
 
 type workerInfo struct {
 	URL string `json:"url"`
 }
 
-// WriteState writes the sandbox's addresses to path, for Attach.
+// WriteState writes the sandbox's addresses to path, for Attach. A secure
+// sandbox cannot be shared this way: its state would be credentials in a
+// file.
 func (s *Sandbox) WriteState(path string) error {
+	if s.sec != nil {
+		return errors.New("sandbox: a secure sandbox writes no state file (it would hold its credentials)")
+	}
 	st := state{
 		KafkaVersion: s.version,
-		Source:       brokerState{s.source.bootstrap, s.source.clusterID},
-		Target:       brokerState{s.target.bootstrap, s.target.clusterID},
+		Source:       brokerState{s.source.bootstrap, s.source.clusterID, s.source.Addrs()},
+		Target:       brokerState{s.target.bootstrap, s.target.clusterID, s.target.Addrs()},
 	}
 	for _, w := range s.workers {
 		st.Workers = append(st.Workers, workerInfo{w.url})
@@ -735,6 +688,20 @@ func (s *Sandbox) WriteState(path string) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// attachedBroker is a cluster another process started: one node per
+// recorded address, without fault handles.
+func attachedBroker(name string, st brokerState) *Broker {
+	b := &Broker{name: name, bootstrap: st.Bootstrap, clusterID: st.ClusterID}
+	addrs := st.Addrs
+	if len(addrs) == 0 {
+		addrs = []string{st.Bootstrap}
+	}
+	for i, a := range addrs {
+		b.nodes = append(b.nodes, &Node{cluster: b, id: int32(i + 1), addr: a, internal: a})
+	}
+	return b
 }
 
 // Attach connects to a sandbox another process started and described with
@@ -750,22 +717,22 @@ func Attach(ctx context.Context, path string) (*Sandbox, error) {
 	}
 	s := &Sandbox{
 		version: st.KafkaVersion,
-		source:  &Broker{name: "source", bootstrap: st.Source.Bootstrap, clusterID: st.Source.ClusterID},
-		target:  &Broker{name: "target", bootstrap: st.Target.Bootstrap, clusterID: st.Target.ClusterID},
+		source:  attachedBroker("source", st.Source),
+		target:  attachedBroker("target", st.Target),
 		log:     slog.New(slog.DiscardHandler),
 	}
 	for _, w := range st.Workers {
-		s.workers = append(s.workers, &Worker{url: w.URL})
+		s.workers = append(s.workers, &Worker{url: w.URL, client: &http.Client{}})
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for _, br := range []*Broker{s.source, s.target} {
-		if err := brokerReady(ctx, br.bootstrap); err != nil {
+		if err := brokerReady(ctx, br.bootstrap, br.SaramaConfig(), 1); err != nil {
 			return nil, fmt.Errorf("attach sandbox: %s broker %s: %w", br.name, br.bootstrap, err)
 		}
 	}
 	for _, w := range s.workers {
-		if err := workerReady(ctx, w.url); err != nil {
+		if err := workerReady(ctx, w.client, w.url, User{}); err != nil {
 			return nil, fmt.Errorf("attach sandbox: worker %s: %w", w.url, err)
 		}
 	}

@@ -1,9 +1,13 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -103,5 +107,94 @@ func TestAttach(t *testing.T) {
 	}
 	if _, err := http.Get(sb.ConnectURL() + "/"); err != nil {
 		t.Fatalf("closing an attached sandbox stopped the real one: %v", err)
+	}
+}
+
+// TestSecureSmoke runs the smoke test on the secure sandbox: SASL_SSL
+// brokers, three of them on the source, Connect over HTTPS with basic
+// auth, MirrorSourceConnector's clients on SASL_SSL with SCRAM-SHA-512.
+func TestSecureSmoke(t *testing.T) {
+	sb := sandboxtest.SharedSecure(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rep, err := sandbox.Smoke(ctx, sb, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kafka %s, secure: %d records replicated byte for byte in %v", rep.KafkaVersion, rep.Records, rep.Replicated)
+	// The connector ran with its clients' JAAS lines resolved from the
+	// workers' environment: no log, configuration or data file shows them.
+	noPasswordOnDisk(t, sb)
+}
+
+// passwords returns every password of a secure sandbox.
+func passwords(t *testing.T, sb *sandbox.Sandbox) []string {
+	t.Helper()
+	ps := []string{sb.ConnectUser().Password}
+	for _, w := range sb.Workers() {
+		ps = append(ps, w.LocalUser().Password)
+	}
+	for _, b := range []*sandbox.Broker{sb.Source(), sb.Target()} {
+		ps = append(ps, b.Admin().Password, b.MM2().Password)
+	}
+	for _, p := range ps {
+		if len(p) < 20 {
+			t.Fatalf("password %q is too short to be a random secret", p)
+		}
+	}
+	return ps
+}
+
+// noPasswordOnDisk fails t for every file under the sandbox's work
+// directory (configurations, data, logs) that holds a password.
+func noPasswordOnDisk(t *testing.T, sb *sandbox.Sandbox) {
+	t.Helper()
+	ps := passwords(t, sb)
+	err := filepath.WalkDir(sb.WorkDir(), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if bytes.Contains(b, []byte(p)) {
+				t.Errorf("%s holds a password", path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSecureCredentialsStayInTheSecretsDir starts a secure sandbox of its
+// own, checks that no file outside the secrets directory (configurations,
+// data, logs) holds a password, that a worker refuses a request without
+// credentials, and that Close removes the secrets directory.
+func TestSecureCredentialsStayInTheSecretsDir(t *testing.T) {
+	sb := sandboxtest.Dedicated(t, sandbox.Config{Secure: true, Workers: 1})
+	secrets := filepath.Dir(sb.CAFile())
+	noPasswordOnDisk(t, sb)
+
+	resp, err := sb.HTTPClient().Get(sb.ConnectURL() + "/connectors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /connectors without credentials: %s, want 401", resp.Status)
+	}
+	if _, err := http.Get(sb.ConnectURL() + "/"); err == nil {
+		t.Error("the worker's certificate was trusted without the sandbox CA")
+	}
+
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(secrets); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("secrets directory %s still there after Close: %v", secrets, err)
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -35,24 +37,24 @@ func Smoke(ctx context.Context, s *Sandbox, records int) (SmokeReport, error) {
 	rep.Topic = fmt.Sprintf("smoke-%d", time.Now().UnixNano())
 	src := newTestRecords(rep.Topic, records)
 	for _, b := range []*Broker{s.source, s.target} {
-		if err := CreateTopic(ctx, b.bootstrap, rep.Topic, 1); err != nil {
+		if err := b.CreateTopic(ctx, rep.Topic, 1); err != nil {
 			return rep, err
 		}
 	}
-	if err := Produce(ctx, s.source.bootstrap, src); err != nil {
+	if err := s.source.Produce(ctx, src); err != nil {
 		return rep, fmt.Errorf("smoke: produce to source: %w", err)
 	}
-	if err := compareTopic(ctx, s.source.bootstrap, rep.Topic, src); err != nil {
+	if err := compareTopic(ctx, s.source, rep.Topic, src); err != nil {
 		return rep, fmt.Errorf("smoke: source cluster: %w", err)
 	}
 	own := newTestRecords(rep.Topic+"-own", records)
-	if err := CreateTopic(ctx, s.target.bootstrap, rep.Topic+"-own", 1); err != nil {
+	if err := s.target.CreateTopic(ctx, rep.Topic+"-own", 1); err != nil {
 		return rep, err
 	}
-	if err := Produce(ctx, s.target.bootstrap, own); err != nil {
+	if err := s.target.Produce(ctx, own); err != nil {
 		return rep, fmt.Errorf("smoke: produce to target: %w", err)
 	}
-	if err := compareTopic(ctx, s.target.bootstrap, rep.Topic+"-own", own); err != nil {
+	if err := compareTopic(ctx, s.target, rep.Topic+"-own", own); err != nil {
 		return rep, fmt.Errorf("smoke: target cluster: %w", err)
 	}
 
@@ -61,7 +63,7 @@ func Smoke(ctx context.Context, s *Sandbox, records int) (SmokeReport, error) {
 		"connector.class":                   mirrorSource,
 		"source.cluster.alias":              "source",
 		"target.cluster.alias":              "target",
-		"source.cluster.bootstrap.servers":  s.source.bootstrap,
+		"source.cluster.bootstrap.servers":  strings.Join(s.source.Addrs(), ","),
 		"target.cluster.bootstrap.servers":  s.target.bootstrap,
 		"topics":                            rep.Topic,
 		"tasks.max":                         "1",
@@ -75,13 +77,15 @@ func Smoke(ctx context.Context, s *Sandbox, records int) (SmokeReport, error) {
 		"replication.factor":                "1",
 		"source.consumer.auto.offset.reset": "earliest",
 	}
+	maps.Copy(cfg, s.MirrorClientConfig())
 	body, _ := json.Marshal(map[string]any{"name": name, "config": cfg})
 	start := time.Now()
-	if err := restCall(ctx, http.MethodPost, s.ConnectURL()+"/connectors", body, http.StatusCreated); err != nil {
+	w := s.workers[0]
+	if err := w.restCall(ctx, http.MethodPost, "/connectors", body, http.StatusCreated); err != nil {
 		return rep, fmt.Errorf("smoke: create connector: %w", err)
 	}
-	defer restCall(context.WithoutCancel(ctx), http.MethodDelete, s.ConnectURL()+"/connectors/"+name, nil, http.StatusNoContent)
-	if err := compareTopic(ctx, s.target.bootstrap, rep.Topic, src); err != nil {
+	defer w.restCall(context.WithoutCancel(ctx), http.MethodDelete, "/connectors/"+name, nil, http.StatusNoContent)
+	if err := compareTopic(ctx, s.target, rep.Topic, src); err != nil {
 		return rep, fmt.Errorf("smoke: replicated records: %w", err)
 	}
 	rep.Replicated = time.Since(start)
@@ -106,8 +110,8 @@ func newTestRecords(topic string, n int) []*sarama.ProducerMessage {
 
 // compareTopic reads partition 0 of topic from the start until it holds as
 // many records as want, and compares them byte for byte.
-func compareTopic(ctx context.Context, bootstrap, topic string, want []*sarama.ProducerMessage) error {
-	got, err := Consume(ctx, bootstrap, topic, 0, 0, len(want))
+func compareTopic(ctx context.Context, b *Broker, topic string, want []*sarama.ProducerMessage) error {
+	got, err := b.Consume(ctx, topic, 0, 0, len(want))
 	if err != nil {
 		return err
 	}
@@ -143,8 +147,8 @@ func NewSaramaConfig() *sarama.Config {
 	return cfg
 }
 
-// CreateTopic creates topic with the given number of partitions
-// (replication factor 1) and waits until its metadata is visible.
+// CreateTopic creates topic on the PLAINTEXT cluster at bootstrap (see
+// Broker.CreateTopic).
 func CreateTopic(ctx context.Context, bootstrap, topic string, partitions int32) error {
 	return CreateTopicWithConfig(ctx, bootstrap, topic, partitions, nil)
 }
@@ -152,7 +156,44 @@ func CreateTopic(ctx context.Context, bootstrap, topic string, partitions int32)
 // CreateTopicWithConfig is CreateTopic with topic-level configuration, such
 // as cleanup.policy=compact.
 func CreateTopicWithConfig(ctx context.Context, bootstrap, topic string, partitions int32, config map[string]string) error {
-	admin, err := sarama.NewClusterAdmin([]string{bootstrap}, NewSaramaConfig())
+	return createTopic(ctx, []string{bootstrap}, NewSaramaConfig(), topic, partitions, config)
+}
+
+// Produce sends msgs to the PLAINTEXT cluster at bootstrap (see Broker.Produce).
+func Produce(ctx context.Context, bootstrap string, msgs []*sarama.ProducerMessage) error {
+	return produce([]string{bootstrap}, NewSaramaConfig(), msgs)
+}
+
+// Consume reads from the PLAINTEXT cluster at bootstrap (see Broker.Consume).
+func Consume(ctx context.Context, bootstrap, topic string, partition int32, from int64, n int) ([]*sarama.ConsumerMessage, error) {
+	return consume(ctx, []string{bootstrap}, NewSaramaConfig(), topic, partition, from, n)
+}
+
+// CreateTopic creates topic with the given number of partitions and the
+// cluster's default replication factor (1, or every node of a cluster of
+// several), and waits until its metadata is visible.
+func (b *Broker) CreateTopic(ctx context.Context, topic string, partitions int32) error {
+	return createTopic(ctx, b.Addrs(), b.SaramaConfig(), topic, partitions, nil)
+}
+
+// CreateTopicWithConfig is CreateTopic with topic-level configuration.
+func (b *Broker) CreateTopicWithConfig(ctx context.Context, topic string, partitions int32, config map[string]string) error {
+	return createTopic(ctx, b.Addrs(), b.SaramaConfig(), topic, partitions, config)
+}
+
+// Produce sends msgs synchronously, acknowledged by all in-sync replicas.
+func (b *Broker) Produce(ctx context.Context, msgs []*sarama.ProducerMessage) error {
+	return produce(b.Addrs(), b.SaramaConfig(), msgs)
+}
+
+// Consume reads n records of one partition starting at offset from, or
+// returns an error when ctx ends first.
+func (b *Broker) Consume(ctx context.Context, topic string, partition int32, from int64, n int) ([]*sarama.ConsumerMessage, error) {
+	return consume(ctx, b.Addrs(), b.SaramaConfig(), topic, partition, from, n)
+}
+
+func createTopic(ctx context.Context, addrs []string, cfg *sarama.Config, topic string, partitions int32, config map[string]string) error {
+	admin, err := sarama.NewClusterAdmin(addrs, cfg)
 	if err != nil {
 		return err
 	}
@@ -161,8 +202,8 @@ func CreateTopicWithConfig(ctx context.Context, bootstrap, topic string, partiti
 	for k, v := range config {
 		entries[k] = &v
 	}
-	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1, ConfigEntries: entries}, false); err != nil {
-		return fmt.Errorf("create topic %s on %s: %w", topic, bootstrap, err)
+	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: -1, ConfigEntries: entries}, false); err != nil {
+		return fmt.Errorf("create topic %s on %s: %w", topic, addrs[0], err)
 	}
 	for {
 		md, err := admin.DescribeTopics([]string{topic})
@@ -175,9 +216,8 @@ func CreateTopicWithConfig(ctx context.Context, bootstrap, topic string, partiti
 	}
 }
 
-// Produce sends msgs synchronously, acknowledged by all in-sync replicas.
-func Produce(ctx context.Context, bootstrap string, msgs []*sarama.ProducerMessage) error {
-	p, err := sarama.NewSyncProducer([]string{bootstrap}, NewSaramaConfig())
+func produce(addrs []string, cfg *sarama.Config, msgs []*sarama.ProducerMessage) error {
+	p, err := sarama.NewSyncProducer(addrs, cfg)
 	if err != nil {
 		return err
 	}
@@ -185,10 +225,8 @@ func Produce(ctx context.Context, bootstrap string, msgs []*sarama.ProducerMessa
 	return p.SendMessages(msgs)
 }
 
-// Consume reads n records of one partition starting at offset from, or
-// returns an error when ctx ends first.
-func Consume(ctx context.Context, bootstrap, topic string, partition int32, from int64, n int) ([]*sarama.ConsumerMessage, error) {
-	c, err := sarama.NewConsumer([]string{bootstrap}, NewSaramaConfig())
+func consume(ctx context.Context, addrs []string, cfg *sarama.Config, topic string, partition int32, from int64, n int) ([]*sarama.ConsumerMessage, error) {
+	c, err := sarama.NewConsumer(addrs, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -214,16 +252,22 @@ func Consume(ctx context.Context, bootstrap, topic string, partition int32, from
 	return got, nil
 }
 
-func restCall(ctx context.Context, method, url string, body []byte, want int) error {
+// restCall sends one REST request to the worker (with the shared
+// basic-auth user in a secure sandbox) and expects status want.
+func (w *Worker) restCall(ctx context.Context, method, path string, body []byte, want int) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	url := w.url + path
 	for {
 		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 		if err != nil {
 			return err
 		}
 		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
+		if w.auth.Name != "" {
+			req.SetBasicAuth(w.auth.Name, w.auth.Password)
+		}
+		resp, err := w.client.Do(req)
 		if err != nil {
 			return err
 		}

@@ -30,6 +30,8 @@ func main() {
 	cfg := sandbox.ConfigFromEnv()
 	flag.StringVar(&cfg.KafkaVersion, "kafka-version", cfg.KafkaVersion, "Apache Kafka version (default "+sandbox.DefaultKafkaVersion+"; env MM2CUTOVER_KAFKA_VERSION)")
 	flag.IntVar(&cfg.Workers, "workers", 2, "number of Kafka Connect workers")
+	flag.IntVar(&cfg.SourceBrokers, "source-brokers", 1, "number of brokers of the source cluster")
+	flag.BoolVar(&cfg.Secure, "secure", false, "SASL_SSL brokers (SCRAM, PLAIN) and HTTPS + basic-auth workers, credentials generated at start")
 	hold := flag.Bool("hold", false, "keep the sandbox running until interrupted instead of running the smoke demo")
 	statePath := flag.String("state", "", "with -hold: write the sandbox state file here (for "+sandbox.StateEnv+")")
 	asJSON := flag.Bool("json", false, "print the result as JSON")

@@ -23,23 +23,72 @@ import (
 // so that requests are forwarded between workers.
 const SharedWorkers = 2
 
-// shared is the sandbox of this test binary; Main closes it.
-var shared struct {
+// SecureSourceBrokers is the number of source brokers of the shared secure
+// sandbox: three, so that partition leaders are spread and can move.
+const SecureSourceBrokers = 3
+
+type once struct {
 	once sync.Once
 	sb   *sandbox.Sandbox
 	err  error
 }
 
-// Main runs the tests and then closes the shared sandbox, if one was started.
-// Call it from TestMain.
+// shared, sharedSecure and sharedSecureKafka are the sandboxes of this
+// test binary; Main closes them.
+var shared, sharedSecure, sharedSecureKafka once
+
+// Main runs the tests and then closes the shared sandboxes that were
+// started. Call it from TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
-	if shared.sb != nil {
-		if err := shared.sb.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, "sandboxtest: close:", err)
+	for _, o := range []*once{&shared, &sharedSecure, &sharedSecureKafka} {
+		if o.sb != nil {
+			if err := o.sb.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, "sandboxtest: close:", err)
+			}
 		}
 	}
 	os.Exit(code)
+}
+
+// SharedSecure returns the secure sandbox shared by the tests of this
+// binary (sandbox.Config.Secure), starting it on first use with
+// SecureSourceBrokers source brokers and two Connect workers. It is never
+// attached from MM2CUTOVER_SANDBOX: a secure sandbox writes no state file.
+// Tests that use it never stop or kill its processes.
+func SharedSecure(t testing.TB) *sandbox.Sandbox {
+	t.Helper()
+	return startSecure(t, &sharedSecure, SharedWorkers)
+}
+
+// SharedSecureKafka is SharedSecure without Connect workers, for the tests
+// of Kafka clients.
+func SharedSecureKafka(t testing.TB) *sandbox.Sandbox {
+	t.Helper()
+	return startSecure(t, &sharedSecureKafka, 0)
+}
+
+func startSecure(t testing.TB, o *once, workers int) *sandbox.Sandbox {
+	t.Helper()
+	requireIntegration(t)
+	o.once.Do(func() {
+		cfg := sandbox.ConfigFromEnv()
+		cfg.Workers = workers
+		cfg.SourceBrokers = SecureSourceBrokers
+		cfg.Secure = true
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		o.sb, o.err = sandbox.Start(context.Background(), cfg)
+	})
+	if o.err != nil {
+		unavailable(t, o.err)
+	}
+	sb := o.sb
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log("secure sandbox logs:\n" + sb.LogTails(40))
+		}
+	})
+	return sb
 }
 
 // Shared returns the sandbox shared by the tests of this binary, starting it
