@@ -46,7 +46,8 @@
 // its renderings), connect (the Kafka Connect REST client, its state guards
 // and retries, the connector config builder and lint), kafkaadmin (group
 // offsets, group state and log bounds read with sarama), verify (read-back
-// and post-resume checks). Every I/O call takes a context.Context first; the
+// and post-resume checks) and redact (what counts as a secret, and how it is
+// hidden). Every I/O call takes a context.Context first; the
 // library never prints, it logs to the *slog.Logger it is given; secrets never
 // reach a plan, a log line, an error or a report.
 package mm2cutover

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 // ServerInfo is the answer of GET / on a Connect worker.
@@ -208,7 +210,7 @@ func (c *Client) Create(ctx context.Context, name string, config map[string]stri
 		Config       map[string]string `json:"config"`
 		InitialState InitialState      `json:"initial_state,omitempty"`
 	}{name, config, initial}
-	req := request{method: http.MethodPost, path: "/connectors", body: body, repeat: RepeatOnRebalance, secrets: secretValues(config)}
+	req := request{method: http.MethodPost, path: "/connectors", body: body, repeat: RepeatOnRebalance, secrets: redact.SecretValues(config, nil)}
 
 	data, err := encodeBody(req)
 	if err != nil {
@@ -279,7 +281,7 @@ func configDiffKeys(name string, want, got map[string]string) []string {
 func (c *Client) PutConfig(ctx context.Context, name string, config map[string]string) (info *ConnectorInfo, created bool, err error) {
 	var out ConnectorInfo
 	status, err := c.do(ctx, request{method: http.MethodPut, path: connectorPath(name, "/config"), body: config,
-		repeat: RepeatSafe, secrets: secretValues(config)}, &out)
+		repeat: RepeatSafe, secrets: redact.SecretValues(config, nil)}, &out)
 	if err != nil {
 		return nil, false, err
 	}
@@ -382,9 +384,9 @@ const TypePassword = "PASSWORD"
 
 // PasswordKeys returns the sorted names of the keys the plugin defines as
 // PASSWORD: the plugin's own word on what is secret, for the redaction
-// of plan.RedactKeys. Keys the plugin passes through without defining
+// of redact.ConfigWith. Keys the plugin passes through without defining
 // them (MirrorSourceConnector's source.cluster.* client settings, for
-// example) are not among them; plan.IsSecretKey covers those.
+// example) are not among them; redact.IsSecretKey covers those.
 func (c *ConfigInfos) PasswordKeys() []string {
 	if c == nil {
 		return nil
@@ -416,7 +418,7 @@ type ConfigValueInfo struct {
 func (c *Client) Validate(ctx context.Context, class string, config map[string]string) (*ConfigInfos, error) {
 	var out ConfigInfos
 	req := request{method: http.MethodPut, path: "/connector-plugins/" + url.PathEscape(class) + "/config/validate",
-		body: config, repeat: RepeatSafe, secrets: secretValues(config)}
+		body: config, repeat: RepeatSafe, secrets: redact.SecretValues(config, nil)}
 	if _, err := c.do(ctx, req, &out); err != nil {
 		return nil, err
 	}

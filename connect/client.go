@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/redact"
+
 	"github.com/cenkalti/backoff/v4"
 )
 
@@ -447,16 +449,16 @@ func (c *Client) credentials() []string {
 // the client's credentials is replaced by "[redacted]".
 func newAPIError(req request, status int, data []byte, credentials []string) *APIError {
 	e := &APIError{Method: req.method, Path: req.path, StatusCode: status}
-	secrets := longestFirst(append(append([]string(nil), req.secrets...), credentials...))
+	secrets := append(append([]string(nil), req.secrets...), credentials...)
 	var body struct {
 		ErrorCode int    `json:"error_code"`
 		Message   string `json:"message"`
 	}
 	if json.Unmarshal(data, &body) == nil && (body.ErrorCode != 0 || body.Message != "") {
-		e.ErrorCode, e.Message = body.ErrorCode, redact(body.Message, secrets)
+		e.ErrorCode, e.Message = body.ErrorCode, redact.Text(body.Message, secrets...)
 	} else {
 		// Redacted before it is cut, so that no secret survives in part.
-		msg := redact(strings.TrimSpace(string(data)), secrets)
+		msg := redact.Text(strings.TrimSpace(string(data)), secrets...)
 		if len(msg) > maxMessageLen {
 			msg = msg[:maxMessageLen] + "..."
 		}

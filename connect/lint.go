@@ -3,9 +3,10 @@ package connect
 import (
 	"context"
 	"fmt"
-	"github.com/mm2cutover/mm2cutover/plan"
 	"sort"
 	"strings"
+
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 // Severity ranks a Finding.
@@ -182,9 +183,9 @@ func Lint(config map[string]string, workerVersion string, exp LintExpectations) 
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	shownAs := plan.Redact(config) // secrets in plain text become plan.Redacted; provider references stay
+	shownAs := redact.Config(config) // secrets in plain text become redact.Redacted; provider references stay
 	for _, k := range keys {
-		if shownAs[k] == plan.Redacted && config[k] != plan.Redacted {
+		if shownAs[k] == redact.Redacted && config[k] != redact.Redacted {
 			add(SeverityWarning, k, "holds a secret in plain text: it is stored in the config topic and shown by GET /connectors",
 				"use a config provider reference such as ${file:/path/secrets.properties:key}")
 		}
@@ -227,11 +228,11 @@ func ValidationFindings(infos *ConfigInfos, config map[string]string) []Finding 
 	if infos == nil {
 		return nil
 	}
-	secrets := secretValues(config)
+	secrets := redact.SecretValues(config, nil)
 	var fs []Finding
 	for _, ci := range infos.Configs {
 		for _, e := range ci.Value.Errors {
-			fs = append(fs, Finding{Severity: SeverityError, Key: ci.Value.Name, Message: redact(e, secrets),
+			fs = append(fs, Finding{Severity: SeverityError, Key: ci.Value.Name, Message: redact.Text(e, secrets...),
 				Advice: "fix the value the connector plugin rejected", Origin: OriginValidate})
 		}
 	}

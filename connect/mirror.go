@@ -3,12 +3,13 @@ package connect
 import (
 	"errors"
 	"fmt"
-	"github.com/mm2cutover/mm2cutover/plan"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 // Class names used in MirrorSourceConnector configurations.
@@ -192,7 +193,7 @@ func (m MirrorSource) String() string {
 // with secret values (sasl.jaas.config, *.password, ...) replaced by
 // "[redacted]", for logs and reports.
 func ConfigString(config map[string]string) string {
-	r := plan.Redact(config)
+	r := redact.Config(config)
 	keys := make([]string, 0, len(r))
 	for k := range r {
 		keys = append(keys, k)

@@ -14,7 +14,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
-	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 // secureClient returns a client for a secure sandbox worker: HTTPS
@@ -212,13 +212,13 @@ func TestRealValidatePasswordKeys(t *testing.T) {
 		t.Errorf("no PASSWORD key in the validate answer")
 	}
 	for _, k := range keys {
-		if !plan.IsSecretKey(k) || !plan.IsSecretKey("source.cluster."+k) {
-			t.Errorf("%s is PASSWORD for MirrorSourceConnector but not a secret for plan.IsSecretKey", k)
+		if !redact.IsSecretKey(k) || !redact.IsSecretKey("source.cluster."+k) {
+			t.Errorf("%s is PASSWORD for MirrorSourceConnector but not a secret for redact.IsSecretKey", k)
 		}
 	}
-	redacted := plan.RedactKeys(cfg, keys)
+	redacted := redact.ConfigWith(cfg, keys)
 	for k, v := range cfg {
-		if strings.HasPrefix(v, "secret-") && redacted[k] != plan.Redacted {
+		if strings.HasPrefix(v, "secret-") && redacted[k] != redact.Redacted {
 			t.Errorf("%s not redacted: %q", k, redacted[k])
 		}
 	}

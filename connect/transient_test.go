@@ -8,6 +8,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 func TestIsTransient(t *testing.T) {
@@ -124,9 +126,9 @@ func TestRedact(t *testing.T) {
 		"ssl.truststore.password":         "trust-pw",
 		"topics":                          "orders",
 	}
-	secrets := secretValues(cfg)
+	secrets := redact.SecretValues(cfg, nil)
 	msg := `Invalid value password="s3cr3t-pw" and trust-pw for orders`
-	got := redact(msg, secrets)
+	got := redact.Text(msg, secrets...)
 	want := `Invalid value password="[redacted]" and [redacted] for orders`
 	if got != want {
 		t.Errorf("redact = %q, want %q", got, want)

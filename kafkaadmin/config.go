@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/redact"
+
 	"github.com/IBM/sarama"
 )
 
@@ -38,30 +40,6 @@ const (
 	ScramSHA256 SASLMechanism = "SCRAM-SHA-256"
 	ScramSHA512 SASLMechanism = "SCRAM-SHA-512"
 )
-
-// Secret is a credential. Its String, GoString, LogValue and MarshalText
-// methods all return "[redacted]" (or "" when empty), so a Secret printed,
-// logged or encoded never shows its value. Convert it with string(s) to use
-// it.
-type Secret string
-
-const redacted = "[redacted]"
-
-func (s Secret) String() string {
-	if s == "" {
-		return ""
-	}
-	return redacted
-}
-
-// GoString redacts the secret for the %#v verb.
-func (s Secret) GoString() string { return strconv.Quote(s.String()) }
-
-// LogValue redacts the secret for log/slog.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
-
-// MarshalText redacts the secret for encoding/json and similar encoders.
-func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // TLSConfig holds the TLS settings used with the SSL and SASL_SSL
 // protocols. Files are PEM encoded and read by [NewReader].
@@ -94,7 +72,7 @@ type Config struct {
 	// and SASL_SSL, and must be empty otherwise.
 	SASLMechanism SASLMechanism
 	Username      string
-	Password      Secret
+	Password      redact.Secret
 	// TLS is used with SSL and SASL_SSL, and must be empty otherwise.
 	TLS TLSConfig
 	// RequestTimeout bounds dialing and each request's round trip. Zero

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -97,11 +99,11 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		if strings.Contains(out, pw) {
 			t.Errorf("%s shows the password: %s", name, out)
 		}
-		if !strings.Contains(out, redacted) {
+		if !strings.Contains(out, redact.Redacted) {
 			t.Errorf("%s does not say the password is redacted: %s", name, out)
 		}
 	}
-	if got := (Secret("")).String(); got != "" {
+	if got := (redact.Secret("")).String(); got != "" {
 		t.Errorf("empty Secret String() = %q, want empty", got)
 	}
 	if !strings.Contains(c.String(), "alice") {

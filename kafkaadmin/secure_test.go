@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/redact"
+
 	"github.com/IBM/sarama"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
@@ -69,7 +71,7 @@ func clusterConfig(bootstrap string) Config {
 	c.SecurityProtocol = SASLSSL
 	c.SASLMechanism = ScramSHA512
 	c.Username = b.Admin().Name
-	c.Password = Secret(b.Admin().Password)
+	c.Password = redact.Secret(b.Admin().Password)
 	c.TLS.CAFile = caFileOf(b)
 	return c
 }
@@ -101,7 +103,7 @@ func TestSecureMechanisms(t *testing.T) {
 		t.Run(string(m), func(t *testing.T) {
 			r, err := NewReader(Config{
 				BootstrapServers: src.Addrs(), SecurityProtocol: SASLSSL, SASLMechanism: m,
-				Username: src.Admin().Name, Password: Secret(src.Admin().Password),
+				Username: src.Admin().Name, Password: redact.Secret(src.Admin().Password),
 				TLS: TLSConfig{CAFile: sb.CAFile()},
 			})
 			if err != nil {
@@ -123,7 +125,7 @@ func TestSecureFaults(t *testing.T) {
 	good := func() Config {
 		return Config{
 			BootstrapServers: []string{node.Addr()}, SecurityProtocol: SASLSSL, SASLMechanism: ScramSHA512,
-			Username: src.Admin().Name, Password: Secret(src.Admin().Password), TLS: TLSConfig{CAFile: sb.CAFile()},
+			Username: src.Admin().Name, Password: redact.Secret(src.Admin().Password), TLS: TLSConfig{CAFile: sb.CAFile()},
 		}
 	}
 	const wrongPassword = "wrong-password-marker"

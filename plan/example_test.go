@@ -118,24 +118,6 @@ func ExampleParseConnectorOffsets() {
 	// map[orders-0:42] <nil>
 }
 
-func ExampleRedact() {
-	cfg := map[string]string{
-		"source.cluster.sasl.jaas.config":      `org.apache.kafka.common.security.plain.PlainLoginModule required username="mm2" password="s3cret";`,
-		"target.cluster.ssl.keystore.password": "${file:/etc/kafka/secrets.properties:keystore}",
-		"topics":                               "orders",
-	}
-	r := plan.Redact(cfg)
-	fmt.Println(r["source.cluster.sasl.jaas.config"])
-	fmt.Println(r["target.cluster.ssl.keystore.password"])
-	fmt.Println(r["topics"])
-	fmt.Println(plan.IsSecretKey("schema.registry.basic.auth.user.info"))
-	// Output:
-	// [redacted]
-	// ${file:/etc/kafka/secrets.properties:keystore}
-	// orders
-	// true
-}
-
 func ExamplePlan_Encode() {
 	p, err := plan.Decode(strings.NewReader(examplePlan))
 	if err != nil {

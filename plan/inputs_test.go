@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -11,165 +12,25 @@ import (
 	"github.com/mm2cutover/mm2cutover/plan"
 )
 
-func TestIsSecretKey(t *testing.T) {
-	for _, tt := range []struct {
-		key  string
-		want bool
-	}{
-		{"sasl.jaas.config", true},
-		{"source.cluster.sasl.jaas.config", true},
-		{"listener.name.sasl_ssl.plain.sasl.jaas.config", true},
-		{"ssl.key.password", true},
-		{"target.cluster.ssl.keystore.password", true},
-		{"source.consumer.ssl.truststore.password", true},
-		{"password", true},
-		{"DB_PASSWORD", true},
-		{"connection.passwd", true},
-		{"sasl.oauthbearer.client.credentials.client.secret", true},
-		{"aws.secret.access.key", true},
-		{"client_secret", true},
-		{"basic.auth.user.info", true},
-		{"schema.registry.basic.auth.user.info", true},
-		{"value.converter.basic.auth.user.info", true},
-		{"ssl.keystore.key", true},
-		{"producer.override.ssl.keystore.key", true},
-		{"tls.private.key", true},
-		{"datadog.api.key", true},
-		{"apikey", true},
-		{"bearer.auth.token", true},
-		{"github.access-token", true},
-		{"SLACK_TOKEN", true},
-
-		{"sasl.oauthbearer.token.endpoint.url", false},
-		{"sasl.login.token.file", false},
-		{"token.expiry.ms", false},
-		{"ssl.keystore.location", false},
-		{"ssl.keystore.type", false},
-		{"ssl.truststore.certificates", true}, // PASSWORD in Kafka's ConfigDef, though a certificate
-		{"source.cluster.ssl.keystore.certificate.chain", true},
-		{"sasl.oauthbearer.assertion.private.key.passphrase", true},
-		{"source.consumer.sasl.oauthbearer.assertion.private.key.passphrase", true},
-		{"producer.override.sasl.oauthbearer.client.credentials.client.secret", true},
-		{"my.plugin.key.passphrase", true},
-		{"SSL.KEY.PASSWORD", true},
-		{"sasl.oauthbearer.assertion.private.key.file", false},
-		{"sasl.oauthbearer.assertion.algorithm", false},
-		{"notssl.key.password.location", true}, // heuristic: a word containing "password"
-		{"basic.auth.credentials.source", false},
-		{"sasl.mechanism", false},
-		{"source.cluster.alias", false},
-		{"topics", false},
-		{"key.converter", false},
-		{"aws.access.key.id", false},
-		{"", false},
-		{"...", false},
-	} {
-		if got := plan.IsSecretKey(tt.key); got != tt.want {
-			t.Errorf("IsSecretKey(%q) = %v, want %v", tt.key, got, tt.want)
-		}
-	}
-}
-
-// TestSecretKeysFromValidate: keys a plugin's validate answer defines as
-// PASSWORD count as secret under any prefix, whatever their names say.
-func TestSecretKeysFromValidate(t *testing.T) {
-	isSecret := plan.SecretKeys([]string{"vault.lease", "Custom.Credential"})
-	for _, tt := range []struct {
-		key  string
-		want bool
-	}{
-		{"vault.lease", true},
-		{"source.cluster.vault.lease", true},
-		{"custom.credential", true},
-		{"myvault.lease", false}, // not a dotted suffix
-		{"vault.lease.ms", false},
-		{"ssl.keystore.password", true},
-		{"topics", false},
-	} {
-		if got := isSecret(tt.key); got != tt.want {
-			t.Errorf("SecretKeys(...)(%q) = %v, want %v", tt.key, got, tt.want)
-		}
-	}
-}
-
-// TestRedactKeysValuesEqualToSecrets: a secret copied under a key no rule
-// knows is replaced too, whole or inside a longer value.
-func TestRedactKeysValuesEqualToSecrets(t *testing.T) {
+func TestConfigDigest(t *testing.T) {
 	cfg := map[string]string{
-		"source.cluster.sasl.jaas.config":        `org.apache.kafka.common.security.scram.ScramLoginModule required username="mm2" password="jaas-pw-1234";`,
-		"source.consumer.vault.lease":            "lease-secret-9876",
-		"target.cluster.ssl.key.password":        "${env:KEY_PASSWORD}",
-		"custom.copy":                            "jaas-pw-1234",
-		"custom.url":                             "https://user:lease-secret-9876@vault.example/",
-		"source.cluster.ssl.truststore.password": "abc",
-		"tasks.max":                              "abc",
-		"topics":                                 "abcdef",
-		"target.cluster.sasl.jaas.config":        "",
+		"name":                                 "orders-mirror",
+		"topics":                               "orders",
+		"source.cluster.sasl.jaas.config":      `... password="hunter2";`,
+		"target.cluster.ssl.keystore.password": "${file:/etc/kafka/secrets.properties:keystore}",
 	}
-	got := plan.RedactKeys(cfg, []string{"vault.lease"})
-	want := map[string]string{
-		"source.cluster.sasl.jaas.config":        plan.Redacted,
-		"source.consumer.vault.lease":            plan.Redacted,
-		"target.cluster.ssl.key.password":        "${env:KEY_PASSWORD}",
-		"custom.copy":                            plan.Redacted,
-		"custom.url":                             "https://user:" + plan.Redacted + "@vault.example/",
-		"source.cluster.ssl.truststore.password": plan.Redacted,
-		"tasks.max":                              plan.Redacted, // equal to a secret, however short
-		"topics":                                 "abcdef",      // a three-letter secret is not cut out of other values
-		"target.cluster.sasl.jaas.config":        "",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("RedactKeys mismatch (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{
-		"org.apache.kafka.common.security.scram.ScramLoginModule required username=\"mm2\" password=\"jaas-pw-1234\";",
-		"lease-secret-9876", "jaas-pw-1234", "abc",
-	}, plan.SecretValues(cfg, []string{"vault.lease"})); diff != "" {
-		t.Errorf("SecretValues mismatch (-want +got):\n%s", diff)
-	}
-	// Without the validate answer, the unknown key stays (and so do copies of it).
-	if r := plan.Redact(cfg); r["source.consumer.vault.lease"] != "lease-secret-9876" || r["custom.copy"] != plan.Redacted {
-		t.Errorf("Redact = %v", r)
-	}
-}
-
-func TestRedactAndDigest(t *testing.T) {
-	cfg := map[string]string{
-		"topics":                                 "orders",
-		"source.cluster.sasl.jaas.config":        `... password="hunter2";`,
-		"target.cluster.ssl.keystore.password":   "${file:/etc/kafka/secrets.properties:keystore}",
-		"source.cluster.ssl.truststore.password": "${env:TS_PASSWORD}x",
-		"source.cluster.ssl.key.password":        "",
-	}
-	got := plan.Redact(cfg)
-	want := map[string]string{
-		"topics":                                 "orders",
-		"source.cluster.sasl.jaas.config":        plan.Redacted,
-		"target.cluster.ssl.keystore.password":   "${file:/etc/kafka/secrets.properties:keystore}",
-		"source.cluster.ssl.truststore.password": plan.Redacted,
-		"source.cluster.ssl.key.password":        "",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Redact mismatch (-want +got):\n%s", diff)
-	}
-	if cfg["source.cluster.sasl.jaas.config"] == plan.Redacted {
-		t.Errorf("Redact modified its input")
-	}
-	if got := plan.Redact(nil); got == nil || len(got) != 0 {
-		t.Errorf("Redact(nil) = %#v, want an empty map", got)
-	}
-
 	d := plan.ConfigDigest(cfg)
 	if !strings.HasPrefix(d, "sha256:") || len(d) != len("sha256:")+64 {
 		t.Errorf("ConfigDigest = %q, want sha256:<64 hex>", d)
 	}
-	other := map[string]string{}
-	for k, v := range cfg {
-		other[k] = v
-	}
+	other := maps.Clone(cfg)
 	other["source.cluster.sasl.jaas.config"] = `... password="another";`
 	if got := plan.ConfigDigest(other); got != d {
 		t.Errorf("digest changed with a secret value: %s != %s", got, d)
+	}
+	delete(other, "name") // Connect adds the name to a stored configuration
+	if got := plan.ConfigDigest(other); got != d {
+		t.Errorf("digest changed without the name: %s != %s", got, d)
 	}
 	other["topics"] = "orders|payments"
 	if got := plan.ConfigDigest(other); got == d {

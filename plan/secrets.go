@@ -4,229 +4,31 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"slices"
-	"sort"
 	"strings"
+
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
-// Redacted replaces a secret value wherever a configuration is shown or
-// stored.
-const Redacted = "[redacted]"
-
-// ClientPasswordKeys are the keys the Kafka clients define as
-// ConfigDef.Type.PASSWORD, read from ProducerConfig, ConsumerConfig and
-// AdminClientConfig of kafka-clients 3.7.2, 3.8.1, 3.9.1, 4.0.0, 4.1.0,
-// 4.2.0 and 4.3.1 (the union; the two sasl.oauthbearer keys exist from
-// 4.1, KIP-1139). MirrorSourceConnector's validate answer defines the same
-// names as PASSWORD, and applies them under its client prefixes
-// (source.cluster., target.consumer., ...). ssl.keystore.certificate.chain
-// and ssl.truststore.certificates hold certificates, public in themselves,
-// but Kafka masks them like passwords, and so does this package.
-var ClientPasswordKeys = []string{
-	"sasl.jaas.config",
-	"sasl.oauthbearer.assertion.private.key.passphrase",
-	"sasl.oauthbearer.client.credentials.client.secret",
-	"ssl.key.password",
-	"ssl.keystore.certificate.chain",
-	"ssl.keystore.key",
-	"ssl.keystore.password",
-	"ssl.truststore.certificates",
-	"ssl.truststore.password",
-}
-
-// IsSecretKey reports whether a Kafka, Connect or MirrorMaker 2
-// configuration key holds a secret, under any prefix (source.cluster.,
-// target.cluster., source.consumer., producer.override.,
-// listener.name.x. and so on). It is SecretKeys(nil).
-func IsSecretKey(key string) bool { return isSecretKey(key, nil) }
-
-// SecretKeys returns the rule that says whether a configuration key holds a
-// secret, in this order:
-//
-//   - Kafka's own definitions: the key, or its last dotted words, is one of
-//     ClientPasswordKeys or of passwordKeys — the keys a plugin's validate
-//     answer defines as PASSWORD (connect.ConfigInfos.PasswordKeys), which
-//     count under any prefix too;
-//   - then, as a fallback for keys no definition at hand covers, the names:
-//     any word containing "password", "passwd", "passphrase" or "secret";
-//     basic.auth.user.info (Schema Registry credentials); inline private
-//     keys (*.private.key, *.api.key, *.apikey, *.secret.key,
-//     *.access.key); tokens (a word ending in "token", unless the last
-//     word names a location or a setting: token.endpoint.url,
-//     ...token.file, ...token.ms).
-//
-// Matching is case-insensitive; heuristic words are separated by '.', '_'
-// or '-'.
-func SecretKeys(passwordKeys []string) func(key string) bool {
-	keys := append([]string(nil), passwordKeys...)
-	return func(key string) bool { return isSecretKey(key, keys) }
-}
-
-func isSecretKey(key string, passwordKeys []string) bool {
-	k := strings.ToLower(key)
-	for _, list := range [][]string{ClientPasswordKeys, passwordKeys} {
-		for _, pk := range list {
-			pk = strings.ToLower(pk)
-			if pk != "" && (k == pk || strings.HasSuffix(k, "."+pk)) {
-				return true
-			}
-		}
-	}
-	if strings.HasSuffix(k, "basic.auth.user.info") {
-		return true
-	}
-	words := strings.FieldsFunc(k, func(r rune) bool { return r == '.' || r == '_' || r == '-' })
-	if len(words) == 0 {
-		return false
-	}
-	last := words[len(words)-1]
-	if len(words) >= 2 && last == "key" {
-		switch words[len(words)-2] {
-		case "private", "api", "secret", "access":
-			return true
-		}
-	}
-	token := false
-	for _, w := range words {
-		if strings.Contains(w, "password") || strings.Contains(w, "passwd") || strings.Contains(w, "passphrase") ||
-			strings.Contains(w, "secret") || w == "apikey" {
-			return true
-		}
-		if strings.HasSuffix(w, "token") {
-			token = true
-		}
-	}
-	if token {
-		switch last {
-		case "url", "uri", "endpoint", "file", "path", "location", "ms", "seconds", "type", "class", "enabled", "name":
-			return false
-		}
-		return true
-	}
-	return false
-}
-
-// Redact returns a copy of config in which secrets are replaced by
-// [Redacted] (see RedactKeys, with no keys beyond ClientPasswordKeys). config
-// is not modified; a nil config gives an empty map.
-func Redact(config map[string]string) map[string]string { return RedactKeys(config, nil) }
-
-// RedactKeys returns a copy of config in which:
-//
-//   - the value of every secret key (SecretKeys(passwordKeys)) is replaced
-//     by [Redacted], unless it is wholly a config provider reference such as
-//     ${file:/etc/kafka/secrets.properties:password}, which names where the
-//     secret lives and is kept;
-//   - every other value equal to one of those secrets, or to a password
-//     inside a JAAS line (password="..."), is replaced too, and a longer
-//     value containing one has it replaced by [Redacted]: a secret copied
-//     under a key no rule knows is still a secret.
-//
-// Secrets shorter than four characters are only replaced where they are
-// whole values, so that a one-letter password does not erase every "a".
-func RedactKeys(config map[string]string, passwordKeys []string) map[string]string {
-	isSecret := SecretKeys(passwordKeys)
-	secrets := SecretValues(config, passwordKeys)
-	out := make(map[string]string, len(config))
-	for k, v := range config {
-		switch {
-		case v == "" || isProviderRef(v):
-		case isSecret(k) || slices.Contains(secrets, v):
-			v = Redacted
-		default:
-			for _, s := range secrets {
-				if len(s) >= 4 {
-					v = strings.ReplaceAll(v, s, Redacted)
-				}
-			}
-		}
-		out[k] = v
-	}
-	return out
-}
-
-// SecretValues returns the secret values of config under
-// SecretKeys(passwordKeys), and the passwords quoted inside JAAS lines
-// (password="..." or secret="..."), longest first, without config provider
-// references or duplicates. Replace them in free text, such as a worker's
-// error message, longest first.
-func SecretValues(config map[string]string, passwordKeys []string) []string {
-	isSecret := SecretKeys(passwordKeys)
-	seen := map[string]bool{}
-	var vs []string
-	add := func(v string) {
-		if v != "" && !isProviderRef(v) && !seen[v] {
-			seen[v] = true
-			vs = append(vs, v)
-		}
-	}
-	for k, v := range config {
-		if isSecret(k) {
-			add(v)
-			for _, inner := range jaasSecrets(v) {
-				add(inner)
-			}
-		}
-	}
-	sort.Slice(vs, func(i, j int) bool {
-		if len(vs[i]) != len(vs[j]) {
-			return len(vs[i]) > len(vs[j])
-		}
-		return vs[i] < vs[j]
-	})
-	return vs
-}
-
-// jaasSecrets returns the quoted values of password-like options inside a
-// JAAS configuration line, such as password="..." in a PlainLoginModule
-// entry.
-func jaasSecrets(jaas string) []string {
-	var out []string
-	rest := jaas
-	for {
-		lower := strings.ToLower(rest)
-		i := -1
-		for _, opt := range []string{"password=", "secret=", "passphrase="} {
-			if j := strings.Index(lower, opt); j >= 0 && (i < 0 || j < i) {
-				i = j
-			}
-		}
-		if i < 0 {
-			return out
-		}
-		rest = rest[i:]
-		rest = rest[strings.IndexByte(rest, '=')+1:]
-		if !strings.HasPrefix(rest, `"`) {
-			continue
-		}
-		end := strings.IndexByte(rest[1:], '"')
-		if end < 0 {
-			return out
-		}
-		if v := rest[1 : 1+end]; v != "" {
-			out = append(out, v)
-		}
-		rest = rest[1+end:]
-	}
-}
-
-// isProviderRef reports whether v is exactly one Kafka config provider
-// reference: ${provider:[path:]key}.
-func isProviderRef(v string) bool {
-	if !strings.HasPrefix(v, "${") || !strings.HasSuffix(v, "}") {
-		return false
-	}
-	inner := v[2 : len(v)-1]
-	return strings.Contains(inner, ":") && !strings.ContainsAny(inner, "${}")
-}
-
 // ConfigDigest returns "sha256:" and the hex SHA-256 of the canonical form of
-// a connector configuration after [Redact]: a JSON object with keys sorted
-// bytewise and no whitespace. Two configurations that differ only in secret
-// values have the same digest, so a digest never leaks or confirms a secret;
-// changing any other key or value changes it.
+// a connector configuration: without its "name" key (Kafka Connect adds it
+// to every stored configuration; the plan records the name on its own),
+// secrets replaced by redact.Config, as a JSON object with keys sorted
+// bytewise and no whitespace. So the digest of the configuration a caller
+// creates a connector with equals the digest of what GET
+// /connectors/{name}/config returns. Two configurations that differ only
+// in secret values have the same digest, so a digest never leaks or confirms
+// a secret; changing any other key or value changes it.
 func ConfigDigest(config map[string]string) string {
-	b, _ := json.Marshal(Redact(config)) // a map[string]string always marshals
+	c := redact.Config(config)
+	delete(c, "name")
+	b, _ := json.Marshal(c) // a map[string]string always marshals
+	return digest(b)
+}
+
+// configDigestV1 is the digest schema version 1 plans record: the
+// configuration as given, "name" included.
+func configDigestV1(config map[string]string) string {
+	b, _ := json.Marshal(redact.Config(config)) // a map[string]string always marshals
 	return digest(b)
 }
 

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/redact"
+
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -205,7 +207,7 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 			return nil, fmt.Errorf("create connector %s: %w", name, err)
 		}
 		res.Created = true
-		if err := audit.Record("create", name, p.Fingerprint, map[string]any{"config": plan.Redact(cfg), "initial_state": "STOPPED"}); err != nil {
+		if err := audit.Record("create", name, p.Fingerprint, map[string]any{"config": redact.Config(cfg), "initial_state": "STOPPED"}); err != nil {
 			return res, err
 		}
 	case err != nil:

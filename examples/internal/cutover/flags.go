@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/redact"
+
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
@@ -107,7 +109,7 @@ func (f *Flags) Settings() (Settings, error) {
 	s := f.s
 	s.Source = kafkaConfig(f.srcBoot, f.srcSec, f.srcMech, f.srcUser, os.Getenv("MM2CUTOVER_SOURCE_SASL_PASSWORD"), f.srcCA)
 	s.Target = kafkaConfig(f.tgtBoot, f.tgtSec, f.tgtMech, f.tgtUser, os.Getenv("MM2CUTOVER_TARGET_SASL_PASSWORD"), f.tgtCA)
-	s.ConnectPassword = kafkaadmin.Secret(os.Getenv("MM2CUTOVER_CONNECT_PASSWORD"))
+	s.ConnectPassword = redact.Secret(os.Getenv("MM2CUTOVER_CONNECT_PASSWORD"))
 	s.Topics = splitList(f.topics)
 	if s.SourceClient, err = readProperties(f.mm2Src); err != nil {
 		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
@@ -239,7 +241,7 @@ func kafkaConfig(bootstrap, protocol, mechanism, user, password, ca string) kafk
 		SecurityProtocol: kafkaadmin.SecurityProtocol(protocol),
 		SASLMechanism:    kafkaadmin.SASLMechanism(mechanism),
 		Username:         user,
-		Password:         kafkaadmin.Secret(password),
+		Password:         redact.Secret(password),
 		TLS:              kafkaadmin.TLSConfig{CAFile: ca},
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/redact"
+
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -26,7 +28,7 @@ type Settings struct {
 	// Connect is the Kafka Connect REST endpoint and its credentials.
 	ConnectURL      string
 	ConnectUser     string
-	ConnectPassword kafkaadmin.Secret
+	ConnectPassword redact.Secret
 	ConnectCAFile   string
 
 	Connector   string // connector name; Connect keys offsets by it

@@ -1,0 +1,269 @@
+// Package redact decides which Kafka, Kafka Connect and MirrorMaker 2
+// configuration values are secrets and keeps them out of everything the
+// cutover shows or stores: plans, audit records, logs, errors and reports.
+//
+// A key holds a secret when Kafka's own definitions say so — the clients'
+// PASSWORD-type keys ([ClientPasswordKeys]) and those a connector plugin's
+// validate answer defines as PASSWORD — and, as a fallback for keys no
+// definition at hand covers, when its name says so ([SecretKeys]). A value
+// equal to a known secret is a secret too, wherever it appears
+// ([ConfigWith], [Text]). [Secret] is a string that prints as [Redacted] in
+// every formatter, for credentials held in settings.
+package redact
+
+import (
+	"log/slog"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Redacted replaces a secret value wherever a configuration is shown or
+// stored.
+const Redacted = "[redacted]"
+
+// ClientPasswordKeys are the keys the Kafka clients define as
+// ConfigDef.Type.PASSWORD, read from ProducerConfig, ConsumerConfig and
+// AdminClientConfig of kafka-clients 3.7.2, 3.8.1, 3.9.1, 4.0.0, 4.1.0,
+// 4.2.0 and 4.3.1 (the union; the two sasl.oauthbearer keys exist from
+// 4.1, KIP-1139). MirrorSourceConnector's validate answer defines the same
+// names as PASSWORD, and applies them under its client prefixes
+// (source.cluster., target.consumer., ...). ssl.keystore.certificate.chain
+// and ssl.truststore.certificates hold certificates, public in themselves,
+// but Kafka masks them like passwords, and so does this package.
+var ClientPasswordKeys = []string{
+	"sasl.jaas.config",
+	"sasl.oauthbearer.assertion.private.key.passphrase",
+	"sasl.oauthbearer.client.credentials.client.secret",
+	"ssl.key.password",
+	"ssl.keystore.certificate.chain",
+	"ssl.keystore.key",
+	"ssl.keystore.password",
+	"ssl.truststore.certificates",
+	"ssl.truststore.password",
+}
+
+// IsSecretKey reports whether a Kafka, Connect or MirrorMaker 2
+// configuration key holds a secret, under any prefix (source.cluster.,
+// target.cluster., source.consumer., producer.override.,
+// listener.name.x. and so on). It is SecretKeys(nil).
+func IsSecretKey(key string) bool { return isSecretKey(key, nil) }
+
+// SecretKeys returns the rule that says whether a configuration key holds a
+// secret, in this order:
+//
+//   - Kafka's own definitions: the key, or its last dotted words, is one of
+//     ClientPasswordKeys or of passwordKeys — the keys a plugin's validate
+//     answer defines as PASSWORD (connect.ConfigInfos.PasswordKeys), which
+//     count under any prefix too;
+//   - then, as a fallback for keys no definition at hand covers, the names:
+//     any word containing "password", "passwd", "passphrase" or "secret";
+//     basic.auth.user.info (Schema Registry credentials); inline private
+//     keys (*.private.key, *.api.key, *.apikey, *.secret.key,
+//     *.access.key); tokens (a word ending in "token", unless the last
+//     word names a location or a setting: token.endpoint.url,
+//     ...token.file, ...token.ms).
+//
+// Matching is case-insensitive; heuristic words are separated by '.', '_'
+// or '-'.
+func SecretKeys(passwordKeys []string) func(key string) bool {
+	keys := append([]string(nil), passwordKeys...)
+	return func(key string) bool { return isSecretKey(key, keys) }
+}
+
+func isSecretKey(key string, passwordKeys []string) bool {
+	k := strings.ToLower(key)
+	for _, list := range [][]string{ClientPasswordKeys, passwordKeys} {
+		for _, pk := range list {
+			pk = strings.ToLower(pk)
+			if pk != "" && (k == pk || strings.HasSuffix(k, "."+pk)) {
+				return true
+			}
+		}
+	}
+	if strings.HasSuffix(k, "basic.auth.user.info") {
+		return true
+	}
+	words := strings.FieldsFunc(k, func(r rune) bool { return r == '.' || r == '_' || r == '-' })
+	if len(words) == 0 {
+		return false
+	}
+	last := words[len(words)-1]
+	if len(words) >= 2 && last == "key" {
+		switch words[len(words)-2] {
+		case "private", "api", "secret", "access":
+			return true
+		}
+	}
+	token := false
+	for _, w := range words {
+		if strings.Contains(w, "password") || strings.Contains(w, "passwd") || strings.Contains(w, "passphrase") ||
+			strings.Contains(w, "secret") || w == "apikey" {
+			return true
+		}
+		if strings.HasSuffix(w, "token") {
+			token = true
+		}
+	}
+	if token {
+		switch last {
+		case "url", "uri", "endpoint", "file", "path", "location", "ms", "seconds", "type", "class", "enabled", "name":
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// Config returns a copy of config in which secrets are replaced by
+// [Redacted] (see ConfigWith, with no keys beyond ClientPasswordKeys).
+// config is not modified; a nil config gives an empty map.
+func Config(config map[string]string) map[string]string { return ConfigWith(config, nil) }
+
+// ConfigWith returns a copy of config in which:
+//
+//   - the value of every secret key (SecretKeys(passwordKeys)) is replaced
+//     by [Redacted], unless it is wholly a config provider reference such as
+//     ${file:/etc/kafka/secrets.properties:password}, which names where the
+//     secret lives and is kept;
+//   - every other value equal to one of those secrets, or to a password
+//     inside a JAAS line (password="..."), is replaced too, and a longer
+//     value containing one has it replaced by [Redacted]: a secret copied
+//     under a key no rule knows is still a secret.
+//
+// Secrets shorter than four characters are only replaced where they are
+// whole values, so that a one-letter password does not erase every "a".
+func ConfigWith(config map[string]string, passwordKeys []string) map[string]string {
+	isSecret := SecretKeys(passwordKeys)
+	secrets := SecretValues(config, passwordKeys)
+	out := make(map[string]string, len(config))
+	for k, v := range config {
+		switch {
+		case v == "" || isProviderRef(v):
+		case isSecret(k) || slices.Contains(secrets, v):
+			v = Redacted
+		default:
+			for _, s := range secrets {
+				if len(s) >= 4 {
+					v = strings.ReplaceAll(v, s, Redacted)
+				}
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// SecretValues returns the secret values of config under
+// SecretKeys(passwordKeys), and the passwords quoted inside JAAS lines
+// (password="..." or secret="..."), longest first, without config provider
+// references or duplicates. Replace them in free text, such as a worker's
+// error message, longest first.
+func SecretValues(config map[string]string, passwordKeys []string) []string {
+	isSecret := SecretKeys(passwordKeys)
+	seen := map[string]bool{}
+	var vs []string
+	add := func(v string) {
+		if v != "" && !isProviderRef(v) && !seen[v] {
+			seen[v] = true
+			vs = append(vs, v)
+		}
+	}
+	for k, v := range config {
+		if isSecret(k) {
+			add(v)
+			for _, inner := range jaasSecrets(v) {
+				add(inner)
+			}
+		}
+	}
+	sort.Slice(vs, func(i, j int) bool {
+		if len(vs[i]) != len(vs[j]) {
+			return len(vs[i]) > len(vs[j])
+		}
+		return vs[i] < vs[j]
+	})
+	return vs
+}
+
+// jaasSecrets returns the quoted values of password-like options inside a
+// JAAS configuration line, such as password="..." in a PlainLoginModule
+// entry.
+func jaasSecrets(jaas string) []string {
+	var out []string
+	rest := jaas
+	for {
+		lower := strings.ToLower(rest)
+		i := -1
+		for _, opt := range []string{"password=", "secret=", "passphrase="} {
+			if j := strings.Index(lower, opt); j >= 0 && (i < 0 || j < i) {
+				i = j
+			}
+		}
+		if i < 0 {
+			return out
+		}
+		rest = rest[i:]
+		rest = rest[strings.IndexByte(rest, '=')+1:]
+		if !strings.HasPrefix(rest, `"`) {
+			continue
+		}
+		end := strings.IndexByte(rest[1:], '"')
+		if end < 0 {
+			return out
+		}
+		if v := rest[1 : 1+end]; v != "" {
+			out = append(out, v)
+		}
+		rest = rest[1+end:]
+	}
+}
+
+// isProviderRef reports whether v is exactly one Kafka config provider
+// reference: ${provider:[path:]key}.
+func isProviderRef(v string) bool {
+	if !strings.HasPrefix(v, "${") || !strings.HasSuffix(v, "}") {
+		return false
+	}
+	inner := v[2 : len(v)-1]
+	return strings.Contains(inner, ":") && !strings.ContainsAny(inner, "${}")
+}
+
+// Text replaces every occurrence of the given secret values in s with
+// [Redacted], longest first, so that a value containing another is replaced
+// whole. Empty values are ignored. Use it on text that may echo a secret:
+// an error body from a server or proxy, a line of a log.
+func Text(s string, secrets ...string) string {
+	vs := slices.Clone(secrets)
+	sort.SliceStable(vs, func(i, j int) bool { return len(vs[i]) > len(vs[j]) })
+	for _, v := range vs {
+		if v != "" {
+			s = strings.ReplaceAll(s, v, Redacted)
+		}
+	}
+	return s
+}
+
+// Secret is a credential held in settings: a password, a token. It prints
+// as [Redacted] (or "" when empty) in every formatter — fmt's %s, %v and
+// %#v, log/slog, encoding/json and encoding/text — so that a struct holding
+// one can be logged or reported safely. Convert it to string only where the
+// credential is used.
+type Secret string
+
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return Redacted
+}
+
+// GoString redacts the secret for the %#v verb.
+func (s Secret) GoString() string { return strconv.Quote(s.String()) }
+
+// LogValue redacts the secret for log/slog.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalText redacts the secret for encoding/json and similar encoders.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
