@@ -104,17 +104,12 @@ func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	if err := p.Blocked(); err != nil {
 		return err
 	}
-	if p.ConnectorName != s.Connector || p.SourceAlias != s.SourceAlias {
-		return fmt.Errorf("%w: the plan is for connector %q with source alias %q, the settings name %q and %q",
-			ErrPlanMismatch, p.ConnectorName, p.SourceAlias, s.Connector, s.SourceAlias)
-	}
 	cfg, err := ConnectorConfig(s)
 	if err != nil {
 		return err
 	}
-	if d := plan.ConfigDigest(cfg); d != p.ConfigDigest {
-		return fmt.Errorf("%w: the connector configuration's digest %s is not the plan's %s: build a new plan for this configuration",
-			ErrPlanMismatch, d, p.ConfigDigest)
+	if err := p.CheckConfig(cfg); err != nil {
+		return fmt.Errorf("the settings' connector configuration: %w", err)
 	}
 	return nil
 }
@@ -136,12 +131,9 @@ func planTopics(p *plan.Plan) []string {
 // partitions and bounds, the target topics and their end offsets) and
 // compares them with the plan (verify.Recheck). It returns a
 // *verify.StalePlanError listing every problem, so a plan mounted or resumed
-// days later is checked against now. Apply and Resume call it.
+// days later is checked against now. Apply and Resume call it after
+// CheckPlan (which compares the settings' connector with the plan's).
 func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
-	if p.ConnectorName != s.Connector || p.SourceAlias != s.SourceAlias {
-		return fmt.Errorf("%w: the plan is for connector %q with source alias %q, the settings name %q and %q",
-			ErrPlanMismatch, p.ConnectorName, p.SourceAlias, s.Connector, s.SourceAlias)
-	}
 	var input verify.OffsetsInput
 	if p.OffsetsFrom.Kind == plan.FromConnectorOffsets && s.OffsetsTopic != "" {
 		input = mm2Input(env, s)
@@ -217,9 +209,8 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 		if err != nil {
 			return nil, fmt.Errorf("config of connector %s: %w", name, err)
 		}
-		if d := plan.ConfigDigest(have); d != p.ConfigDigest {
-			return nil, fmt.Errorf("%w: connector %s exists with configuration digest %s, the plan's is %s: it was created by another plan or changed since",
-				ErrPlanMismatch, name, d, p.ConfigDigest)
+		if err := p.CheckConfig(have); err != nil {
+			return nil, fmt.Errorf("connector %s exists with another configuration (created by another plan, or changed since): %w", name, err)
 		}
 	}
 	if state, err := requireStopped(ctx, env, name); err != nil {

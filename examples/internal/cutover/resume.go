@@ -48,9 +48,8 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	if err != nil {
 		return in, fmt.Errorf("config of %s: %w", name, err)
 	}
-	if d := plan.ConfigDigest(live); d != p.ConfigDigest {
-		return in, fmt.Errorf("%w: connector %s is configured with digest %s, the plan's is %s: it was changed after apply; resuming it could read other topics or another alias",
-			ErrPlanMismatch, name, d, p.ConfigDigest)
+	if err := p.CheckConfig(live); err != nil {
+		return in, fmt.Errorf("connector %s was reconfigured after apply; resuming it could read other topics or another alias: %w", name, err)
 	}
 	if in.State, err = requireStopped(ctx, env, name); err != nil {
 		return in, fmt.Errorf("connector %s is %s, not STOPPED: resume applies only to a connector the cutover left STOPPED: %w", name, in.State, err)
