@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"sort"
+	"time"
 )
 
 // Offset is one entry of a connector's offsets as Connect's REST API shows
@@ -244,19 +245,39 @@ func (c *Client) offsetsWrite(ctx context.Context, name, method string, body any
 }
 
 // requireStopped is the client-side guard of offset writes.
+//
+// A connector that is RUNNING, PAUSED or FAILED is refused at once. One
+// between states — no status yet, or UNASSIGNED, as after a configuration
+// change restarts it — is polled for up to transitionWait, since a STOPPED
+// connector passes through them on its way back to STOPPED.
 func (c *Client) requireStopped(ctx context.Context, name string) error {
-	st, err := c.pollStatus(ctx, name)
-	if err != nil {
-		return err
-	}
-	if st == nil {
-		return &NotStoppedError{Connector: name, State: "without a reported status yet"}
-	}
-	if st.Connector.State != StateStopped || len(st.Tasks) != 0 {
-		return &NotStoppedError{Connector: name, State: st.Connector.State, Tasks: len(st.Tasks)}
-	}
-	return nil
+	deadline := time.Now().Add(transitionWait)
+	var st *ConnectorStatus
+	err := c.poll(ctx, func() (bool, error) {
+		var err error
+		if st, err = c.pollStatus(ctx, name); err != nil {
+			return false, err
+		}
+		switch {
+		case st != nil && st.Connector.State == StateStopped && len(st.Tasks) == 0:
+			return true, nil
+		case st != nil && st.Connector.State != StateUnassigned:
+			return false, &NotStoppedError{Connector: name, State: st.Connector.State, Tasks: len(st.Tasks)}
+		case time.Now().After(deadline):
+			state := "without a reported status yet"
+			if st != nil {
+				state = st.Connector.State
+			}
+			return false, &NotStoppedError{Connector: name, State: state}
+		}
+		return false, nil
+	}, func(cerr error) error { return cerr })
+	return err
 }
+
+// transitionWait bounds how long an offsets write waits for a connector
+// between states to settle in STOPPED.
+const transitionWait = 30 * time.Second
 
 // OffsetsDiff compares offsets read back from Connect (got) with the expected
 // set (want), ignoring order. A tombstone in want expects the partition to be

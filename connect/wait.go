@@ -64,8 +64,9 @@ func (c *Client) poll(ctx context.Context, check func() (bool, error), onDone fu
 // first.
 func (c *Client) WaitStopped(ctx context.Context, name string) (*ConnectorStatus, error) {
 	var last *ConnectorStatus
+	since := time.Now()
 	err := c.poll(ctx, func() (bool, error) {
-		st, err := c.pollStatus(ctx, name)
+		st, err := c.pollNewStatus(ctx, name, since)
 		if err != nil || st == nil {
 			return false, err
 		}
@@ -88,8 +89,9 @@ func (c *Client) WaitStopped(ctx context.Context, name string) (*ConnectorStatus
 // error when ctx ends first.
 func (c *Client) WaitRunning(ctx context.Context, name string) (*ConnectorStatus, error) {
 	var last *ConnectorStatus
+	since := time.Now()
 	err := c.poll(ctx, func() (bool, error) {
-		st, err := c.pollStatus(ctx, name)
+		st, err := c.pollNewStatus(ctx, name, since)
 		if err != nil || st == nil {
 			return false, err
 		}
@@ -162,6 +164,22 @@ func (c *Client) pollStatus(ctx context.Context, name string) (*ConnectorStatus,
 		return nil, cerr
 	}
 	return nil, nil
+}
+
+// newConnectorGrace is how long a wait treats "not found" as "not yet": a
+// worker that forwarded a create to the leader answers 404 until it has
+// read the new configuration from the config topic (seen on a loaded
+// 4.3.1 worker).
+const newConnectorGrace = 15 * time.Second
+
+// pollNewStatus is pollStatus for a wait that may follow a create: within
+// newConnectorGrace of since, a connector not found yet is no error.
+func (c *Client) pollNewStatus(ctx context.Context, name string, since time.Time) (*ConnectorStatus, error) {
+	st, err := c.pollStatus(ctx, name)
+	if errors.Is(err, ErrNotFound) && time.Since(since) < newConnectorGrace {
+		return nil, nil
+	}
+	return st, err
 }
 
 func describe(st *ConnectorStatus) string {
