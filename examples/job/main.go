@@ -37,7 +37,10 @@ import (
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 
-const version = "0.1.0"
+// version is stamped at build time (-ldflags "-X main.version=0.1.0", as
+// examples/job/Dockerfile does); every plan the Job builds records it as its
+// tool version, mm2cutover-job/<version>.
+var version = "dev"
 
 // crashEnv names the points where a test makes the Job die, as a killed
 // Pod would: before-create, after-create, after-patch, before-verify.
@@ -92,6 +95,7 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slo
 	}
 	planPath := *planFlag
 	s.ToolVersion, s.Logger = "mm2cutover-job/"+version, log
+	log.Info("mm2cutover-job", "tool_version", s.ToolVersion)
 	if at := os.Getenv(crashEnv); at != "" {
 		s.OnStep = func(step string) {
 			if step == at {

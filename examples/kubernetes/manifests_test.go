@@ -594,15 +594,15 @@ func TestSecretsAreDocumented(t *testing.T) {
 
 func TestSecurityContext(t *testing.T) {
 	m := load(t)
-	d := readDockerfile(t)
+	d, jd := readDockerfile(t), readJobDockerfile(t)
 	for _, tc := range []struct {
 		name     string
 		pod      *corev1.PodSpec
 		uid, gid int64
+		image    string // the Dockerfile of the pod's image
 	}{
-		{"Deployment mm2-connect", &m.deployment().Spec.Template.Spec, d.uid, d.gid},
-		// The Job image (examples/job) is assumed to run as the same user.
-		{"Job mm2cutover-offsets", &m.job().Spec.Template.Spec, d.uid, d.gid},
+		{"Deployment mm2-connect", &m.deployment().Spec.Template.Spec, d.uid, d.gid, dockerfilePath},
+		{"Job mm2cutover-offsets", &m.job().Spec.Template.Spec, jd.uid, jd.gid, jobDockerfilePath},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			psc := tc.pod.SecurityContext
@@ -611,7 +611,7 @@ func TestSecurityContext(t *testing.T) {
 			}
 			eq := func(what string, got *int64, want int64) {
 				if got == nil || *got != want {
-					t.Errorf("%s: got %v, want %d (%s)", what, deref(got), want, dockerfilePath)
+					t.Errorf("%s: got %v, want %d (%s)", what, deref(got), want, tc.image)
 				}
 			}
 			eq("runAsUser", psc.RunAsUser, tc.uid)

@@ -9,6 +9,8 @@
 // packages instead of a registry: DebianRootfs builds one with debootstrap
 // and imports it, keeping the root file system as a tar in a cache
 // directory so that the next run only imports it (or finds it imported).
+// GoToolchain stands in for the golang image: this machine's Go toolchain
+// copied onto such a base.
 package containers
 
 import (
@@ -91,6 +93,7 @@ type BuildOptions struct {
 	ContextDir string            // the build context
 	Dockerfile string            // "" means ContextDir/Dockerfile
 	Tag        string            // the image name to give the result
+	Target     string            // the stage to build (--target); "" means the last
 	BuildArgs  map[string]string // --build-arg NAME=VALUE
 	// HostNetwork runs RUN steps on the host's network (--network host), so
 	// that they reach servers on the loopback addresses.
@@ -107,6 +110,9 @@ func (p *Podman) Build(ctx context.Context, o BuildOptions) error {
 	args := []string{"build", "--layers=false", "--pull=never", "-t", o.Tag}
 	if o.Dockerfile != "" {
 		args = append(args, "-f", o.Dockerfile)
+	}
+	if o.Target != "" {
+		args = append(args, "--target", o.Target)
 	}
 	if o.HostNetwork {
 		args = append(args, "--network", "host")
