@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 func goodConfig(t *testing.T) map[string]string {
@@ -153,7 +155,7 @@ func TestMirrorSourceConfig(t *testing.T) {
 		"target.cluster.bootstrap.servers":  "target:9092",
 		"topics":                            `orders,payments\.v1`,
 		"tasks.max":                         "4",
-		"replication.policy.class":          IdentityPolicyClass,
+		"replication.policy.class":          offsets.IdentityPolicyClass,
 		"emit.offset-syncs.enabled":         "false",
 		"sync.topic.configs.enabled":        "false",
 		"sync.topic.acls.enabled":           "false",

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/redact"
 )
 
@@ -16,19 +17,6 @@ import (
 const (
 	MirrorSourceConnectorClass = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
 	ByteArrayConverterClass    = "org.apache.kafka.connect.converters.ByteArrayConverter"
-	IdentityPolicyClass        = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
-	DefaultPolicyClass         = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"
-)
-
-// ReplicationPolicy selects how MM2 names target topics.
-type ReplicationPolicy int
-
-const (
-	// IdentityPolicy writes to a target topic of the same name as the source
-	// topic, as a Flink job copying topic to topic did. It is the default.
-	IdentityPolicy ReplicationPolicy = iota
-	// DefaultPolicy writes to "<source alias>.<topic>" (MM2's own default).
-	DefaultPolicy
 )
 
 // MirrorSource describes the MirrorSourceConnector the cutover creates. Its
@@ -67,11 +55,11 @@ type MirrorSource struct {
 	// TopicPatterns are Java regular expressions added to "topics" as given.
 	TopicPatterns []string
 
-	TasksMax          int               // tasks.max; default 1
-	ReplicationPolicy ReplicationPolicy // default IdentityPolicy
-	IsolationLevel    string            // source.consumer.isolation.level: "read_committed" or "read_uncommitted"; "" leaves it unset (Lint warns)
-	RefreshInterval   time.Duration     // refresh.topics.interval.seconds; default 60s
-	Converter         string            // key/value/header converter class; default ByteArrayConverterClass
+	TasksMax          int                       // tasks.max; default 1
+	ReplicationPolicy offsets.ReplicationPolicy // the zero value is the identity policy; SourceAlias comes from the field above
+	IsolationLevel    string                    // source.consumer.isolation.level: "read_committed" or "read_uncommitted"; "" leaves it unset (Lint warns)
+	RefreshInterval   time.Duration             // refresh.topics.interval.seconds; default 60s
+	Converter         string                    // key/value/header converter class; default ByteArrayConverterClass
 
 	// OffsetSyncs, when set, lets the connector write offset syncs to a
 	// topic placed explicitly (see [OffsetSyncsTopic]): the operator's
@@ -143,7 +131,7 @@ func (m MirrorSource) Config() (map[string]string, error) {
 		"target.cluster.bootstrap.servers":  m.TargetBootstrap,
 		"topics":                            strings.Join(topics, ","),
 		"tasks.max":                         strconv.Itoa(max(m.TasksMax, 1)),
-		"replication.policy.class":          IdentityPolicyClass,
+		"replication.policy.class":          m.ReplicationPolicy.Class(),
 		"emit.offset-syncs.enabled":         "false",
 		"sync.topic.configs.enabled":        "false",
 		"sync.topic.acls.enabled":           "false",
@@ -154,8 +142,8 @@ func (m MirrorSource) Config() (map[string]string, error) {
 		"value.converter":                   orDefault(m.Converter, ByteArrayConverterClass),
 		"header.converter":                  orDefault(m.Converter, ByteArrayConverterClass),
 	}
-	if m.ReplicationPolicy == DefaultPolicy {
-		cfg["replication.policy.class"] = DefaultPolicyClass
+	if m.ReplicationPolicy.Separator != "" {
+		cfg["replication.policy.separator"] = m.ReplicationPolicy.Separator
 	}
 	if m.RefreshInterval > 0 {
 		secs := int64((m.RefreshInterval + time.Second - 1) / time.Second)

@@ -17,7 +17,7 @@
 //
 // The rules over these values are pure functions on snapshots already read:
 // [DiffCommitted] compares two readings of a group, [CheckTargets] compares
-// source topics with target topics under a [ReplicationPolicy]. The
+// source topics with target topics under an offsets.ReplicationPolicy. The
 // [Reader] methods only fetch.
 //
 // # Records

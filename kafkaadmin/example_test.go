@@ -6,6 +6,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // A Flink group looks Empty even while the job runs; what shows it stopped
@@ -28,7 +29,7 @@ func ExampleDiffCommitted() {
 // MirrorMaker 2's DefaultReplicationPolicy prefixes the source alias; the
 // target topic must exist with the source's partition count.
 func ExampleCheckTargets() {
-	policy := kafkaadmin.ReplicationPolicy{Kind: kafkaadmin.DefaultPolicy, SourceAlias: "src"}
+	policy := offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "src"}
 	checks, err := kafkaadmin.CheckTargets(
 		kafkaadmin.Topics{"orders": 12, "payments": 4},
 		kafkaadmin.Topics{"src.orders": 12, "src.payments": 3},

@@ -4,71 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/IBM/sarama"
+
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
-
-// PolicyKind names a MirrorMaker 2 replication policy
-// (replication.policy.class).
-type PolicyKind string
-
-// The replication policies MirrorMaker 2 ships.
-const (
-	// IdentityPolicy is IdentityReplicationPolicy: a source topic keeps
-	// its name on the target.
-	IdentityPolicy PolicyKind = "identity"
-	// DefaultPolicy is DefaultReplicationPolicy: a source topic t becomes
-	// "<source alias><separator>t" on the target, "source.t" by default.
-	DefaultPolicy PolicyKind = "default"
-)
-
-// ReplicationPolicy maps source topic names to target topic names as
-// MirrorMaker 2 does.
-type ReplicationPolicy struct {
-	Kind PolicyKind
-	// SourceAlias is source.cluster.alias; required by DefaultPolicy.
-	SourceAlias string
-	// Separator is replication.policy.separator. Empty means ".".
-	Separator string
-}
-
-// Validate reports a policy that cannot name target topics, as an
-// [*ArgumentError].
-func (p ReplicationPolicy) Validate() error {
-	switch p.Kind {
-	case IdentityPolicy:
-		return nil
-	case DefaultPolicy:
-		if p.SourceAlias == "" {
-			return &ArgumentError{Op: "ReplicationPolicy", Reason: "default policy needs a source alias"}
-		}
-		if strings.Contains(p.SourceAlias, p.separator()) {
-			return &ArgumentError{Op: "ReplicationPolicy", Reason: fmt.Sprintf("source alias %q contains the separator %q", p.SourceAlias, p.separator())}
-		}
-		return nil
-	}
-	return &ArgumentError{Op: "ReplicationPolicy", Reason: fmt.Sprintf("unknown policy kind %q", string(p.Kind))}
-}
-
-func (p ReplicationPolicy) separator() string {
-	if p.Separator == "" {
-		return "."
-	}
-	return p.Separator
-}
-
-// TargetTopic returns the target topic name of a source topic. Errors:
-// the [*ArgumentError] of Validate.
-func (p ReplicationPolicy) TargetTopic(source string) (string, error) {
-	if err := p.Validate(); err != nil {
-		return "", err
-	}
-	if p.Kind == IdentityPolicy {
-		return source, nil
-	}
-	return p.SourceAlias + p.separator() + source, nil
-}
 
 // TargetCheck is the check of one source topic against its target topic.
 type TargetCheck struct {
@@ -101,8 +41,8 @@ func (c TargetCheck) Problem() string {
 
 // CheckTargets compares source topics with the target cluster's topics
 // under the policy, one check per source topic in sorted order. It is
-// pure. Errors: the [*ArgumentError] of the policy's Validate.
-func CheckTargets(source, target Topics, policy ReplicationPolicy) ([]TargetCheck, error) {
+// pure. Errors: the policy's Validate (offsets.ErrInvalidPolicy).
+func CheckTargets(source, target Topics, policy offsets.ReplicationPolicy) ([]TargetCheck, error) {
 	if err := policy.Validate(); err != nil {
 		return nil, err
 	}
@@ -121,9 +61,9 @@ func CheckTargets(source, target Topics, policy ReplicationPolicy) ([]TargetChec
 // CheckTargets reads, from the cluster this Reader is configured for (the
 // target), the topics the policy maps the source topics to, and checks
 // that each exists with the source's partition count. A missing target is
-// a failed check, not an error. Errors: the policy's [*ArgumentError], the
+// a failed check, not an error. Errors: the policy's Validate error, the
 // context's error, or a Kafka or connection error after retries.
-func (r *Reader) CheckTargets(ctx context.Context, source Topics, policy ReplicationPolicy) ([]TargetCheck, error) {
+func (r *Reader) CheckTargets(ctx context.Context, source Topics, policy offsets.ReplicationPolicy) ([]TargetCheck, error) {
 	if err := policy.Validate(); err != nil {
 		return nil, err
 	}

@@ -5,39 +5,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-func TestTargetTopic(t *testing.T) {
-	tests := []struct {
-		policy  ReplicationPolicy
-		source  string
-		want    string
-		wantErr bool
-	}{
-		{ReplicationPolicy{Kind: IdentityPolicy}, "orders", "orders", false},
-		{ReplicationPolicy{Kind: IdentityPolicy, SourceAlias: "src"}, "orders", "orders", false},
-		{ReplicationPolicy{Kind: DefaultPolicy, SourceAlias: "src"}, "orders", "src.orders", false},
-		{ReplicationPolicy{Kind: DefaultPolicy, SourceAlias: "src", Separator: "_"}, "orders", "src_orders", false},
-		{ReplicationPolicy{Kind: DefaultPolicy}, "orders", "", true},
-		{ReplicationPolicy{Kind: DefaultPolicy, SourceAlias: "a.b"}, "orders", "", true},
-		{ReplicationPolicy{}, "orders", "", true},
-		{ReplicationPolicy{Kind: "custom"}, "orders", "", true},
-	}
-	for _, tt := range tests {
-		got, err := tt.policy.TargetTopic(tt.source)
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("%+v.TargetTopic(%q) = %q, %v; want %q, error %v", tt.policy, tt.source, got, err, tt.want, tt.wantErr)
-		}
-		if err != nil && !errors.Is(err, ErrInvalidArgument) {
-			t.Errorf("error %v does not match ErrInvalidArgument", err)
-		}
-	}
-}
+	"github.com/mm2cutover/mm2cutover/offsets"
+)
 
 func TestCheckTargets(t *testing.T) {
 	source := Topics{"a": 3, "b": 2, "c": 1}
 	target := Topics{"src.a": 3, "src.b": 4, "a": 3}
-	got, err := CheckTargets(source, target, ReplicationPolicy{Kind: DefaultPolicy, SourceAlias: "src"})
+	got, err := CheckTargets(source, target, offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "src"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +30,7 @@ func TestCheckTargets(t *testing.T) {
 			t.Errorf("%s: OK() = %v, Problem() = %q; want OK %v", c.Source, c.OK(), c.Problem(), oks[i])
 		}
 	}
-	if _, err := CheckTargets(source, target, ReplicationPolicy{Kind: DefaultPolicy}); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := CheckTargets(source, target, offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy}); !errors.Is(err, offsets.ErrInvalidPolicy) {
 		t.Errorf("CheckTargets with no alias = %v, want ErrInvalidArgument", err)
 	}
 }

@@ -259,7 +259,7 @@ const lookBack = 16
 // the target end that are copies of source records at or after C.
 //
 // Errors: a read that failed, or a policy that cannot name a target topic.
-func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy kafkaadmin.ReplicationPolicy, capture []BoundaryRecord) ([]Boundary, error) {
+func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy offsets.ReplicationPolicy, capture []BoundaryRecord) ([]Boundary, error) {
 	captured := make(map[offsets.SourcePartition]BoundaryRecord, len(capture))
 	for _, c := range capture {
 		captured[c.Partition] = c

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
@@ -85,7 +86,7 @@ func TestBoundaryTransactional(t *testing.T) {
 	if err := sandbox.Produce(ctx, sb.Target().Bootstrap(), []*sarama.ProducerMessage{msg(topic, "p0", "p0"), msg(topic, "c1", "c1"), msg(topic, "c5", "c5")}); err != nil {
 		t.Fatal(err)
 	}
-	policy := kafkaadmin.ReplicationPolicy{Kind: kafkaadmin.IdentityPolicy}
+	policy := offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}
 	sp := kafkaadmin.TopicPartition{Topic: topic}
 
 	old, err := source.ReadRecord(ctx, sp, 3, kafkaadmin.ReadUncommitted)
@@ -216,7 +217,7 @@ func TestBoundaryCompacted(t *testing.T) {
 		case <-time.After(time.Second):
 		}
 	}
-	policy := kafkaadmin.ReplicationPolicy{Kind: kafkaadmin.IdentityPolicy}
+	policy := offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}
 	now, err := verify.CheckBoundary(ctx, source, target, p, policy, nil)
 	if err != nil || len(now) != 1 || now[0].OK() {
 		t.Errorf("against the source as it is now: %+v, %v; want the false difference the old check reported", now, err)
@@ -234,7 +235,7 @@ func TestBoundaryCompacted(t *testing.T) {
 		first string
 		ok    bool
 	}{{"race", "v1-new", true}, {"skip", "v2", false}} {
-		policy := kafkaadmin.ReplicationPolicy{Kind: kafkaadmin.DefaultPolicy, SourceAlias: tc.alias}
+		policy := offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: tc.alias}
 		tt, _ := policy.TargetTopic(topic)
 		if err := sandbox.CreateTopic(ctx, tgt, tt, 1); err != nil {
 			t.Fatal(err)
@@ -287,7 +288,7 @@ func TestBoundaryDuplicates(t *testing.T) {
 	tgt = append(tgt, "r2")       // MM2's first copy
 	produce(ctx, t, sb.Source().Bootstrap(), topic, src...)
 	produce(ctx, t, sb.Target().Bootstrap(), topic, tgt...)
-	got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 2, 6, 4), kafkaadmin.ReplicationPolicy{Kind: kafkaadmin.IdentityPolicy}, nil)
+	got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 2, 6, 4), offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}, nil)
 	if err != nil || len(got) != 1 || !got[0].OK() || got[0].Duplicates != 2 {
 		t.Fatalf("%+v, %v; want equal records and 2 duplicates", got, err)
 	}

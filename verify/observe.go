@@ -23,7 +23,7 @@ import (
 // moves them). Other plans take nil.
 //
 // Errors: the readers' errors, except unknown topics.
-func Observe(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy kafkaadmin.ReplicationPolicy, input OffsetsInput) (Observation, error) {
+func Observe(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy offsets.ReplicationPolicy, input OffsetsInput) (Observation, error) {
 	var o Observation
 	var err error
 	if input != nil {

@@ -151,7 +151,7 @@ type PrecheckSpec struct {
 	Group  string
 	Topics []string
 	// Policy names the target topics.
-	Policy kafkaadmin.ReplicationPolicy
+	Policy offsets.ReplicationPolicy
 	// StabilityWindow is how long the group's commits (and Input's offsets)
 	// must stay unchanged.
 	StabilityWindow time.Duration
@@ -387,7 +387,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 
 // TargetEnds reads the end offset of every target partition of the source
 // topics (named by policy), keyed by the source partition it receives.
-func TargetEnds(ctx context.Context, target *kafkaadmin.Reader, topics kafkaadmin.Topics, policy kafkaadmin.ReplicationPolicy) (map[offsets.SourcePartition]int64, error) {
+func TargetEnds(ctx context.Context, target *kafkaadmin.Reader, topics kafkaadmin.Topics, policy offsets.ReplicationPolicy) (map[offsets.SourcePartition]int64, error) {
 	var tps []kafkaadmin.TopicPartition
 	back := make(map[kafkaadmin.TopicPartition]offsets.SourcePartition)
 	for topic, n := range topics {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
@@ -95,7 +96,7 @@ func TestCheckBoundary(t *testing.T) {
 	produce(ctx, t, sb.Source().Bootstrap(), topic, "r0", "r1", "r2", "r3")
 	// The target holds r0 r1 (the old job's), then r2 (as MM2 would copy it).
 	produce(ctx, t, sb.Target().Bootstrap(), topic, "r0", "r1", "r2")
-	policy := kafkaadmin.ReplicationPolicy{Kind: kafkaadmin.IdentityPolicy}
+	policy := offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}
 
 	got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 2, 4, 2), policy, nil)
 	if err != nil || len(got) != 1 || !got[0].OK() || got[0].Duplicates != 0 {

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mm2cutover/mm2cutover/redact"
-
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 // Settings is everything a cutover needs to know, from flags and the
@@ -189,10 +189,6 @@ func (s Settings) WithDefaults() Settings {
 
 // MirrorSource returns the connector the cutover creates.
 func (s Settings) MirrorSource() connect.MirrorSource {
-	policy := connect.IdentityPolicy
-	if s.Policy == "default" {
-		policy = connect.DefaultPolicy
-	}
 	return connect.MirrorSource{
 		Name:              s.Connector,
 		SourceAlias:       s.SourceAlias,
@@ -203,7 +199,7 @@ func (s Settings) MirrorSource() connect.MirrorSource {
 		TargetClient:      s.TargetClient,
 		Topics:            s.Topics,
 		TasksMax:          s.TasksMax,
-		ReplicationPolicy: policy,
+		ReplicationPolicy: s.ReplicationPolicy(),
 		IsolationLevel:    "read_committed",
 		OffsetSyncs:       s.OffsetSyncs,
 		Extra:             s.Extra,
@@ -211,9 +207,9 @@ func (s Settings) MirrorSource() connect.MirrorSource {
 }
 
 // ReplicationPolicy returns the naming of target topics under the settings.
-func (s Settings) ReplicationPolicy() kafkaadmin.ReplicationPolicy {
+func (s Settings) ReplicationPolicy() offsets.ReplicationPolicy {
 	if s.Policy == "default" {
-		return kafkaadmin.ReplicationPolicy{Kind: kafkaadmin.DefaultPolicy, SourceAlias: s.SourceAlias}
+		return offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: s.SourceAlias}
 	}
-	return kafkaadmin.ReplicationPolicy{Kind: kafkaadmin.IdentityPolicy}
+	return offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}
 }

@@ -1,0 +1,89 @@
+package offsets
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// PolicyKind names a MirrorMaker 2 replication policy
+// (replication.policy.class).
+type PolicyKind string
+
+// The replication policies MirrorMaker 2 ships.
+const (
+	// IdentityPolicy is IdentityReplicationPolicy: a source topic keeps its
+	// name on the target, as a Flink job copying topic to topic did. It is
+	// what the zero ReplicationPolicy means.
+	IdentityPolicy PolicyKind = "identity"
+	// DefaultPolicy is DefaultReplicationPolicy, MM2's own default: a source
+	// topic t becomes "<source alias><separator>t" on the target, "source.t"
+	// by default.
+	DefaultPolicy PolicyKind = "default"
+)
+
+// Class names of the replication policies, as replication.policy.class
+// takes them.
+const (
+	IdentityPolicyClass = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
+	DefaultPolicyClass  = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"
+)
+
+// ErrInvalidPolicy: a replication policy that cannot name target topics.
+var ErrInvalidPolicy = errors.New("offsets: invalid replication policy")
+
+// ReplicationPolicy maps source topic names to target topic names as
+// MirrorMaker 2 does. The zero value is the identity policy.
+type ReplicationPolicy struct {
+	Kind PolicyKind `json:"kind"`
+	// SourceAlias is source.cluster.alias; required by DefaultPolicy.
+	SourceAlias string `json:"source_alias,omitempty"`
+	// Separator is replication.policy.separator. Empty means ".".
+	Separator string `json:"separator,omitempty"`
+}
+
+// Validate reports a policy that cannot name target topics: an unknown
+// kind, or a default policy without a source alias or whose alias holds the
+// separator. The error matches [ErrInvalidPolicy].
+func (p ReplicationPolicy) Validate() error {
+	switch p.Kind {
+	case IdentityPolicy, "":
+		return nil
+	case DefaultPolicy:
+		if p.SourceAlias == "" {
+			return fmt.Errorf("%w: the default policy needs a source alias", ErrInvalidPolicy)
+		}
+		if strings.Contains(p.SourceAlias, p.separator()) {
+			return fmt.Errorf("%w: source alias %q contains the separator %q", ErrInvalidPolicy, p.SourceAlias, p.separator())
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: unknown kind %q", ErrInvalidPolicy, string(p.Kind))
+}
+
+func (p ReplicationPolicy) separator() string {
+	if p.Separator == "" {
+		return "."
+	}
+	return p.Separator
+}
+
+// TargetTopic returns the target topic name of a source topic, or the
+// error of Validate.
+func (p ReplicationPolicy) TargetTopic(source string) (string, error) {
+	if err := p.Validate(); err != nil {
+		return "", err
+	}
+	if p.Kind == DefaultPolicy {
+		return p.SourceAlias + p.separator() + source, nil
+	}
+	return source, nil
+}
+
+// Class returns the policy's replication.policy.class.
+func (p ReplicationPolicy) Class() string {
+	if p.Kind == DefaultPolicy {
+		return DefaultPolicyClass
+	}
+	return IdentityPolicyClass
+}

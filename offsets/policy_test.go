@@ -1,0 +1,44 @@
+package offsets_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/mm2cutover/mm2cutover/offsets"
+)
+
+func TestTargetTopic(t *testing.T) {
+	tests := []struct {
+		policy  offsets.ReplicationPolicy
+		source  string
+		want    string
+		wantErr bool
+	}{
+		{offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}, "orders", "orders", false},
+		{offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy, SourceAlias: "src"}, "orders", "orders", false},
+		{offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "src"}, "orders", "src.orders", false},
+		{offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "src", Separator: "_"}, "orders", "src_orders", false},
+		{offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy}, "orders", "", true},
+		{offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "a.b"}, "orders", "", true},
+		{offsets.ReplicationPolicy{}, "orders", "orders", false}, // the zero value is the identity policy
+		{offsets.ReplicationPolicy{Kind: "custom"}, "orders", "", true},
+	}
+	for _, tt := range tests {
+		got, err := tt.policy.TargetTopic(tt.source)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("%+v.TargetTopic(%q) = %q, %v; want %q, error %v", tt.policy, tt.source, got, err, tt.want, tt.wantErr)
+		}
+		if err != nil && !errors.Is(err, offsets.ErrInvalidPolicy) {
+			t.Errorf("error %v does not match ErrInvalidPolicy", err)
+		}
+	}
+}
+
+func TestPolicyClass(t *testing.T) {
+	if c := (offsets.ReplicationPolicy{}).Class(); c != offsets.IdentityPolicyClass {
+		t.Errorf("zero policy class %s", c)
+	}
+	if c := (offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "s"}).Class(); c != offsets.DefaultPolicyClass {
+		t.Errorf("default policy class %s", c)
+	}
+}
