@@ -156,7 +156,7 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithBackOff sets the retry policy for transient failures (see IsTransient).
 // newBackOff is called once per call to get a fresh policy; the retries also
-// stop when the call's ctx ends. The default is exponential from 200ms to 5s,
+// stop when the call's ctx ends. The default is exponential from 100ms to 5s,
 // giving up after 2 minutes (a Connect rebalance can take a session timeout).
 func WithBackOff(newBackOff func() backoff.BackOff) Option {
 	return func(s *settings) error {
@@ -186,7 +186,7 @@ func WithPollInterval(d time.Duration) Option {
 
 func defaultBackOff() backoff.BackOff {
 	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = 200 * time.Millisecond
+	b.InitialInterval = 100 * time.Millisecond
 	b.MaxInterval = 5 * time.Second
 	b.MaxElapsedTime = 2 * time.Minute
 	return b
