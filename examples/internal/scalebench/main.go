@@ -145,6 +145,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // bench measures every size on the sandbox and prints the results. Its
 // exit status is 3 when a run failed.
 func bench(ctx context.Context, sb *held, o options, stdout, stderr io.Writer, log *slog.Logger) int {
+	rep := report{KafkaVersion: sb.sb.KafkaVersion(), Window: o.window, LoadStart: loadAvg()}
 	var results []sizeResult
 	for _, n := range o.sizes {
 		res, err := measureSize(ctx, sb, o, n, log)
@@ -154,15 +155,16 @@ func bench(ctx context.Context, sb *held, o options, stdout, stderr io.Writer, l
 		}
 		results = append(results, res)
 	}
+	rep.Sizes, rep.LoadEnd = results, loadAvg()
 	if o.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(report{KafkaVersion: sb.sb.KafkaVersion(), Window: o.window, Sizes: results}); err != nil {
+		if err := enc.Encode(rep); err != nil {
 			return 1
 		}
 		return 0
 	}
-	printTable(stdout, sb.sb.KafkaVersion(), o, results)
+	printTable(stdout, rep, o)
 	for _, r := range results {
 		if r.LibOK != r.Rounds || r.RawOK != r.Rounds {
 			return 3
@@ -216,6 +218,8 @@ func runBase(prefix string) string {
 type report struct {
 	KafkaVersion string        `json:"kafka_version"`
 	Window       time.Duration `json:"window_ns"`
+	LoadStart    string        `json:"load_average_start"` // 1, 5, 15 min
+	LoadEnd      string        `json:"load_average_end"`
 	Sizes        []sizeResult  `json:"sizes"`
 }
 
@@ -260,9 +264,11 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-func printTable(w io.Writer, version string, o options, rs []sizeResult) {
-	fmt.Fprintf(w, "Kafka %s; %d rounds per size after %d warm-up, order alternating; stability window %v; medians; load average %s\n\n",
-		version, o.rounds, o.warmup, o.window, loadAvg())
+func printTable(w io.Writer, rep report, o options) {
+	rs := rep.Sizes
+	fmt.Fprintf(w, "Kafka %s; %d rounds per size after %d warm-up, order alternating; stability window %v; medians\n",
+		rep.KafkaVersion, o.rounds, o.warmup, o.window)
+	fmt.Fprintf(w, "load average (1, 5, 15 min) %s at the start, %s at the end\n\n", rep.LoadStart, rep.LoadEnd)
 	fmt.Fprintf(w, "%-6s %5s %8s %8s %8s %8s %6s %8s %8s %8s %8s %8s\n",
 		"N", "ok", "raw", "library", "(plan", "apply)", "ratio", "lib RSS", "status", "pause", "(tool", "connect)")
 	for _, r := range rs {

@@ -96,7 +96,7 @@ func TestSmallRun(t *testing.T) {
 		t.Errorf("no peak RSS measured for the library run")
 	}
 	var table bytes.Buffer
-	printTable(&table, rep.KafkaVersion, o, rep.Sizes)
+	printTable(&table, rep, o)
 	for _, want := range []string{"ok: runs", "N=20 library", "plan built: 20 entries", "GET 1:", "connector RUNNING"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
