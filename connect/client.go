@@ -156,7 +156,7 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithBackOff sets the retry policy for transient failures (see IsTransient).
 // newBackOff is called once per call to get a fresh policy; the retries also
-// stop when the call's ctx ends. The default is exponential from 200ms to 5s,
+// stop when the call's ctx ends. The default is exponential from 100ms to 5s,
 // giving up after 2 minutes (a Connect rebalance can take a session timeout).
 func WithBackOff(newBackOff func() backoff.BackOff) Option {
 	return func(s *settings) error {
@@ -169,7 +169,11 @@ func WithBackOff(newBackOff func() backoff.BackOff) Option {
 }
 
 // WithPollInterval sets the longest pause between two reads of the Wait
-// helpers (they start faster and back off up to it). The default is 2 seconds.
+// helpers (they start at 100 ms and back off up to it). The default is half
+// a second: a STOPPED or RUNNING state is seen at most that late, and a
+// status read is cheap for the worker (at 10,000 partitions MM2 takes
+// about 15 s to run after a resume on the sandbox; a 2 s cap saw it up to
+// 2 s late).
 func WithPollInterval(d time.Duration) Option {
 	return func(s *settings) error {
 		if d <= 0 {
@@ -182,7 +186,7 @@ func WithPollInterval(d time.Duration) Option {
 
 func defaultBackOff() backoff.BackOff {
 	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = 200 * time.Millisecond
+	b.InitialInterval = 100 * time.Millisecond
 	b.MaxInterval = 5 * time.Second
 	b.MaxElapsedTime = 2 * time.Minute
 	return b
@@ -205,7 +209,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("connect: base url %q must not have a query or fragment", u.Redacted())
 	}
-	s := settings{timeout: 30 * time.Second, userAgent: "mm2cutover-connect", poll: 2 * time.Second}
+	s := settings{timeout: 30 * time.Second, userAgent: "mm2cutover-connect", poll: 500 * time.Millisecond}
 	if u.User != nil {
 		s.username = u.User.Username()
 		s.password, _ = u.User.Password()
@@ -271,7 +275,8 @@ type request struct {
 	method  string
 	path    string // escaped, starting with "/"
 	query   url.Values
-	body    any // JSON-encoded when non-nil
+	body    any    // JSON-encoded when non-nil
+	rawBody []byte // sent as is when non-nil (JSON already encoded)
 	repeat  Repeat
 	secrets []string // values to redact from error messages
 }
@@ -293,6 +298,9 @@ func (c *Client) do(ctx context.Context, req request, out any) (int, error) {
 }
 
 func encodeBody(req request) ([]byte, error) {
+	if req.rawBody != nil {
+		return req.rawBody, nil
+	}
 	if req.body == nil {
 		return nil, nil
 	}

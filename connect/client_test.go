@@ -148,6 +148,43 @@ func TestNoRetryOnPermanent500(t *testing.T) {
 	}
 }
 
+// Kafka Connect 4.3.1 answers the first GET of offsets after a PATCH of
+// 10,000 partitions with this 500 while it loads what it just wrote; the
+// next GET succeeds. A read is retried on it, a write never.
+func TestOffsetsRetriedWhileUnavailable(t *testing.T) {
+	const msg = "Failed to retrieve offsets for source connector mm2"
+	c, mux := setup(t)
+	serverInfo(mux, "4.3.1")
+	stoppedStatus(mux, "mm2")
+	var gets, patches atomic.Int32
+	mux.HandleFunc("GET /connectors/mm2/offsets", func(w http.ResponseWriter, r *http.Request) {
+		if gets.Add(1) <= 1 {
+			connectError(w, 500, msg)
+			return
+		}
+		_, _ = io.WriteString(w, `{"offsets":[{"partition":{"cluster":"source","partition":0,"topic":"orders"},"offset":{"offset":41}}]}`)
+	})
+	mux.HandleFunc("PATCH /connectors/mm2/offsets", func(w http.ResponseWriter, r *http.Request) {
+		patches.Add(1)
+		connectError(w, 500, msg)
+	})
+	got, err := c.Offsets(context.Background(), "mm2")
+	if err != nil || len(got) != 1 || gets.Load() != 2 {
+		t.Fatalf("Offsets = %v, %v after %d GETs; want one offset after 2", got, err, gets.Load())
+	}
+	_, err = c.AlterOffsets(context.Background(), "mm2", []connect.Offset{connect.MirrorSourceOffset("source", "orders", 0, 41)})
+	var apiErr *connect.APIError
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 500 || errors.Is(err, connect.ErrOffsetsUnavailable) || patches.Load() != 1 {
+		t.Fatalf("AlterOffsets = %v after %d PATCHes; want the 500 after 1, not ErrOffsetsUnavailable", err, patches.Load())
+	}
+
+	// WaitOffsets reads on when the client's own retries are used up.
+	gets.Store(-10)
+	if _, err := c.WaitOffsets(context.Background(), "mm2", got); err != nil {
+		t.Fatalf("WaitOffsets through 11 failed reads: %v", err)
+	}
+}
+
 func TestCreateRetriedOnRebalanceAdoptsEqualConfig(t *testing.T) {
 	c, mux := setup(t)
 	serverInfo(mux, "4.3.1")

@@ -55,6 +55,15 @@ var (
 	// ErrFailed matches a connector or task in the FAILED state found by
 	// WaitRunning; the concrete error is *FailedError with the trace.
 	ErrFailed = errors.New("connect: connector or task failed")
+
+	// ErrOffsetsUnavailable matches a 500 "Failed to retrieve offsets for
+	// source connector ..." answering GET /connectors/{name}/offsets: the
+	// worker could not read the offsets at that moment. Kafka Connect 4.3.1
+	// answers it to the first read after a large alter (10,000 partitions),
+	// while it still loads what it just wrote (a
+	// ConcurrentModificationException in ConnectorOffsetBackingStore); the
+	// next read succeeds. Offsets retries it: a read is safe to repeat.
+	ErrOffsetsUnavailable = errors.New("connect: connector offsets unavailable at the moment")
 )
 
 // Substrings of Kafka Connect's own error messages (HerderRequestHandler,
@@ -70,6 +79,8 @@ const (
 	// Jetty's HttpClient, forwarding a request for a worker, on the leader's
 	// 401 (BasicAuthSecurityRestExtension sends no WWW-Authenticate header).
 	msgAuthChallenge = "Authentication challenge without WWW-Authenticate header"
+	// Worker.sourceConnectorOffsets, failing to read offsets just written.
+	msgOffsetsRead = "Failed to retrieve offsets for source connector"
 )
 
 // forwardingAdvice is appended to forwarding failures. Connect workers forward
@@ -89,7 +100,8 @@ const forwardedAuthAdvice = "the leader refused the credentials the worker forwa
 // Message has any secret value the request carried replaced by "[redacted]".
 //
 // Use errors.Is with ErrNotFound, ErrAlreadyExists, ErrNotStopped,
-// ErrRebalance, ErrUnauthorized, ErrForbidden and ErrForwarding.
+// ErrRebalance, ErrUnauthorized, ErrForbidden, ErrForwarding and
+// ErrOffsetsUnavailable.
 type APIError struct {
 	Method     string
 	Path       string
@@ -135,8 +147,17 @@ func (e *APIError) Is(target error) bool {
 		return e.StatusCode == http.StatusForbidden
 	case ErrForwarding:
 		return e.isForwarding()
+	case ErrOffsetsUnavailable:
+		return e.isOffsetsRead()
 	}
 	return false
+}
+
+// isOffsetsRead reports Worker.sourceConnectorOffsets' failure, answered to
+// a GET of a source connector's offsets.
+func (e *APIError) isOffsetsRead() bool {
+	return e.Method == http.MethodGet && e.StatusCode == http.StatusInternalServerError &&
+		strings.Contains(e.Message, msgOffsetsRead)
 }
 
 func (e *APIError) isForwarding() bool {

@@ -170,9 +170,7 @@ func (c *Client) Offsets(ctx context.Context, name string) ([]Offset, error) {
 	if err := c.requireVersion(ctx, "reading connector offsets", versionOffsetsRead); err != nil {
 		return nil, err
 	}
-	var out struct {
-		Offsets []Offset `json:"offsets"`
-	}
+	var out offsetList
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: connectorPath(name, "/offsets"), repeat: RepeatSafe}, &out); err != nil {
 		return nil, err
 	}
@@ -206,9 +204,10 @@ func (c *Client) AlterOffsets(ctx context.Context, name string, offsets []Offset
 	if err := c.requireStopped(ctx, name); err != nil {
 		return "", err
 	}
-	body := struct {
-		Offsets []Offset `json:"offsets"`
-	}{offsets}
+	body, err := encodeOffsetList(offsets)
+	if err != nil {
+		return "", fmt.Errorf("connect: PATCH %s: encode body: %w", connectorPath(name, "/offsets"), err)
+	}
 	return c.offsetsWrite(ctx, name, http.MethodPatch, body)
 }
 
@@ -226,11 +225,11 @@ func (c *Client) ResetOffsets(ctx context.Context, name string) (string, error) 
 	return c.offsetsWrite(ctx, name, http.MethodDelete, nil)
 }
 
-func (c *Client) offsetsWrite(ctx context.Context, name, method string, body any) (string, error) {
+func (c *Client) offsetsWrite(ctx context.Context, name, method string, body []byte) (string, error) {
 	var msg struct {
 		Message string `json:"message"`
 	}
-	_, err := c.do(ctx, request{method: method, path: connectorPath(name, "/offsets"), body: body, repeat: RepeatSafe}, &msg)
+	_, err := c.do(ctx, request{method: method, path: connectorPath(name, "/offsets"), rawBody: body, repeat: RepeatSafe}, &msg)
 	if err != nil {
 		if errors.Is(err, ErrNotStopped) {
 			nse := &NotStoppedError{Connector: name, Err: err}

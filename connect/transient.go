@@ -32,10 +32,13 @@ const (
 //
 // Transient are: a 409 whose message is one of Connect's rebalance refusals
 // ("Cannot complete request momentarily ...", "... conflicting operation
-// ..."), a 500 whose message mentions a rebalance, a 503, and a connection
-// refused or reset. Only a rebalance counts for RepeatOnRebalance, nothing for
-// NeverRepeat. A 409 "already exists", a 400, 401, 403, 404, other 500s, a
-// timeout and a cancelled context are never transient.
+// ..."), a 500 whose message mentions a rebalance, a 503, a connection
+// refused or reset, and a GET answered 500 "Failed to retrieve offsets for
+// source connector ..." (ErrOffsetsUnavailable: the worker was still loading
+// offsets just written; only a read, never a write with that message). Only a
+// rebalance counts for RepeatOnRebalance, nothing for NeverRepeat. A 409
+// "already exists", a 400, 401, 403, 404, other 500s, a timeout and a
+// cancelled context are never transient.
 func IsTransient(r Repeat, err error) bool {
 	if err == nil || r == NeverRepeat {
 		return false
@@ -45,7 +48,10 @@ func IsTransient(r Repeat, err error) bool {
 		if apiErr.isRebalance() {
 			return true
 		}
-		return r == RepeatSafe && apiErr.StatusCode == http.StatusServiceUnavailable
+		if r != RepeatSafe {
+			return false
+		}
+		return apiErr.StatusCode == http.StatusServiceUnavailable || apiErr.isOffsetsRead()
 	}
 	if r != RepeatSafe {
 		return false

@@ -22,6 +22,11 @@ func TestIsTransient(t *testing.T) {
 	stale := "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"
 	conflicting := "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
 	exists := "Connector flink-to-mm2 already exists"
+	// Kafka Connect 4.3.1, GET offsets right after a PATCH of 10,000 partitions.
+	offsetsRead := "Failed to retrieve offsets for source connector mm2-orders"
+	patch := func(status int, msg string) error {
+		return &APIError{Method: "PATCH", Path: "/connectors/x/offsets", StatusCode: status, ErrorCode: status, Message: msg}
+	}
 
 	tests := []struct {
 		name   string
@@ -43,6 +48,13 @@ func TestIsTransient(t *testing.T) {
 		{"500 rebalance, create", RepeatOnRebalance, api(500, "Worker is rebalancing"), true},
 		{"500 other", RepeatSafe, api(500, "Request timed out"), false},
 		{"500 forwarding", RepeatSafe, api(500, "IO Error trying to forward REST request: java.net.ConnectException: Connection refused"), false},
+		{"500 offsets unavailable, GET", RepeatSafe, api(500, offsetsRead), true},
+		{"500 offsets unavailable, wrapped", RepeatSafe, fmt.Errorf("read back: %w", api(500, offsetsRead)), true},
+		{"500 offsets unavailable, never", NeverRepeat, api(500, offsetsRead), false},
+		{"500 offsets unavailable, create", RepeatOnRebalance, api(500, offsetsRead), false},
+		{"500 same message on a PATCH", RepeatSafe, patch(500, offsetsRead), false},
+		{"500 sink offsets", RepeatSafe, api(500, "Failed to retrieve consumer group offsets for sink connector x"), false},
+		{"400 offsets message", RepeatSafe, api(400, offsetsRead), false},
 		{"503, safe", RepeatSafe, api(503, ""), true},
 		{"503, create", RepeatOnRebalance, api(503, ""), false},
 		{"400", RepeatSafe, api(400, "Connectors must be in the STOPPED state before their offsets can be modified."), false},
@@ -81,8 +93,9 @@ func TestAPIErrorIs(t *testing.T) {
 		{401, "", ErrUnauthorized},
 		{403, "", ErrForbidden},
 		{500, "IO Error trying to forward REST request: java.net.ConnectException: Connection refused", ErrForwarding},
+		{500, "Failed to retrieve offsets for source connector x", ErrOffsetsUnavailable},
 	}
-	all := []error{ErrNotFound, ErrAlreadyExists, ErrNotStopped, ErrRebalance, ErrUnauthorized, ErrForbidden, ErrForwarding}
+	all := []error{ErrNotFound, ErrAlreadyExists, ErrNotStopped, ErrRebalance, ErrUnauthorized, ErrForbidden, ErrForwarding, ErrOffsetsUnavailable}
 	for _, tt := range tests {
 		err := error(&APIError{Method: "GET", Path: "/x", StatusCode: tt.status, Message: tt.msg})
 		for _, s := range all {

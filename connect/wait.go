@@ -127,8 +127,10 @@ func (c *Client) WaitRunning(ctx context.Context, name string) (*ConnectorStatus
 // back equal want as a set (see OffsetsDiff: order does not matter, a
 // tombstone expects the partition to be absent), and returns them. GET is
 // eventually consistent: right after AlterOffsets a worker may still answer
-// with the old offsets. When ctx ends first it returns an
-// *OffsetsMismatchError with the last difference.
+// with the old offsets, or fail with ErrOffsetsUnavailable. A read that
+// fails with an error IsTransient accepts for a read does not end the wait
+// (the client has retried it already; the wait reads again). When ctx ends
+// first it returns an *OffsetsMismatchError with the last difference.
 func (c *Client) WaitOffsets(ctx context.Context, name string, want []Offset) ([]Offset, error) {
 	var (
 		last []Offset
@@ -137,6 +139,10 @@ func (c *Client) WaitOffsets(ctx context.Context, name string, want []Offset) ([
 	err := c.poll(ctx, func() (bool, error) {
 		got, err := c.Offsets(ctx, name)
 		if err != nil {
+			if ctx.Err() == nil && IsTransient(RepeatSafe, err) {
+				diff = "last read failed: " + err.Error() + "\n"
+				return false, nil
+			}
 			return false, err
 		}
 		last = got

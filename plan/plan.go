@@ -190,19 +190,49 @@ func Build(spec Spec, snap Snapshot) (*Plan, error) {
 	if len(snap.Source) == 0 {
 		return nil, &FieldError{Field: "partitions", Err: ErrNoPartitions}
 	}
-	parts := make([]offsets.SourcePartition, 0, len(snap.Source))
+	type part struct {
+		p offsets.SourcePartition
+		b offsets.LogBounds
+	}
+	parts := make([]part, 0, len(snap.Source))
 	topics := make(map[string]bool)
-	for p := range snap.Source {
-		parts = append(parts, p)
+	for p, b := range snap.Source {
+		parts = append(parts, part{p, b})
 		topics[p.Topic] = true
 	}
-	slices.SortFunc(parts, offsets.SourcePartition.Compare)
+	slices.SortFunc(parts, func(a, b part) int { return a.p.Compare(b.p) })
 
-	if err := outOfScope(topics, snap.Source, snap.Group, "group offset"); err != nil {
-		return nil, err
+	// One lookup per partition in each input map. A key of Group or
+	// TargetEnd outside Source can only exist when fewer keys matched than
+	// the map holds; only then is the map searched for one.
+	entries := make([]Entry, len(parts))
+	groupMatched, targetMatched := 0, 0
+	badTarget := -1 // the first partition without a usable target end offset
+	for i, pt := range parts {
+		e := &entries[i]
+		e.Partition, e.Bounds = pt.p, pt.b
+		if c, ok := snap.Group[pt.p]; ok {
+			e.GroupOffset = offsets.NewGroupOffset(c)
+			groupMatched++
+		}
+		te, ok := snap.TargetEnd[pt.p]
+		if ok {
+			targetMatched++
+		}
+		if (!ok || te < 0) && badTarget < 0 {
+			badTarget = i
+		}
+		e.TargetEnd = te
 	}
-	if err := outOfScope(topics, snap.Source, snap.TargetEnd, "target end offset"); err != nil {
-		return nil, err
+	if len(snap.Group) != groupMatched {
+		if err := outOfScope(topics, snap.Source, snap.Group, "group offset"); err != nil {
+			return nil, err
+		}
+	}
+	if len(snap.TargetEnd) != targetMatched {
+		if err := outOfScope(topics, snap.Source, snap.TargetEnd, "target end offset"); err != nil {
+			return nil, err
+		}
 	}
 
 	accepted := slices.Clone(spec.AcceptExpired)
@@ -215,26 +245,19 @@ func Build(spec Spec, snap Snapshot) (*Plan, error) {
 		acceptedSet[a.Partition] = true
 	}
 
-	entries := make([]Entry, len(parts))
-	for i, p := range parts {
-		te, ok := snap.TargetEnd[p]
-		if !ok {
-			return nil, &PartitionError{Partition: p, Err: ErrMissingTargetEnd}
+	if badTarget >= 0 {
+		e := entries[badTarget]
+		if _, ok := snap.TargetEnd[e.Partition]; !ok {
+			return nil, &PartitionError{Partition: e.Partition, Err: ErrMissingTargetEnd}
 		}
-		if te < 0 {
-			return nil, &PartitionError{Partition: p, Err: &offsets.OffsetError{Offset: te, Err: offsets.ErrNegative}, Detail: "target end offset"}
-		}
-		d := decide(p, snap.Group.Lookup(p), snap.Source[p], acceptedSet[p])
-		entries[i] = Entry{
-			Partition:   p,
-			GroupOffset: d.GroupOffset,
-			Bounds:      d.Bounds,
-			TargetEnd:   te,
-			Action:      d.Action,
-			Offset:      d.Offset,
-			Lost:        d.Lost,
-			Reason:      d.Reason(),
-		}
+		return nil, &PartitionError{Partition: e.Partition, Err: &offsets.OffsetError{Offset: e.TargetEnd, Err: offsets.ErrNegative}, Detail: "target end offset"}
+	}
+	for i := range entries {
+		e := &entries[i]
+		d := decide(e.Partition, e.GroupOffset, e.Bounds, len(acceptedSet) > 0 && acceptedSet[e.Partition])
+		e.GroupOffset, e.Bounds = d.GroupOffset, d.Bounds
+		e.Action, e.Offset, e.Lost = d.Action, d.Offset, d.Lost
+		e.Reason = d.Reason()
 	}
 
 	p := &Plan{

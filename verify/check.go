@@ -10,9 +10,6 @@ import (
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
-// pollInterval is how often the waiting checks read again.
-const pollInterval = time.Second
-
 // ErrReadBack matches a *ReadBackError.
 var ErrReadBack = errors.New("connect's offsets do not equal the plan")
 
@@ -43,31 +40,6 @@ func ReadOffsets(ctx context.Context, c *connect.Client, connector string) ([]of
 		return nil, err
 	}
 	return FromConnect(list)
-}
-
-// WaitReadBack reads the connector's offsets until they equal want (as a
-// set) or ctx ends, and returns the last comparison. Connect's GET offsets
-// is eventually consistent, so a first read may lag a PATCH. When ctx ends
-// first the error is a *ReadBackError carrying the comparison and its diff;
-// a read that fails (the client has already retried transient errors) ends
-// the wait with that error.
-func WaitReadBack(ctx context.Context, c *connect.Client, connector string, want []offsets.ConnectOffset) (ReadBack, error) {
-	for {
-		got, err := ReadOffsets(ctx, c, connector)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ReadBack{}, &ReadBackError{Connector: connector, Err: ctx.Err()}
-			}
-			return ReadBack{}, err
-		}
-		last := CompareReadBack(want, got)
-		if last.OK() {
-			return last, nil
-		}
-		if err := sleep(ctx, pollInterval); err != nil {
-			return last, &ReadBackError{Connector: connector, ReadBack: last, Err: err}
-		}
-	}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

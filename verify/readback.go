@@ -1,10 +1,12 @@
 package verify
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mm2cutover/mm2cutover/connect"
@@ -84,12 +86,19 @@ func (r ReadBack) String() string {
 // matter: Connect's GET lists entries in arbitrary order. A partition listed
 // twice in got counts as unexpected the second time.
 func CompareReadBack(want, got []offsets.ConnectOffset) ReadBack {
-	w := sorted(want)
-	g := sorted(got)
-	var r ReadBack
-	if d := cmp.Diff(w, g); d != "" {
-		r.Diff = d
+	r, w, g := compare(want, got)
+	if !r.OK() {
+		// The diff is only for a person to read; equal lists have none.
+		r.Diff = cmp.Diff(w, g)
 	}
+	return r
+}
+
+// compare is CompareReadBack without the diff; it also returns the two
+// lists sorted, for one.
+func compare(want, got []offsets.ConnectOffset) (r ReadBack, w, g []offsets.ConnectOffset) {
+	w = sorted(want)
+	g = sorted(got)
 	wantBy := make(map[offsets.ConnectPartition]offsets.MirrorOffset, len(w))
 	for _, o := range w {
 		wantBy[o.Partition] = o.Offset
@@ -115,7 +124,101 @@ func CompareReadBack(want, got []offsets.ConnectOffset) ReadBack {
 		}
 	}
 	slices.SortStableFunc(r.Partitions, func(a, b PartitionCheck) int { return a.Partition.Compare(b.Partition) })
-	return r
+	return r, w, g
+}
+
+// offsetSet is an expected set of offsets, built once so that each read of
+// a wait is compared with one map lookup per partition.
+type offsetSet map[offsets.ConnectPartition]offsets.MirrorOffset
+
+func newOffsetSet(want []offsets.ConnectOffset) offsetSet {
+	s := make(offsetSet, len(want))
+	for _, o := range want {
+		s[o.Partition] = o.Offset
+	}
+	return s
+}
+
+// equal reports whether got lists exactly the set's partitions, each once
+// and with the set's offset: CompareReadBack(want, got).OK() without
+// building the comparison.
+func (s offsetSet) equal(got []offsets.ConnectOffset) bool {
+	if len(got) != len(s) {
+		return false
+	}
+	seen := make(map[offsets.ConnectPartition]struct{}, len(got))
+	for _, o := range got {
+		w, ok := s[o.Partition]
+		if !ok || w != o.Offset {
+			return false
+		}
+		if _, dup := seen[o.Partition]; dup {
+			return false
+		}
+		seen[o.Partition] = struct{}{}
+	}
+	return true
+}
+
+// Pauses between the reads of WaitReadBack: Connect usually shows a PATCH
+// within a few hundred milliseconds, so the first reads come quickly; the
+// pause then doubles up to a second, bounding the load a long wait puts on
+// the worker.
+const (
+	readBackFirstPause = 50 * time.Millisecond
+	readBackMaxPause   = time.Second
+)
+
+// WaitReadBack reads the connector's offsets until they equal want (as a
+// set) or ctx ends, and returns the comparison. Connect's GET offsets is
+// eventually consistent, so a first read may lag a PATCH. Reads start 50 ms
+// apart and back off to one second; each is compared cheaply, and the full
+// comparison with its diff is built once, for the result.
+//
+// A read that fails with an error that is transient for a read
+// (connect.IsTransient with connect.RepeatSafe: a rebalance, a 503, a
+// refused or reset connection, or connect.ErrOffsetsUnavailable, which
+// Connect answers while it loads offsets just written) does not end the
+// wait: it reads again until ctx ends. So a PATCH that succeeded is never
+// reported as failed when a later read matches. When ctx ends first the
+// error is a *ReadBackError carrying the last comparison (empty when no
+// read succeeded) and wrapping ctx's error and the last failed read's. Any
+// other read error ends the wait at once and is returned as is.
+func WaitReadBack(ctx context.Context, c *connect.Client, connector string, want []offsets.ConnectOffset) (ReadBack, error) {
+	set := newOffsetSet(want)
+	pace := newPoll(readBackFirstPause, readBackMaxPause)
+	var (
+		last    []offsets.ConnectOffset
+		read    bool  // last holds a successful read
+		readErr error // the last read's error, when it failed
+	)
+	for {
+		got, err := ReadOffsets(ctx, c, connector)
+		switch {
+		case err == nil:
+			if set.equal(got) {
+				return CompareReadBack(want, got), nil
+			}
+			last, read, readErr = got, true, nil
+		case ctx.Err() != nil:
+			readErr = err
+		case connect.IsTransient(connect.RepeatSafe, err):
+			readErr = err
+		default:
+			return ReadBack{}, err
+		}
+		if cerr := pace.next(ctx); cerr != nil {
+			var rb ReadBack
+			if read {
+				rb = CompareReadBack(want, last)
+			}
+			werr := cerr
+			if readErr != nil && !errors.Is(readErr, cerr) {
+				werr = fmt.Errorf("%w (last read: %w)", cerr, readErr)
+			}
+			return rb, &ReadBackError{Connector: connector, ReadBack: rb, Err: werr}
+		}
+	}
 }
 
 func sorted(list []offsets.ConnectOffset) []offsets.ConnectOffset {
@@ -193,13 +296,17 @@ func (a GuardAction) String() string {
 //     *StaleOffsetsError (matching ErrStaleOffsets) with the read-back, and
 //     no action. Re-applying the plan would rewind or skip records.
 func Guard(want, existing []offsets.ConnectOffset) (GuardAction, error) {
-	rb := CompareReadBack(want, existing)
+	// The diff is built only for a refusal: on a fresh connector every
+	// partition is missing, and a go-cmp diff of 10,000 of them is work
+	// nobody reads.
+	rb, w, g := compare(want, existing)
 	if rb.OK() {
 		return AlreadyApplied, nil
 	}
 	if rb.Count(WrongValue) == 0 && rb.Count(Unexpected) == 0 {
 		return Apply, nil
 	}
+	rb.Diff = cmp.Diff(w, g)
 	return 0, &StaleOffsetsError{ReadBack: rb}
 }
 

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/plan"
+)
+
+// childArg, as the first argument, makes the binary run one job read from
+// stdin and print its childResult on stdout.
+const childArg = "-child-run"
+
+// childResult is what a child measured.
+type childResult struct {
+	OK      bool          `json:"ok"`
+	Error   string        `json:"error,omitempty"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// Plan and Apply split a library run: MakePlan, then Apply.
+	Plan  time.Duration `json:"plan_ns,omitempty"`
+	Apply time.Duration `json:"apply_ns,omitempty"`
+	// ToResume is, in a pause run, when the resume request went out; the
+	// rest of Elapsed is Connect starting the connector and its tasks.
+	ToResume time.Duration `json:"to_resume_ns,omitempty"`
+	Steps    []step        `json:"steps,omitempty"`
+	// MaxRSS is the child's peak resident set size in bytes, read when
+	// its work is done.
+	MaxRSS int64 `json:"max_rss_bytes"`
+}
+
+// step is one thing a run did: At from the start of the measured work,
+// Took when it is a request with a known duration.
+type step struct {
+	At   time.Duration `json:"at_ns"`
+	Took time.Duration `json:"took_ns,omitempty"`
+	What string        `json:"what"`
+}
+
+func runChild(stdin io.Reader, stdout io.Writer) int {
+	var j job
+	var res childResult
+	if err := json.NewDecoder(stdin).Decode(&j); err != nil {
+		res.Error = "decode job: " + err.Error()
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		res = doJob(ctx, j)
+		cancel()
+		res.MaxRSS = peakRSS()
+	}
+	if err := json.NewEncoder(stdout).Encode(res); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func doJob(ctx context.Context, j job) childResult {
+	switch j.Mode {
+	case "lib":
+		return libraryRun(ctx, j)
+	case "raw":
+		return rawFloor(ctx, j)
+	case "status":
+		return statusRun(ctx, j)
+	case "pause":
+		return pauseRun(ctx, j)
+	}
+	return childResult{Error: "unknown mode " + j.Mode}
+}
+
+// libraryRun does what `cutover plan` and `cutover apply` do.
+func libraryRun(ctx context.Context, j job) (res childResult) {
+	if j.CPUProfile != "" {
+		f, err := os.Create(j.CPUProfile)
+		if err != nil {
+			return childResult{Error: err.Error()}
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return childResult{Error: err.Error()}
+		}
+		defer pprof.StopCPUProfile()
+	}
+	tr := newTracer()
+	p, planned, err := planAndApply(ctx, j, tr)
+	res = tr.result(err)
+	res.Plan, res.Apply = planned, res.Elapsed-planned
+	if err == nil && j.PlanFile != "" {
+		f, err := os.Create(j.PlanFile)
+		if err == nil {
+			err = errors.Join(p.Encode(f), f.Close())
+		}
+		if err != nil {
+			res.OK, res.Error = false, "write plan: "+err.Error()
+		}
+	}
+	return res
+}
+
+// planAndApply runs MakePlan and Apply and returns the plan and when
+// MakePlan ended.
+func planAndApply(ctx context.Context, j job, tr *tracer) (*plan.Plan, time.Duration, error) {
+	s := settings(j, tr.logger())
+	env, err := cutover.Open(s)
+	if err != nil {
+		return nil, 0, err
+	}
+	p, _, err := cutover.MakePlan(ctx, env, s, time.Now())
+	planned := tr.since()
+	if err != nil {
+		return nil, planned, fmt.Errorf("plan: %w", err)
+	}
+	tr.mark(fmt.Sprintf("plan built: %d entries", len(p.Entries)))
+	if err := p.Blocked(); err != nil {
+		return nil, planned, err
+	}
+	res, err := cutover.Apply(ctx, env, s, p, cutover.NewAudit(nil))
+	if err != nil {
+		return nil, planned, fmt.Errorf("apply: %w", err)
+	}
+	if res.Matched != len(p.Entries) {
+		return nil, planned, fmt.Errorf("apply: %d of %d offsets read back", res.Matched, len(p.Entries))
+	}
+	tr.mark(fmt.Sprintf("applied: %d offsets read back; Kafka requests: source %d, target %d",
+		res.Matched, env.Source.Requests(), env.Target.Requests()))
+	return p, planned, nil
+}
+
+// statusRun does what `cutover status` does on the applied connector.
+func statusRun(ctx context.Context, j job) childResult {
+	tr := newTracer()
+	err := func() error {
+		f, err := os.Open(j.PlanFile)
+		if err != nil {
+			return err
+		}
+		p, err := plan.Decode(f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		tr.mark("plan decoded")
+		s := settings(j, tr.logger())
+		env, err := cutover.Open(s)
+		if err != nil {
+			return err
+		}
+		rep, err := cutover.ReadStatus(ctx, env, s, p)
+		if err != nil {
+			return err
+		}
+		if want := fmt.Sprintf("%d match, 0 wrong value, 0 missing, 0 unexpected", len(p.Entries)); !strings.HasPrefix(rep.ReadBack, want) {
+			return fmt.Errorf("status read-back %q, want %q", rep.ReadBack, want)
+		}
+		tr.mark(fmt.Sprintf("status: %s, total lag %d", rep.State, rep.TotalLag))
+		return nil
+	}()
+	return tr.result(err)
+}
+
+// pauseRun commits the group's offsets (the old job's last commit), then
+// plans, applies and resumes with approval until the connector runs: the
+// operator pause at its shortest, the stability window included.
+func pauseRun(ctx context.Context, j job) childResult {
+	src, err := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{j.Source}, ClientID: "scalebench-job"})
+	if err != nil {
+		return childResult{Error: err.Error()}
+	}
+	offs := make(map[kafkaadmin.TopicPartition]int64)
+	for _, t := range j.Topics {
+		for p := range j.PerTopic {
+			offs[kafkaadmin.TopicPartition{Topic: t, Partition: p}] = committed(p)
+		}
+	}
+	if err := src.CommitOffsets(ctx, j.Group, offs); err != nil {
+		return childResult{Error: "commit: " + err.Error()}
+	}
+	tr := newTracer() // the pause starts when the last commit is done
+	err = func() error {
+		p, _, err := planAndApply(ctx, j, tr)
+		if err != nil {
+			return err
+		}
+		s := settings(j, tr.logger())
+		env, err := cutover.Open(s)
+		if err != nil {
+			return err
+		}
+		in, err := cutover.Resume(ctx, env, s, p, true, cutover.NewAudit(nil))
+		if err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+		tr.mark("connector " + in.State)
+		return nil
+	}()
+	res := tr.result(err)
+	for _, st := range res.Steps {
+		if st.What == "resuming the connector" {
+			res.ToResume = st.At
+		}
+	}
+	return res
+}
+
+// tracer records what a run does: every Connect request the client logs
+// (method, path, status, duration) and every step the library logs.
+type tracer struct {
+	start time.Time
+	mu    sync.Mutex
+	steps []step
+}
+
+func newTracer() *tracer { return &tracer{start: time.Now()} }
+
+func (t *tracer) since() time.Duration { return time.Since(t.start) }
+
+func (t *tracer) mark(what string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.steps = append(t.steps, step{At: time.Since(t.start), What: what})
+}
+
+func (t *tracer) result(err error) childResult {
+	res := childResult{OK: err == nil, Elapsed: t.since()}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	t.mu.Lock()
+	res.Steps = append(res.Steps, t.steps...)
+	t.mu.Unlock()
+	return res
+}
+
+func (t *tracer) logger() *slog.Logger { return slog.New(traceHandler{t}) }
+
+// traceHandler turns log records into steps.
+type traceHandler struct{ t *tracer }
+
+func (h traceHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h traceHandler) Handle(_ context.Context, r slog.Record) error {
+	s := step{At: r.Time.Sub(h.t.start), What: r.Message}
+	var method, path string
+	var status int64
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "method":
+			method = a.Value.String()
+		case "path":
+			path = a.Value.String()
+		case "status":
+			status = a.Value.Int64()
+		case "duration":
+			s.Took = a.Value.Duration()
+		case "error", "attempt", "wait":
+			s.What += " " + a.Key + "=" + a.Value.String()
+		}
+		return true
+	})
+	if r.Message == "kafka connect request" {
+		s.At -= s.Took
+		s.What = fmt.Sprintf("%s %s -> %d", method, path, status)
+	}
+	h.t.mu.Lock()
+	h.t.steps = append(h.t.steps, s)
+	h.t.mu.Unlock()
+	return nil
+}
+
+func (h traceHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h traceHandler) WithGroup(string) slog.Handler      { return h }

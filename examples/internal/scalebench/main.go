@@ -1,0 +1,347 @@
+// Command scalebench measures the cutover's control plane at scale on the
+// sandbox, side by side with the raw floor, in one run.
+//
+// For each size N (default 1,000, 2,000 and 10,000 source partitions, in
+// -topics topics of N/topics partitions) it sets up, on the sandbox's source
+// cluster, topics holding two records per partition, a consumer group with
+// a committed offset on every partition (C = 1 or 2), the same topics on the
+// target, and for every measured run a fresh MirrorSourceConnector created
+// STOPPED. Then, for -rounds rounds, with the order of the two paths
+// swapped every round, it times in child processes:
+//
+//   - library: what the CLI's plan and apply do, through
+//     examples/internal/cutover: MakePlan (precheck, stability window at
+//     -window) and Apply (guards, PATCH, read-back until equal);
+//   - raw floor: the same change done directly with sarama and net/http:
+//     Metadata, FindCoordinator, one OffsetFetch, ListOffsets earliest and
+//     latest per leader, one PATCH, and GET polled every 100 ms until the
+//     offsets equal what was written.
+//
+// After each library run it also times ReadStatus (the CLI's status) on
+// the applied connector, and after the rounds it measures the operator
+// pause: from the group's last commit to the connector RUNNING at C
+// (MakePlan, Apply and Resume with approval, in one child).
+//
+// It prints per size the median of each path, their ratio, how many runs
+// succeeded, and the peak RSS of the library's child process (its rusage
+// maxrss, which counts the Go runtime and everything the process touched).
+// Progress goes to stderr, the table to stdout (-json for one JSON
+// document).
+//
+//	go run ./examples/internal/scalebench                      # starts its own sandbox
+//	go run ./examples/internal/scalebench -sizes 10000 -rounds 7
+//	MM2CUTOVER_SANDBOX=/tmp/mm2sandbox.json go run ./examples/internal/scalebench -keep
+//
+// A single sandbox broker holds at most about 15,000-19,000 partitions
+// here (open-file limit 20,000): sizes are set up one after another and
+// deleted after their rounds unless -keep is given.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/internal/sandbox"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == childArg {
+		os.Exit(runChild(os.Stdin, os.Stdout))
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type options struct {
+	sizes      []int
+	topics     int
+	rounds     int
+	warmup     int
+	window     time.Duration
+	pause      int
+	keep       bool
+	jsonOut    bool
+	profileDir string
+	workers    int
+	prefix     string // of the topics, group and connectors
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("scalebench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	sizes := fs.String("sizes", "1000,2000,10000", "source partition counts to measure, comma separated (each a multiple of -topics)")
+	fs.IntVar(&o.topics, "topics", 10, "topics per size")
+	fs.IntVar(&o.rounds, "rounds", 5, "rounds per size; the order of the two paths alternates")
+	fs.IntVar(&o.warmup, "warmup", 1, "rounds per size run first and not counted")
+	fs.DurationVar(&o.window, "window", time.Millisecond, "the library's stability window (its minimum by default)")
+	fs.IntVar(&o.pause, "pause", 1, "operator-pause measurements per size (0: none)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the topics and group (on a held sandbox: the next run reuses them)")
+	fs.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
+	fs.StringVar(&o.profileDir, "profile", "", "write a CPU profile of every library run to this directory")
+	fs.IntVar(&o.workers, "workers", 1, "Connect workers of the sandbox it starts")
+	fs.StringVar(&o.prefix, "prefix", "scalebench", "prefix of the names of the topics, group and connectors it creates")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 || o.topics <= 0 || n%o.topics != 0 {
+			return o, fmt.Errorf("size %q: want a positive multiple of -topics (%d)", s, o.topics)
+		}
+		if n > 15000 {
+			return o, fmt.Errorf("size %d: a sandbox broker holds at most about 15,000 partitions here", n)
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	if o.profileDir != "" {
+		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
+			return o, err
+		}
+	}
+	if o.rounds < 1 || o.warmup < 0 {
+		return o, errors.New("-rounds must be at least 1, -warmup at least 0")
+	}
+	return o, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "scalebench:", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	sb, err := openSandbox(ctx, o, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "scalebench: sandbox:", err)
+		return 1
+	}
+	defer func() {
+		if err := sb.close(); err != nil {
+			log.Warn("closing the sandbox", "error", err)
+		}
+	}()
+	return bench(ctx, sb, o, stdout, stderr, log)
+}
+
+// bench measures every size on the sandbox and prints the results. Its
+// exit status is 3 when a run failed.
+func bench(ctx context.Context, sb *held, o options, stdout, stderr io.Writer, log *slog.Logger) int {
+	rep := report{KafkaVersion: sb.sb.KafkaVersion(), Window: o.window, LoadStart: loadAvg()}
+	var results []sizeResult
+	for _, n := range o.sizes {
+		res, err := measureSize(ctx, sb, o, n, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalebench: %d partitions: %v\n", n, err)
+			return 1
+		}
+		results = append(results, res)
+	}
+	rep.Sizes, rep.LoadEnd = results, loadAvg()
+	if o.jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return 1
+		}
+		return 0
+	}
+	printTable(stdout, rep, o)
+	for _, r := range results {
+		if r.LibOK != r.Rounds || r.RawOK != r.Rounds {
+			return 3
+		}
+	}
+	return 0
+}
+
+// held is the sandbox the run uses: its own, or one it attached to.
+type held struct {
+	sb   *sandbox.Sandbox
+	own  bool
+	base string // prefix of every name the run creates
+}
+
+func (h *held) close() error {
+	if h.own {
+		return h.sb.Close()
+	}
+	return nil
+}
+
+func openSandbox(ctx context.Context, o options, log *slog.Logger) (*held, error) {
+	base := runBase(o.prefix)
+	if path := os.Getenv(sandbox.StateEnv); path != "" {
+		sb, err := sandbox.Attach(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("attached to the held sandbox", "state", path)
+		return &held{sb: sb, base: base}, nil
+	}
+	cfg := sandbox.ConfigFromEnv()
+	cfg.Workers = o.workers
+	cfg.Logger = log
+	log.Info("starting a sandbox", "workers", o.workers)
+	sb, err := sandbox.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &held{sb: sb, own: true, base: base}, nil
+}
+
+// runBase prefixes the connectors of one run: Connect keeps a connector's
+// offsets after it is deleted, so every run needs names of its own.
+func runBase(prefix string) string {
+	return prefix + "-" + strconv.FormatInt(time.Now().UnixNano()/int64(time.Millisecond)%100_000_000, 36)
+}
+
+// report is the -json output.
+type report struct {
+	KafkaVersion string        `json:"kafka_version"`
+	Window       time.Duration `json:"window_ns"`
+	LoadStart    string        `json:"load_average_start"` // 1, 5, 15 min
+	LoadEnd      string        `json:"load_average_end"`
+	Sizes        []sizeResult  `json:"sizes"`
+}
+
+// sizeResult is what one size measured. Durations are medians over the
+// successful runs; RSS is in bytes.
+type sizeResult struct {
+	Partitions int `json:"partitions"`
+	Topics     int `json:"topics"`
+	Rounds     int `json:"rounds"`
+	LibOK      int `json:"library_ok"`
+	RawOK      int `json:"raw_ok"`
+
+	Raw       time.Duration `json:"raw_ns"`
+	Lib       time.Duration `json:"library_ns"`
+	LibPlan   time.Duration `json:"library_plan_ns"`
+	LibApply  time.Duration `json:"library_apply_ns"`
+	Ratio     float64       `json:"ratio"`
+	LibRSS    int64         `json:"library_peak_rss_bytes"`
+	RawRSS    int64         `json:"raw_peak_rss_bytes"`
+	Status    time.Duration `json:"status_ns"`
+	StatusRSS int64         `json:"status_peak_rss_bytes"`
+	Pause     time.Duration `json:"pause_ns,omitempty"`
+	// PauseToResume is the part of Pause until the resume request: the
+	// stability window and the tool's own reads and writes.
+	PauseToResume time.Duration `json:"pause_to_resume_ns,omitempty"`
+	PauseSteps    []step        `json:"pause_steps,omitempty"`
+	Errors        []string      `json:"errors,omitempty"`
+
+	// Steps is where the library's time went in its median run: each
+	// Connect request and each step the library logged, from the start.
+	Steps []step `json:"library_steps"`
+	// RawSteps are the raw floor's phases in its median run.
+	RawSteps []step `json:"raw_steps"`
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func printTable(w io.Writer, rep report, o options) {
+	rs := rep.Sizes
+	fmt.Fprintf(w, "Kafka %s; %d rounds per size after %d warm-up, order alternating; stability window %v; medians\n",
+		rep.KafkaVersion, o.rounds, o.warmup, o.window)
+	fmt.Fprintf(w, "load average (1, 5, 15 min) %s at the start, %s at the end\n\n", rep.LoadStart, rep.LoadEnd)
+	fmt.Fprintf(w, "%-6s %5s %8s %8s %8s %8s %6s %8s %8s %8s %8s %8s\n",
+		"N", "ok", "raw", "library", "(plan", "apply)", "ratio", "lib RSS", "status", "pause", "(tool", "connect)")
+	for _, r := range rs {
+		pause, tool, conn := "-", "-", "-"
+		if r.Pause > 0 {
+			pause, tool, conn = ms(r.Pause), ms(r.PauseToResume), ms(r.Pause-r.PauseToResume)
+		}
+		fmt.Fprintf(w, "%-6d %5s %8s %8s %8s %8s %6.2f %8s %8s %8s %8s %8s\n",
+			r.Partitions, fmt.Sprintf("%d/%d", min(r.LibOK, r.RawOK), r.Rounds), ms(r.Raw), ms(r.Lib), ms(r.LibPlan), ms(r.LibApply),
+			r.Ratio, mb(r.LibRSS), ms(r.Status), pause, tool, conn)
+	}
+	fmt.Fprintf(w, "\nok: runs of both paths that succeeded. ratio: library / raw. pause: from the group's last commit to the\n"+
+		"connector RUNNING (plan, apply, resume -yes in one process): (tool) until the resume request, stability\n"+
+		"window included; (connect) the worker starting MM2 and its task, seen by polling.\n")
+	if len(rs) > 1 {
+		first, last := rs[0], rs[len(rs)-1]
+		scale := float64(last.Partitions) / float64(first.Partitions)
+		fmt.Fprintf(w, "\n%dx the partitions: library %.2fx the time, raw floor %.2fx, status %.2fx, library RSS %.2fx\n",
+			int(scale), ratio(last.Lib, first.Lib), ratio(last.Raw, first.Raw), ratio(last.Status, first.Status),
+			float64(last.LibRSS)/float64(max(first.LibRSS, 1)))
+	}
+	for _, r := range rs {
+		fmt.Fprintf(w, "\nN=%d library, median run (ms from start):\n", r.Partitions)
+		printSteps(w, r.Steps)
+		fmt.Fprintf(w, "N=%d raw floor, median run:\n", r.Partitions)
+		printSteps(w, r.RawSteps)
+		if len(r.PauseSteps) > 0 {
+			fmt.Fprintf(w, "N=%d operator pause (ms after the last commit):\n", r.Partitions)
+			printSteps(w, r.PauseSteps)
+		}
+		for _, e := range r.Errors {
+			fmt.Fprintf(w, "  error: %s\n", e)
+		}
+	}
+}
+
+func printSteps(w io.Writer, steps []step) {
+	for _, s := range steps {
+		if s.Took > 0 {
+			fmt.Fprintf(w, "  %8s %8s  %s\n", ms(s.At), ms(s.Took), s.What)
+		} else {
+			fmt.Fprintf(w, "  %8s %8s  %s\n", ms(s.At), "", s.What)
+		}
+	}
+}
+
+// loadAvg is the machine's 1, 5 and 15 minute load averages.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 0, 64) + "ms"
+}
+
+func mb(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) + "MiB"
+}

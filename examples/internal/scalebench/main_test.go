@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+)
+
+// TestMain lets the test binary serve as the benchmark's child process.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == childArg {
+		os.Exit(runChild(os.Stdin, os.Stdout))
+	}
+	sandboxtest.Main(m)
+}
+
+func TestParseFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{
+		{nil, true},
+		{[]string{"-sizes", "100,200", "-topics", "4"}, true},
+		{[]string{"-sizes", "1001"}, false},  // not a multiple of -topics
+		{[]string{"-sizes", "20000"}, false}, // more than a sandbox broker holds
+		{[]string{"-sizes", "x"}, false},     // not a number
+		{[]string{"-rounds", "0"}, false},    // nothing to measure
+		{[]string{"-warmup", "-1"}, false},   // negative
+		{[]string{"-sizes", "0", "-topics", "1"}, false},
+	} {
+		_, err := parseFlags(tc.args, &bytes.Buffer{})
+		if (err == nil) != tc.ok {
+			t.Errorf("parseFlags(%q) = %v, want ok %v", tc.args, err, tc.ok)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	ms := func(n ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range n {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		in   []time.Duration
+		want time.Duration
+	}{
+		{nil, 0},
+		{ms(5), 5 * time.Millisecond},
+		{ms(9, 1, 5), 5 * time.Millisecond},
+		{ms(4, 1, 3, 2), 3 * time.Millisecond},
+	} {
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestSmallRun runs the whole benchmark at 20 partitions on the sandbox:
+// both paths, status and the operator pause succeed, and the table lists
+// them. It measures nothing worth reading; it shows the command works.
+func TestSmallRun(t *testing.T) {
+	sb := sandboxtest.Shared(t)
+	o, err := parseFlags([]string{"-sizes", "20", "-topics", "2", "-rounds", "1", "-warmup", "0", "-pause", "1", "-json"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.prefix = runBase("scalebench-test")
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(&stderr, nil))
+	h := &held{sb: sb, base: o.prefix}
+	if code := bench(ctx, h, o, &stdout, &stderr, log); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	var rep report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.Sizes) != 1 {
+		t.Fatalf("report %s: %v", stdout.Bytes(), err)
+	}
+	r := rep.Sizes[0]
+	if r.LibOK != 1 || r.RawOK != 1 || r.Lib <= 0 || r.Raw <= 0 || r.Status <= 0 || r.Pause <= r.PauseToResume || r.PauseToResume <= 0 || len(r.Errors) > 0 {
+		t.Errorf("result %+v; want one successful run of each path, a status and a pause", r)
+	}
+	if r.LibRSS <= 0 && runtime.GOOS == "linux" {
+		t.Errorf("no peak RSS measured for the library run")
+	}
+	var table bytes.Buffer
+	printTable(&table, rep, o)
+	for _, want := range []string{"ok: runs", "N=20 library", "plan built: 20 entries", "GET 1:", "connector RUNNING"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	t.Logf("\n%s", table.String())
+}

@@ -1,0 +1,363 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+)
+
+// recordsPerPartition is how many records setup keeps in every source
+// partition; the group's committed offset C is 1 or 2 (never 0: every
+// partition gets a Connect offset to write and read back).
+const recordsPerPartition = 2
+
+func committed(p int32) int64 { return 1 + int64(p)%2 }
+
+// job is what a child process is asked to do.
+type job struct {
+	Mode       string        `json:"mode"` // lib, raw, status, pause
+	Source     string        `json:"source"`
+	Target     string        `json:"target"`
+	ConnectURL string        `json:"connect_url"`
+	Connector  string        `json:"connector"`
+	Group      string        `json:"group"`
+	Topics     []string      `json:"topics"`
+	PerTopic   int32         `json:"per_topic"`
+	Window     time.Duration `json:"window"`
+	PlanFile   string        `json:"plan_file,omitempty"`
+	CPUProfile string        `json:"cpu_profile,omitempty"`
+}
+
+// settings are the cutover's settings for a job, as the CLI would have
+// them from its flags.
+func settings(j job, log *slog.Logger) cutover.Settings {
+	return cutover.Settings{
+		Source:          kafkaadmin.Config{BootstrapServers: []string{j.Source}, ClientID: "scalebench"},
+		Target:          kafkaadmin.Config{BootstrapServers: []string{j.Target}, ClientID: "scalebench"},
+		ConnectURL:      j.ConnectURL,
+		Connector:       j.Connector,
+		Group:           j.Group,
+		Topics:          j.Topics,
+		StabilityWindow: j.Window,
+		ReadBackTimeout: 2 * time.Minute,
+		RunningTimeout:  2 * time.Minute,
+		ToolVersion:     "scalebench",
+		Logger:          log,
+		// The sandbox's clusters have one broker each.
+		Extra: map[string]string{"replication.factor": "1"},
+	}.WithDefaults()
+}
+
+// measureSize sets up n partitions and runs the rounds.
+func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logger) (sizeResult, error) {
+	res := sizeResult{Partitions: n, Topics: o.topics, Rounds: o.rounds}
+	per := int32(n / o.topics)
+	var topics []string
+	for i := range o.topics {
+		topics = append(topics, fmt.Sprintf("%s-n%d-t%d", o.prefix, n, i))
+	}
+	group := fmt.Sprintf("%s-n%d", o.prefix, n)
+	base := job{Source: h.sb.Source().Bootstrap(), Target: h.sb.Target().Bootstrap(), ConnectURL: h.sb.ConnectURL(),
+		Group: group, Topics: topics, PerTopic: per, Window: o.window}
+
+	start := time.Now()
+	log.Info("setting up", "partitions", n, "topics", len(topics))
+	if err := setUp(ctx, base); err != nil {
+		return res, fmt.Errorf("set up: %w", err)
+	}
+	log.Info("set up", "partitions", n, "took", time.Since(start).Round(time.Millisecond))
+	if !o.keep {
+		defer func() {
+			if err := tearDown(context.WithoutCancel(ctx), base); err != nil {
+				log.Warn("deleting the topics", "error", err)
+			}
+		}()
+	}
+	dir, err := os.MkdirTemp("", "scalebench-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(dir)
+	c, err := connect.New(base.ConnectURL)
+	if err != nil {
+		return res, err
+	}
+
+	var libT, libPlan, libApply, rawT, statusT []time.Duration
+	var libRuns, rawRuns []childResult
+	for r := -o.warmup; r < o.rounds; r++ {
+		modes := []string{"lib", "raw"}
+		if r%2 != 0 {
+			modes = []string{"raw", "lib"}
+		}
+		for _, mode := range modes {
+			j := base
+			j.Mode = mode
+			j.Connector = fmt.Sprintf("%s-n%d-r%d-%s", h.base, n, r+o.warmup, mode)
+			if mode == "lib" {
+				j.PlanFile = filepath.Join(dir, j.Connector+".plan.json")
+				if o.profileDir != "" {
+					j.CPUProfile = filepath.Join(o.profileDir, j.Connector+".cpu.pprof")
+				}
+			}
+			if err := createStopped(ctx, c, j); err != nil {
+				return res, err
+			}
+			cr, err := runJob(ctx, j)
+			if err != nil {
+				return res, err
+			}
+			log.Info("run", "partitions", n, "round", r, "warm-up", r < 0, "path", mode, "ok", cr.OK, "took", cr.Elapsed.Round(time.Millisecond),
+				"rss_mib", cr.MaxRSS>>20, "error", cr.Error)
+			switch {
+			case r < 0:
+				// A warm-up run: the worker's JVM compiles what the rounds use.
+			case !cr.OK:
+				res.Errors = append(res.Errors, fmt.Sprintf("round %d %s: %s", r, mode, cr.Error))
+			case mode == "lib":
+				res.LibOK++
+				libT, libPlan, libApply = append(libT, cr.Elapsed), append(libPlan, cr.Plan), append(libApply, cr.Apply)
+				libRuns = append(libRuns, cr)
+				res.LibRSS = max(res.LibRSS, cr.MaxRSS)
+				sj := j
+				sj.Mode = "status"
+				sr, err := runJob(ctx, sj)
+				if err != nil {
+					return res, err
+				}
+				if sr.OK {
+					statusT = append(statusT, sr.Elapsed)
+					res.StatusRSS = max(res.StatusRSS, sr.MaxRSS)
+				} else {
+					res.Errors = append(res.Errors, fmt.Sprintf("round %d status: %s", r, sr.Error))
+				}
+			default:
+				res.RawOK++
+				rawT = append(rawT, cr.Elapsed)
+				rawRuns = append(rawRuns, cr)
+				res.RawRSS = max(res.RawRSS, cr.MaxRSS)
+			}
+			if err := remove(ctx, c, j.Connector); err != nil {
+				log.Warn("removing the connector", "connector", j.Connector, "error", err)
+			}
+		}
+	}
+	res.Lib, res.LibPlan, res.LibApply = median(libT), median(libPlan), median(libApply)
+	res.Raw, res.Status = median(rawT), median(statusT)
+	res.Ratio = ratio(res.Lib, res.Raw)
+	res.Steps = medianRun(libRuns, res.Lib).Steps
+	res.RawSteps = medianRun(rawRuns, res.Raw).Steps
+
+	var pauses, toResume []time.Duration
+	var pauseRuns []childResult
+	for r := range o.pause {
+		j := base
+		j.Mode = "pause"
+		j.Connector = fmt.Sprintf("%s-n%d-p%d", h.base, n, r)
+		if err := createStopped(ctx, c, j); err != nil {
+			return res, err
+		}
+		cr, err := runJob(ctx, j)
+		if err != nil {
+			return res, err
+		}
+		log.Info("operator pause", "partitions", n, "ok", cr.OK, "pause", cr.Elapsed.Round(time.Millisecond), "error", cr.Error)
+		if cr.OK {
+			pauses = append(pauses, cr.Elapsed)
+			toResume = append(toResume, cr.ToResume)
+			pauseRuns = append(pauseRuns, cr)
+		} else {
+			res.Errors = append(res.Errors, fmt.Sprintf("pause %d: %s", r, cr.Error))
+		}
+		if err := remove(ctx, c, j.Connector); err != nil {
+			log.Warn("removing the connector", "connector", j.Connector, "error", err)
+		}
+	}
+	res.Pause, res.PauseToResume = median(pauses), median(toResume)
+	res.PauseSteps = medianRun(pauseRuns, res.Pause).Steps
+	return res, nil
+}
+
+// medianRun returns the run that took d (the median).
+func medianRun(runs []childResult, d time.Duration) childResult {
+	for _, r := range runs {
+		if r.Elapsed == d {
+			return r
+		}
+	}
+	return childResult{}
+}
+
+// remove stops the connector, resets its offsets and deletes it. Connect
+// keeps a deleted connector's offsets, and every worker holds all
+// connectors' offsets in memory: with 10,000 left behind by every run, a
+// held sandbox's worker (768 MB heap) ran out of memory after about ten
+// full runs, and each GET of offsets, which reads the whole offsets topic,
+// grew slower.
+func remove(ctx context.Context, c *connect.Client, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := c.Stop(ctx, name); err != nil {
+		return err
+	}
+	if _, err := c.WaitStopped(ctx, name); err != nil {
+		return err
+	}
+	if _, err := c.ResetOffsets(ctx, name); err != nil {
+		return err
+	}
+	return c.Delete(ctx, name)
+}
+
+// createStopped creates the job's connector STOPPED with the configuration
+// the cutover would give it, and waits until it is STOPPED.
+func createStopped(ctx context.Context, c *connect.Client, j job) error {
+	cfg, err := cutover.ConnectorConfig(settings(j, nil))
+	if err != nil {
+		return err
+	}
+	if _, err := c.Create(ctx, j.Connector, cfg, connect.InitialStopped); err != nil {
+		return fmt.Errorf("create %s: %w", j.Connector, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := c.WaitStopped(wctx, j.Connector); err != nil {
+		return err
+	}
+	return nil
+}
+
+// runJob runs j in a child process of this binary and returns what it
+// reported, its peak RSS included.
+func runJob(ctx context.Context, j job) (childResult, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return childResult{}, err
+	}
+	in, err := json.Marshal(j)
+	if err != nil {
+		return childResult{}, err
+	}
+	cmd := exec.CommandContext(ctx, exe, childArg)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	runErr := cmd.Run()
+	var res childResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return res, fmt.Errorf("child %s: %v; %v\n%s", j.Mode, err, runErr, stderr.Bytes())
+	}
+	return res, nil
+}
+
+// setUp creates the topics on both clusters (if missing) with two records
+// per source partition, and commits the group's offsets.
+func setUp(ctx context.Context, j job) error {
+	src, err := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{j.Source}, ClientID: "scalebench-setup"})
+	if err != nil {
+		return err
+	}
+	tgt, err := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{j.Target}, ClientID: "scalebench-setup"})
+	if err != nil {
+		return err
+	}
+	for _, side := range []struct {
+		r         *kafkaadmin.Reader
+		bootstrap string
+	}{{src, j.Source}, {tgt, j.Target}} {
+		have, err := side.r.Topics(ctx, j.Topics...)
+		var ute *kafkaadmin.UnknownTopicsError
+		if err != nil && !errors.As(err, &ute) {
+			return err
+		}
+		for _, t := range j.Topics {
+			n, ok := have[t]
+			switch {
+			case ok && n == j.PerTopic:
+			case ok:
+				return fmt.Errorf("topic %s exists with %d partitions, want %d", t, n, j.PerTopic)
+			default:
+				if err := sandbox.CreateTopic(ctx, side.bootstrap, t, j.PerTopic); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	var tps []kafkaadmin.TopicPartition
+	for _, t := range j.Topics {
+		for p := range j.PerTopic {
+			tps = append(tps, kafkaadmin.TopicPartition{Topic: t, Partition: p})
+		}
+	}
+	bounds, err := src.LogBounds(ctx, tps)
+	if err != nil {
+		return err
+	}
+	var msgs []*sarama.ProducerMessage
+	for _, tp := range tps {
+		for i := bounds[tp].End; i < recordsPerPartition; i++ {
+			msgs = append(msgs, &sarama.ProducerMessage{Topic: tp.Topic, Partition: tp.Partition, Value: sarama.StringEncoder("r" + fmt.Sprint(i))})
+		}
+	}
+	if len(msgs) > 0 {
+		if err := produce(j.Source, msgs); err != nil {
+			return err
+		}
+	}
+	offs := make(map[kafkaadmin.TopicPartition]int64, len(tps))
+	for _, tp := range tps {
+		offs[tp] = committed(tp.Partition)
+	}
+	return src.CommitOffsets(ctx, j.Group, offs)
+}
+
+func produce(bootstrap string, msgs []*sarama.ProducerMessage) error {
+	cfg := sandbox.NewSaramaConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	cfg.Producer.Flush.MaxMessages = 5000
+	p, err := sarama.NewSyncProducer([]string{bootstrap}, cfg)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return p.SendMessages(msgs)
+}
+
+// tearDown deletes the topics on both clusters and the group.
+func tearDown(ctx context.Context, j job) error {
+	var errs []error
+	for _, bootstrap := range []string{j.Source, j.Target} {
+		admin, err := sarama.NewClusterAdmin([]string{bootstrap}, sandbox.NewSaramaConfig())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, t := range j.Topics {
+			if err := admin.DeleteTopic(t); err != nil && !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+				errs = append(errs, err)
+			}
+		}
+		if bootstrap == j.Source {
+			if err := admin.DeleteConsumerGroup(j.Group); err != nil && !strings.Contains(err.Error(), "does not exist") {
+				errs = append(errs, err)
+			}
+		}
+		admin.Close()
+	}
+	return errors.Join(errs...)
+}
