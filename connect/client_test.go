@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // basePath is where the fake worker is mounted, so that a request built from
@@ -178,10 +179,11 @@ func TestOffsetsRetriedWhileUnavailable(t *testing.T) {
 		t.Fatalf("AlterOffsets = %v after %d PATCHes; want the 500 after 1, not ErrOffsetsUnavailable", err, patches.Load())
 	}
 
-	// WaitOffsets reads on when the client's own retries are used up.
+	// WaitMirrorOffsets reads on when the client's own retries are used up.
+	want := []offsets.ConnectOffset{{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders"}, Offset: offsets.NewMirrorOffset(41)}}
 	gets.Store(-10)
-	if _, err := c.WaitOffsets(context.Background(), "mm2", got); err != nil {
-		t.Fatalf("WaitOffsets through 11 failed reads: %v", err)
+	if _, err := c.WaitMirrorOffsets(context.Background(), "mm2", want); err != nil {
+		t.Fatalf("WaitMirrorOffsets through 11 failed reads: %v", err)
 	}
 }
 
@@ -606,7 +608,7 @@ func TestOffsetsDecodeAsInt64(t *testing.T) {
 	}
 }
 
-func TestWaitOffsetsEventuallyConsistent(t *testing.T) {
+func TestWaitMirrorOffsetsEventuallyConsistent(t *testing.T) {
 	c, mux := setup(t)
 	serverInfo(mux, "4.3.1")
 	var calls atomic.Int32
@@ -617,16 +619,19 @@ func TestWaitOffsetsEventuallyConsistent(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, `{"offsets":[{"partition":{"topic":"orders","partition":0,"cluster":"source"},"offset":{"offset":41}}]}`)
 	})
-	want := []connect.Offset{connect.MirrorSourceOffset("source", "orders", 0, 41), connect.MirrorSourceTombstone("source", "orders", 1)}
-	if _, err := c.WaitOffsets(context.Background(), "mm2", want); err != nil {
-		t.Fatal(err)
+	orders := func(p int32, m int64) offsets.ConnectOffset {
+		return offsets.ConnectOffset{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: p}, Offset: offsets.NewMirrorOffset(m)}
+	}
+	if rb, err := c.WaitMirrorOffsets(context.Background(), "mm2", []offsets.ConnectOffset{orders(0, 41)}); err != nil || !rb.OK() {
+		t.Fatal(rb, err)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := c.WaitOffsets(ctx, "mm2", []connect.Offset{connect.MirrorSourceOffset("source", "orders", 0, 40)})
-	var mm *connect.OffsetsMismatchError
-	if !errors.As(err, &mm) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(mm.Diff, `want {"offset":40}, got {"offset":41}`) {
+	rb, err := c.WaitMirrorOffsets(ctx, "mm2", []offsets.ConnectOffset{orders(0, 40)})
+	var rbe *connect.ReadBackError
+	if !errors.As(err, &rbe) || !errors.Is(err, connect.ErrReadBack) || !errors.Is(err, context.DeadlineExceeded) ||
+		rb.Count(offsets.WrongValue) != 1 || !strings.Contains(rbe.Error(), "want 40, got 41") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -5,11 +5,16 @@
 //
 // The cutover creates the connector STOPPED (Create with InitialStopped,
 // Kafka 3.7), writes the source read position of every partition
-// (AlterOffsets, Kafka 3.6), reads it back until it matches (WaitOffsets:
-// GET /connectors/{n}/offsets is answered from the receiving worker's view of
-// the offsets topic and is eventually consistent and unordered), and only then
-// resumes it (Resume, WaitRunning). Offsets are keyed by connector name and
-// outlive the connector.
+// (AlterMirrorOffsets, Kafka 3.6), reads it back until it matches
+// (WaitMirrorOffsets: GET /connectors/{n}/offsets is answered from the
+// receiving worker's view of the offsets topic and is eventually consistent
+// and unordered), and only then resumes it (Resume, WaitRunning). Offsets
+// are keyed by connector name and outlive the connector.
+//
+// For MirrorSourceConnector the client speaks the typed values of package
+// offsets (MirrorOffsets, AlterMirrorOffsets, WaitMirrorOffsets, whose
+// comparison is offsets.CompareReadBack); Offsets and AlterOffsets keep the
+// generic form of other plugins' offsets (Offset, maps).
 //
 // # Guards
 //

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // The cutover on a Connect cluster: create the connector STOPPED, set where
@@ -40,19 +41,19 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	// The Flink group committed C = 1000 on orders-0 and C = 0 on orders-1.
-	plan := []connect.Offset{
-		connect.MirrorSourceOffset("source", "orders", 0, 999),
-		connect.MirrorSourceTombstone("source", "orders", 1),
-	}
-	_, err = c.AlterOffsets(ctx, "flink-to-mm2-source", plan)
+	// The Flink group committed C = 1000 on orders-0 and C = 0 on orders-1:
+	// M = 999, and no stored offset (auto.offset.reset=earliest reads from 0).
+	orders0 := offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: 0}
+	orders1 := offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: 1}
+	patch := []offsets.ConnectOffset{{Partition: orders0, Offset: offsets.NewMirrorOffset(999)}, {Partition: orders1}}
+	_, err = c.AlterMirrorOffsets(ctx, "flink-to-mm2-source", patch)
 	if errors.Is(err, connect.ErrNotStopped) {
 		log.Fatalf("not applied: %v", err)
 	} else if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := c.WaitOffsets(ctx, "flink-to-mm2-source", plan); err != nil {
-		log.Fatal(err) // an *OffsetsMismatchError lists the differing partitions
+	if _, err := c.WaitMirrorOffsets(ctx, "flink-to-mm2-source", patch[:1]); err != nil {
+		log.Fatal(err) // a *ReadBackError lists the differing partitions
 	}
 
 	if err := c.Resume(ctx, "flink-to-mm2-source"); err != nil {

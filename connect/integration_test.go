@@ -19,6 +19,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 func TestMain(m *testing.M) { sandboxtest.Main(m) }
@@ -100,6 +101,24 @@ func (w *realWorker) createStopped(t *testing.T) {
 			t.Errorf("delete %s: %v", w.name, err)
 		}
 	})
+}
+
+// expected turns offsets written with the generic form into what GET
+// offsets lists afterwards: MirrorSourceConnector offsets, tombstones left
+// out (Connect drops a partition whose offset was deleted).
+func expected(t *testing.T, list []connect.Offset) []offsets.ConnectOffset {
+	t.Helper()
+	var out []offsets.ConnectOffset
+	for _, o := range list {
+		alias, topic, partition, m, tombstone, ok := o.MirrorSource()
+		if !ok {
+			t.Fatalf("not a MirrorSourceConnector offset: %v", o)
+		}
+		if !tombstone {
+			out = append(out, offsets.ConnectOffset{Partition: offsets.ConnectPartition{Cluster: alias, Topic: topic, Partition: partition}, Offset: offsets.NewMirrorOffset(m)})
+		}
+	}
+	return out
 }
 
 // raw sends a request without the client, to see what the worker itself
@@ -221,7 +240,7 @@ func TestRealCutoverFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("PATCH offsets: %q", msg)
-	got, err := w.c.WaitOffsets(w.ctx, w.name, plan)
+	got, err := w.c.WaitMirrorOffsets(w.ctx, w.name, expected(t, plan))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +284,7 @@ func TestRealCutoverFlow(t *testing.T) {
 		connect.MirrorSourceOffset("source", w.topic, 0, 9),
 		connect.MirrorSourceOffset("source", w.topic, 1, 2),
 	}
-	if _, err := w.c.WaitOffsets(w.ctx, w.name, advanced); err != nil {
+	if _, err := w.c.WaitMirrorOffsets(w.ctx, w.name, expected(t, advanced)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -275,7 +294,7 @@ func TestRealCutoverFlow(t *testing.T) {
 	} else {
 		t.Logf("DELETE offsets: %q", msg)
 	}
-	if _, err := w.c.WaitOffsets(w.ctx, w.name, nil); err != nil {
+	if _, err := w.c.WaitMirrorOffsets(w.ctx, w.name, expected(t, nil)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -287,7 +306,7 @@ func TestRealOffsetsOutliveConnector(t *testing.T) {
 	if _, err := w.c.AlterOffsets(w.ctx, w.name, plan); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.c.WaitOffsets(w.ctx, w.name, plan); err != nil {
+	if _, err := w.c.WaitMirrorOffsets(w.ctx, w.name, expected(t, plan)); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.c.Delete(w.ctx, w.name); err != nil {
@@ -307,7 +326,7 @@ func TestRealOffsetsOutliveConnector(t *testing.T) {
 	}
 
 	w.createStopped(t)
-	if _, err := w.c.WaitOffsets(w.ctx, w.name, plan); err != nil {
+	if _, err := w.c.WaitMirrorOffsets(w.ctx, w.name, expected(t, plan)); err != nil {
 		t.Errorf("a new connector of the same name does not inherit the offsets: %v", err)
 	}
 }
@@ -465,7 +484,7 @@ func TestRealForwardedWrites(t *testing.T) {
 		}
 		// Read back through the other worker: GET offsets is not forwarded.
 		other := newClient(t, workers[1-i].URL())
-		if _, err := other.WaitOffsets(w.ctx, name, plan); err != nil {
+		if _, err := other.WaitMirrorOffsets(w.ctx, name, expected(t, plan)); err != nil {
 			t.Errorf("offsets written via worker %d, read via the other: %v", i, err)
 		}
 		cfg["tasks.max"] = "2"
@@ -581,4 +600,30 @@ func err2s(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestRealWaitMirrorOffsetsReportsTheDiff waits for offsets a STOPPED
+// connector does not hold: it gives up at the deadline with a
+// *ReadBackError listing the missing partition and the diff; after the
+// PATCH the same wait matches.
+func TestRealWaitMirrorOffsetsReportsTheDiff(t *testing.T) {
+	w := newRealWorker(t)
+	w.createStopped(t)
+	want := []offsets.ConnectOffset{{Partition: offsets.ConnectPartition{Cluster: "source", Topic: w.topic}, Offset: offsets.NewMirrorOffset(9)}}
+	short, cancel := context.WithTimeout(w.ctx, 3*time.Second)
+	defer cancel()
+	rb, err := w.c.WaitMirrorOffsets(short, w.name, want)
+	var rbe *connect.ReadBackError
+	if !errors.As(err, &rbe) || !errors.Is(err, connect.ErrReadBack) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want a *ReadBackError after the deadline", err)
+	}
+	if rb.Count(offsets.Missing) != 1 || rb.Diff() == "" {
+		t.Fatalf("read-back %s, diff %q: want 1 missing and a diff", rb, rb.Diff())
+	}
+	if _, err := w.c.AlterMirrorOffsets(w.ctx, w.name, want); err != nil {
+		t.Fatal(err)
+	}
+	if rb, err := w.c.WaitMirrorOffsets(w.ctx, w.name, want); err != nil || !rb.OK() {
+		t.Fatalf("after the PATCH: %s, %v", rb, err)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"sort"
 	"time"
 )
 
@@ -148,16 +147,6 @@ func asInt64(v any) (int64, bool) {
 	return 0, false
 }
 
-// partitionKey is a canonical encoding of a source partition, for set
-// comparison (encoding/json sorts map keys).
-func partitionKey(p map[string]any) string {
-	b, err := json.Marshal(normalizeMap(p))
-	if err != nil {
-		return fmt.Sprintf("%v", p)
-	}
-	return string(b)
-}
-
 // Offsets reads a connector's offsets (GET /connectors/{name}/offsets, Kafka
 // 3.5). The worker answers from its own view of the offsets topic without
 // forwarding, so right after an alter the answer can be stale (use
@@ -277,49 +266,3 @@ func (c *Client) requireStopped(ctx context.Context, name string) error {
 // transitionWait bounds how long an offsets write waits for a connector
 // between states to settle in STOPPED.
 const transitionWait = 30 * time.Second
-
-// OffsetsDiff compares offsets read back from Connect (got) with the expected
-// set (want), ignoring order. A tombstone in want expects the partition to be
-// absent from got. It returns a human-readable difference, empty when equal.
-func OffsetsDiff(want, got []Offset) string {
-	gotBy := make(map[string]map[string]any, len(got))
-	for _, o := range got {
-		gotBy[partitionKey(o.Partition)] = normalizeMap(o.Offset)
-	}
-	var lines []string
-	seen := make(map[string]bool, len(want))
-	for _, o := range want {
-		k := partitionKey(o.Partition)
-		seen[k] = true
-		g, present := gotBy[k]
-		w := normalizeMap(o.Offset)
-		switch {
-		case w == nil && present:
-			lines = append(lines, fmt.Sprintf("partition %s: want no offset, got %s", k, jsonString(g)))
-		case w != nil && !present:
-			lines = append(lines, fmt.Sprintf("partition %s: want %s, got no offset", k, jsonString(w)))
-		case w != nil && jsonString(w) != jsonString(g):
-			lines = append(lines, fmt.Sprintf("partition %s: want %s, got %s", k, jsonString(w), jsonString(g)))
-		}
-	}
-	for k, g := range gotBy {
-		if !seen[k] {
-			lines = append(lines, fmt.Sprintf("partition %s: not expected, got %s", k, jsonString(g)))
-		}
-	}
-	sort.Strings(lines)
-	var b bytes.Buffer
-	for _, l := range lines {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-func jsonString(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprintf("%v", v)
-	}
-	return string(b)
-}

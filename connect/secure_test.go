@@ -130,7 +130,7 @@ func TestSecureForwardedWrites(t *testing.T) {
 			t.Fatalf("alter offsets via worker %d: %v", i, err)
 		}
 		other := secureClient(t, sb, workers[1-i].URL(), sb.ConnectUser())
-		if _, err := other.WaitOffsets(ctx, n, plan); err != nil {
+		if _, err := other.WaitMirrorOffsets(ctx, n, expected(t, plan)); err != nil {
 			t.Errorf("offsets written via worker %d, read via the other: %v", i, err)
 		}
 		if err := c.Delete(ctx, n); err != nil {

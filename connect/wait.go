@@ -7,22 +7,6 @@ import (
 	"time"
 )
 
-// OffsetsMismatchError is returned by WaitOffsets when ctx ends before the
-// offsets read back equal the expected set. Diff lists the differing
-// partitions (see OffsetsDiff); Err is the context's error.
-type OffsetsMismatchError struct {
-	Connector string
-	Diff      string
-	Err       error
-}
-
-func (e *OffsetsMismatchError) Error() string {
-	return fmt.Sprintf("connect: offsets of connector %q do not match the expected set: %v:\n%s", e.Connector, e.Err, e.Diff)
-}
-
-// Unwrap returns the context's error.
-func (e *OffsetsMismatchError) Unwrap() error { return e.Err }
-
 // poll calls check until it reports done or an error, or ctx ends. Pauses
 // grow from 100ms to the client's poll interval. On ctx end it returns
 // onDone(ctx error).
@@ -116,40 +100,6 @@ func (c *Client) WaitRunning(ctx context.Context, name string) (*ConnectorStatus
 		return true, nil
 	}, func(cerr error) error {
 		return fmt.Errorf("connect: waiting for connector %q and its tasks to be RUNNING, last seen %s: %w", name, describe(last), cerr)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return last, nil
-}
-
-// WaitOffsets polls GET /connectors/{name}/offsets until the offsets read
-// back equal want as a set (see OffsetsDiff: order does not matter, a
-// tombstone expects the partition to be absent), and returns them. GET is
-// eventually consistent: right after AlterOffsets a worker may still answer
-// with the old offsets, or fail with ErrOffsetsUnavailable. A read that
-// fails with an error IsTransient accepts for a read does not end the wait
-// (the client has retried it already; the wait reads again). When ctx ends
-// first it returns an *OffsetsMismatchError with the last difference.
-func (c *Client) WaitOffsets(ctx context.Context, name string, want []Offset) ([]Offset, error) {
-	var (
-		last []Offset
-		diff = "no answer yet\n"
-	)
-	err := c.poll(ctx, func() (bool, error) {
-		got, err := c.Offsets(ctx, name)
-		if err != nil {
-			if ctx.Err() == nil && IsTransient(RepeatSafe, err) {
-				diff = "last read failed: " + err.Error() + "\n"
-				return false, nil
-			}
-			return false, err
-		}
-		last = got
-		diff = OffsetsDiff(want, got)
-		return diff == "", nil
-	}, func(cerr error) error {
-		return &OffsetsMismatchError{Connector: name, Diff: diff, Err: cerr}
 	})
 	if err != nil {
 		return nil, err

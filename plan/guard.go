@@ -3,6 +3,8 @@ package plan
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // ErrConfigChanged matches a *ConfigChangedError.
@@ -51,4 +53,75 @@ func (p *Plan) CheckConfig(config map[string]string) error {
 		return &ConfigChangedError{Field: "config_digest", Plan: p.ConfigDigest, Have: d}
 	}
 	return nil
+}
+
+// GuardAction is what the guard before an apply decided.
+type GuardAction int
+
+const (
+	// GuardApply: the connector holds no offset that the plan does not set
+	// to the same value; applying the plan is safe (a fresh connector, or a
+	// plan partly applied before).
+	GuardApply GuardAction = iota + 1
+	// GuardAlreadyApplied: the connector holds exactly the plan's offsets;
+	// there is nothing to do (a retried Job, a repeated command).
+	GuardAlreadyApplied
+)
+
+func (a GuardAction) String() string {
+	switch a {
+	case GuardApply:
+		return "apply"
+	case GuardAlreadyApplied:
+		return "already-applied"
+	}
+	return fmt.Sprintf("GuardAction(%d)", int(a))
+}
+
+// ErrStaleOffsets matches a *StaleOffsetsError.
+var ErrStaleOffsets = errors.New("the connector holds offsets the plan does not set")
+
+// StaleOffsetsError is the guard's refusal: the connector's existing
+// offsets differ from the plan, so it has run since the plan was made,
+// another plan was applied, or an earlier connector of the same name left
+// them (Connect keeps offsets after a connector is deleted). Re-applying
+// the plan would rewind or skip records: build a new plan, or reset the
+// connector's offsets if they are leftovers.
+type StaleOffsetsError struct {
+	ReadBack offsets.ReadBack
+}
+
+func (e *StaleOffsetsError) Error() string {
+	return "plan: " + ErrStaleOffsets.Error() + ": " + e.ReadBack.String()
+}
+
+// Is makes errors.Is(err, ErrStaleOffsets) true.
+func (e *StaleOffsetsError) Is(target error) bool { return target == ErrStaleOffsets }
+
+// Advice says what to do about leftover or foreign offsets.
+func (e *StaleOffsetsError) Advice() string {
+	return "build a new plan from where the old job and the connector are now, or, if the offsets are leftovers of an earlier connector of this name, reset them (DELETE /connectors/{name}/offsets while it is STOPPED)"
+}
+
+// Guard decides, before the plan is applied, from the offsets the
+// connector already holds (as GET /connectors/{name}/offsets lists them):
+//
+//   - exactly the plan's expected offsets: GuardAlreadyApplied;
+//   - only offsets the plan sets, to the same values: GuardApply;
+//   - anything else: a *StaleOffsetsError, and no action.
+//
+// It returns a *BlockedError for a plan with blocked entries. It is pure.
+func (p *Plan) Guard(existing []offsets.ConnectOffset) (GuardAction, error) {
+	want, err := p.ExpectedOffsets()
+	if err != nil {
+		return 0, err
+	}
+	rb := offsets.CompareReadBack(want, existing)
+	if rb.OK() {
+		return GuardAlreadyApplied, nil
+	}
+	if rb.Count(offsets.WrongValue) == 0 && rb.Count(offsets.Unexpected) == 0 {
+		return GuardApply, nil
+	}
+	return 0, &StaleOffsetsError{ReadBack: rb}
 }

@@ -140,10 +140,10 @@ func TestLagTransactional(t *testing.T) {
 		wantLag int64
 	}{{5, 0}, {1, 2}, {0, 6}} {
 		o := []offsets.ConnectOffset{{Partition: offsets.ConnectPartition{Cluster: "source", Topic: topic}, Offset: offsets.NewMirrorOffset(tc.m)}}
-		if _, err := c.AlterOffsets(ctx, name, verify.ToConnect(o)); err != nil {
+		if _, err := c.AlterMirrorOffsets(ctx, name, o); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := verify.WaitReadBack(ctx, c, name, o); err != nil {
+		if _, err := c.WaitMirrorOffsets(ctx, name, o); err != nil {
 			t.Fatal(err)
 		}
 		lags, err := verify.ReadLag(ctx, c, source, p, name)

@@ -109,7 +109,7 @@ func startOf(e plan.Entry) int64 {
 // committed record MM2 has yet to copy (one batched Fetch per leader), and
 // returns the lag of every partition of the plan in plan order.
 func ReadLag(ctx context.Context, c *connect.Client, source *kafkaadmin.Reader, p *plan.Plan, connector string) ([]PartitionLag, error) {
-	got, err := ReadOffsets(ctx, c, connector)
+	got, err := c.MirrorOffsets(ctx, connector)
 	if err != nil {
 		return nil, err
 	}

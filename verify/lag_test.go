@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -72,4 +73,8 @@ func TestLag(t *testing.T) {
 	if got := verify.TotalLag([]verify.PartitionLag{{Lag: 2}, {Lag: 3}}); got != 5 {
 		t.Errorf("TotalLag = %d, want 5", got)
 	}
+}
+
+func set(topic string, p int32, m int64) offsets.ConnectOffset {
+	return offsets.ConnectOffset{Partition: offsets.ConnectPartition{Cluster: "src", Topic: topic, Partition: p}, Offset: offsets.NewMirrorOffset(m)}
 }

@@ -2,7 +2,6 @@ package verify_test
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,41 +121,6 @@ func TestCheckBoundary(t *testing.T) {
 	got, err = verify.CheckBoundary(short2, source, target, boundaryPlan(t, topic, 3, 4, 3), policy, nil)
 	if err != nil || len(got) != 1 || !got[0].Pending || got[0].Idle || got[0].OK() {
 		t.Fatalf("source record at C never copied: %+v, %v; want pending and a failure", got, err)
-	}
-}
-
-// TestWaitReadBackReportsTheDiff waits for offsets a STOPPED connector does
-// not hold: it gives up at the deadline with a *ReadBackError that lists the
-// missing partitions and the diff.
-func TestWaitReadBackReportsTheDiff(t *testing.T) {
-	sb := sandboxtest.Shared(t)
-	c, err := connect.New(sb.ConnectURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	name := unique("verify-readback")
-	if _, err := c.Create(ctx, name, mirrorConfig(sb, name, name), connect.InitialStopped); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Delete(context.WithoutCancel(ctx), name)
-	want := []offsets.ConnectOffset{set(name, 0, 9)}
-	short, cancelShort := context.WithTimeout(ctx, 3*time.Second)
-	defer cancelShort()
-	rb, err := verify.WaitReadBack(short, c, name, want)
-	var rbe *verify.ReadBackError
-	if !errors.As(err, &rbe) || !errors.Is(err, verify.ErrReadBack) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("got %v, want a *ReadBackError after the deadline", err)
-	}
-	if rb.Count(verify.Missing) != 1 || rb.Diff == "" {
-		t.Fatalf("read-back %s, diff %q: want 1 missing and a diff", rb, rb.Diff)
-	}
-	if _, err := c.AlterOffsets(ctx, name, verify.ToConnect(want)); err != nil {
-		t.Fatal(err)
-	}
-	if rb, err := verify.WaitReadBack(ctx, c, name, want); err != nil || !rb.OK() {
-		t.Fatalf("after the PATCH: %s, %v", rb, err)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
-	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 func TestMain(m *testing.M) { sandboxtest.Main(m) }
@@ -91,7 +90,7 @@ func TestAcceptance(t *testing.T) {
 	// (at most one offset.flush.interval.ms ago): per partition, at most the
 	// source end at the kill minus the committed next offset.
 	w := taskWorker(ctx, t, sc, sb)
-	committed, err := verify.ReadOffsets(ctx, sc.cli.env.Connect, sc.connector)
+	committed, err := sc.cli.env.Connect.MirrorOffsets(ctx, sc.connector)
 	if err != nil {
 		t.Fatal(err)
 	}

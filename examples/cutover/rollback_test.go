@@ -15,7 +15,6 @@ import (
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
-	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // newTestScenario starts a scenario whose names begin with prefix and a
@@ -69,7 +68,7 @@ func TestRollbackBeforeResume(t *testing.T) {
 	if _, err := c.env.Connect.Create(ctx, name, cfg, connect.InitialStopped); err != nil {
 		t.Fatal(err)
 	}
-	if rb, err := verify.WaitReadBack(ctx, c.env.Connect, name, want); err != nil {
+	if rb, err := c.env.Connect.WaitMirrorOffsets(ctx, name, want); err != nil {
 		t.Fatalf("a new connector of the same name did not inherit the deleted one's offsets, unlike Kafka so far: %v", err)
 	} else {
 		t.Logf("recreated connector inherited the offsets: %s", rb)
@@ -89,7 +88,7 @@ func TestRollbackBeforeResume(t *testing.T) {
 	if _, err := c.env.Connect.Create(ctx, name, cfg, connect.InitialStopped); err != nil {
 		t.Fatal(err)
 	}
-	if rb, err := verify.WaitReadBack(ctx, c.env.Connect, name, nil); err != nil {
+	if rb, err := c.env.Connect.WaitMirrorOffsets(ctx, name, nil); err != nil {
 		t.Fatalf("after the rollback, a new connector of the same name still has offsets: %v", err)
 	} else if len(rb.Partitions) != 0 {
 		t.Fatalf("new connector has offsets: %s", rb)

@@ -205,14 +205,14 @@ func (c *cli) verify(ctx context.Context) error {
 		}
 		ctx, cancel := context.WithTimeout(ctx, c.s.ReadBackTimeout)
 		defer cancel()
-		rb, err := verify.WaitReadBack(ctx, c.env.Connect, c.s.Connector, want)
+		rb, err := c.env.Connect.WaitMirrorOffsets(ctx, c.s.Connector, want)
 		if rerr := c.record("verify", p.Fingerprint, map[string]any{"state": "STOPPED", "ok": rb.OK(), "read_back": rb.String()}); rerr != nil && err == nil {
 			err = rerr
 		}
 		c.emit("read-back", map[string]any{"state": "STOPPED", "ok": rb.OK(), "read_back": rb.Partitions}, func(w io.Writer) {
 			fmt.Fprintf(w, "connector %s is STOPPED; offsets against plan %s: %s\n", c.s.Connector, p.Fingerprint, rb)
-			if rb.Diff != "" {
-				fmt.Fprintf(w, "diff (-plan +connect):\n%s", rb.Diff)
+			if d := rb.Diff(); d != "" {
+				fmt.Fprintf(w, "diff (-plan +connect):\n%s", d)
 			}
 		})
 		return err

@@ -20,7 +20,6 @@ import (
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
-	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // TestMain runs the Job itself when the test binary is started as the Job
@@ -128,11 +127,11 @@ func newJobFixture(ctx context.Context, t *testing.T, name string) *jobFixture {
 	return f
 }
 
-func (f *jobFixture) offsets(ctx context.Context, t *testing.T) verify.ReadBack {
+func (f *jobFixture) offsets(ctx context.Context, t *testing.T) offsets.ReadBack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	rb, err := verify.WaitReadBack(ctx, f.client, f.connector, f.want)
+	rb, err := f.client.WaitMirrorOffsets(ctx, f.connector, f.want)
 	if err != nil {
 		t.Fatalf("connector %s: %v", f.connector, err)
 	}
@@ -203,11 +202,11 @@ func TestJobNeverRewindsAConnectorThatRan(t *testing.T) {
 	if _, err := f.client.WaitStopped(ctx, f.connector); err != nil {
 		t.Fatal(err)
 	}
-	before, err := verify.ReadOffsets(ctx, f.client, f.connector)
+	before, err := f.client.MirrorOffsets(ctx, f.connector)
 	if err != nil {
 		t.Fatal(err)
 	}
-	moved := verify.CompareReadBack(f.want, before)
+	moved := offsets.CompareReadBack(f.want, before)
 	if moved.OK() {
 		t.Fatalf("MM2 did not move the offsets: %s", moved)
 	}
@@ -215,12 +214,12 @@ func TestJobNeverRewindsAConnectorThatRan(t *testing.T) {
 	if code != 4 || r.Result != "refused" || !strings.Contains(r.Error, "refusing to apply") {
 		t.Fatalf("run after MM2 ran: exit %d, %+v; want 4, refused\n%s", code, r, stderr)
 	}
-	after, err := verify.ReadOffsets(ctx, f.client, f.connector)
+	after, err := f.client.MirrorOffsets(ctx, f.connector)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rb := verify.CompareReadBack(before, after); !rb.OK() {
-		t.Fatalf("the refused Job changed the offsets:\n%s", rb.Diff)
+	if rb := offsets.CompareReadBack(before, after); !rb.OK() {
+		t.Fatalf("the refused Job changed the offsets:\n%s", rb.Diff())
 	}
 	t.Logf("refused: %s", r.Error)
 }

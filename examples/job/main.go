@@ -34,7 +34,6 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 	"github.com/mm2cutover/mm2cutover/plan"
-	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // version is stamped at build time (-ldflags "-X main.version=0.1.0", as
@@ -140,7 +139,7 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slo
 		return classify(res, err)
 	}
 	res.Result = "applied"
-	if ar.Guard == verify.AlreadyApplied.String() {
+	if ar.Guard == plan.GuardAlreadyApplied.String() {
 		res.Result = "already-applied"
 	}
 	log.Info("offsets applied and verified; the connector stays STOPPED until an operator resumes it",

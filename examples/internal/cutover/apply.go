@@ -9,11 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mm2cutover/mm2cutover/redact"
-
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/redact"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 
@@ -89,8 +88,8 @@ type ApplyResult struct {
 	// Patched is true when Apply sent the PATCH.
 	Patched bool `json:"patched"`
 	// ReadBack is the final comparison of Connect's offsets with the plan.
-	ReadBack verify.ReadBack `json:"-"`
-	Matched  int             `json:"matched"`
+	ReadBack offsets.ReadBack `json:"-"`
+	Matched  int              `json:"matched"`
 }
 
 // CheckPlan refuses a plan that cannot be applied with these settings:
@@ -172,8 +171,8 @@ func checkScope(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 // offsets, guard against offsets that differ from the plan, PATCH, and read
 // back until Connect's offsets equal the plan. It never resumes the
 // connector. Run twice, it does nothing the second time
-// (verify.AlreadyApplied); run after the connector has resumed, it refuses
-// (*verify.StaleOffsetsError) and writes nothing.
+// (plan.GuardAlreadyApplied); run after the connector has resumed, it refuses
+// (*plan.StaleOffsetsError) and writes nothing.
 func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit) (*ApplyResult, error) {
 	s = s.WithDefaults()
 	if err := CheckPlan(ctx, env, s, p); err != nil {
@@ -220,7 +219,7 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	s.step("after-create")
 
 	// Step 4: back up what it holds.
-	existing, err := verify.ReadOffsets(ctx, env.Connect, name)
+	existing, err := env.Connect.MirrorOffsets(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("read offsets of %s: %w", name, err)
 	}
@@ -234,20 +233,20 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	if err != nil {
 		return nil, err
 	}
-	action, err := verify.Guard(want, existing)
+	action, err := p.Guard(existing)
 	if err != nil {
 		return res, audit.refused("apply", name, p.Fingerprint, err)
 	}
 	res.Guard = action.String()
 
 	// Step 6: one PATCH, retried by the client on transient errors.
-	if action == verify.Apply {
+	if action == plan.GuardApply {
 		patch, err := p.ConnectOffsets()
 		if err != nil {
 			return nil, err
 		}
 		s.Logger.Info("altering the connector's offsets", "connector", name, "partitions", len(patch))
-		if _, err := env.Connect.AlterOffsets(ctx, name, verify.ToConnect(patch)); err != nil {
+		if _, err := env.Connect.AlterMirrorOffsets(ctx, name, patch); err != nil {
 			return res, fmt.Errorf("alter offsets of %s: %w", name, err)
 		}
 		res.Patched = true
@@ -261,8 +260,8 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	s.step("before-verify")
 	rbCtx, cancel := context.WithTimeout(ctx, s.ReadBackTimeout)
 	defer cancel()
-	rb, err := verify.WaitReadBack(rbCtx, env.Connect, name, want)
-	res.ReadBack, res.Matched = rb, rb.Count(verify.Match)
+	rb, err := env.Connect.WaitMirrorOffsets(rbCtx, name, want)
+	res.ReadBack, res.Matched = rb, rb.Count(offsets.Match)
 	if aerr := audit.Record("read-back", name, p.Fingerprint, map[string]any{"ok": rb.OK(), "summary": rb.String()}); aerr != nil && err == nil {
 		return res, aerr
 	}

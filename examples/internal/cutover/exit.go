@@ -32,11 +32,11 @@ func ExitStatus(err error) int {
 		return ExitNotApproved
 	case errors.Is(err, ErrSettings), errors.Is(err, offsets.ErrAliasMismatch):
 		return ExitUsage
-	case errors.Is(err, verify.ErrStaleOffsets), errors.Is(err, verify.ErrStalePlan), errors.Is(err, ErrPlanMismatch), errors.Is(err, verify.ErrGroupOffsets), errors.Is(err, plan.ErrConfigChanged),
+	case errors.Is(err, plan.ErrStaleOffsets), errors.Is(err, verify.ErrStalePlan), errors.Is(err, ErrPlanMismatch), errors.Is(err, verify.ErrGroupOffsets), errors.Is(err, plan.ErrConfigChanged),
 		errors.Is(err, ErrHasRun), errors.Is(err, ErrNotApplied), errors.Is(err, connect.ErrNotStopped),
 		errors.Is(err, kafkaadmin.ErrGroupActive), errors.Is(err, plan.ErrInvalid):
 		return ExitRefused
-	case errors.Is(err, ErrPrecheck), errors.Is(err, plan.ErrBlocked), errors.Is(err, verify.ErrReadBack),
+	case errors.Is(err, ErrPrecheck), errors.Is(err, plan.ErrBlocked), errors.Is(err, connect.ErrReadBack),
 		errors.Is(err, ErrCheckFailed):
 		return ExitCheckFailed
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -30,7 +31,7 @@ type ResumeIntent struct {
 
 // Resume runs step 8. It first proves the connector is STOPPED and holds
 // exactly the plan's offsets (a stale plan, or a connector that already ran,
-// is refused with *verify.StaleOffsetsError); without approve it then
+// is refused with *plan.StaleOffsetsError); without approve it then
 // returns the intent and ErrNotApproved; with approve it resumes the
 // connector and waits until it and all its tasks are RUNNING (a FAILED task
 // comes back as *connect.FailedError with its trace).
@@ -58,14 +59,14 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	if err != nil {
 		return in, err
 	}
-	got, err := verify.ReadOffsets(ctx, env.Connect, name)
+	got, err := env.Connect.MirrorOffsets(ctx, name)
 	if err != nil {
 		return in, err
 	}
-	if action, err := verify.Guard(want, got); err != nil {
+	if action, err := p.Guard(got); err != nil {
 		return in, audit.refused("resume", name, p.Fingerprint, err)
-	} else if action != verify.AlreadyApplied {
-		return in, fmt.Errorf("%w: connector %s does not hold all of the plan's offsets yet (%s): run apply first", ErrNotApplied, name, verify.CompareReadBack(want, got))
+	} else if action != plan.GuardAlreadyApplied {
+		return in, fmt.Errorf("%w: connector %s does not hold all of the plan's offsets yet (%s): run apply first", ErrNotApplied, name, offsets.CompareReadBack(want, got))
 	}
 	in.Action = fmt.Sprintf("PUT /connectors/%s/resume: MM2 starts reading each of %d source partitions at its planned position (plan %s)",
 		name, len(p.Entries), p.Fingerprint)
@@ -212,13 +213,13 @@ func ReadStatus(ctx context.Context, env *Env, s Settings, p *plan.Plan) (*Statu
 	for _, t := range st.Tasks {
 		rep.Tasks = append(rep.Tasks, fmt.Sprintf("%d:%s", t.ID, t.State))
 	}
-	got, err := verify.ReadOffsets(ctx, env.Connect, name)
+	got, err := env.Connect.MirrorOffsets(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	if p != nil {
 		if want, err := p.ExpectedOffsets(); err == nil {
-			rep.ReadBack = verify.CompareReadBack(want, got).String()
+			rep.ReadBack = offsets.CompareReadBack(want, got).String()
 		}
 		if rep.Lag, err = verify.ReadLag(ctx, env.Connect, env.Source, p, name); err != nil {
 			return nil, err

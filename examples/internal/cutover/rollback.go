@@ -53,15 +53,11 @@ func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Pla
 		}
 		return res, fmt.Errorf("connector %s (state %s): %w", name, state, err)
 	}
-	got, err := verify.ReadOffsets(ctx, env.Connect, name)
+	got, err := env.Connect.MirrorOffsets(ctx, name)
 	if err != nil {
 		return res, err
 	}
-	want, err := p.ExpectedOffsets()
-	if err != nil {
-		return res, err
-	}
-	if _, err := verify.Guard(want, got); err != nil {
+	if _, err := p.Guard(got); err != nil {
 		return res, fmt.Errorf("%w: connector %s holds offsets the plan did not set; roll back after resume: %w", ErrHasRun, name, err)
 	}
 	res.Intent = fmt.Sprintf("DELETE /connectors/%s/offsets (%d partitions), then DELETE /connectors/%s", name, len(got), name)
@@ -227,7 +223,7 @@ func guardGroup(ctx context.Context, env *Env, forward *plan.Plan, group string,
 // settledOffsets reads the connector's offsets until two reads a second
 // apart agree.
 func settledOffsets(ctx context.Context, env *Env, name string) ([]offsets.ConnectOffset, error) {
-	prev, err := verify.ReadOffsets(ctx, env.Connect, name)
+	prev, err := env.Connect.MirrorOffsets(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -239,11 +235,11 @@ func settledOffsets(ctx context.Context, env *Env, name string) ([]offsets.Conne
 			return nil, ctx.Err()
 		case <-t.C:
 		}
-		cur, err := verify.ReadOffsets(ctx, env.Connect, name)
+		cur, err := env.Connect.MirrorOffsets(ctx, name)
 		if err != nil {
 			return nil, err
 		}
-		if verify.CompareReadBack(prev, cur).OK() {
+		if offsets.CompareReadBack(prev, cur).OK() {
 			return cur, nil
 		}
 		prev = cur

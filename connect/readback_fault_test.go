@@ -1,4 +1,4 @@
-package verify_test
+package connect_test
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/offsets"
-	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // Kafka Connect 4.3.1 answers the first GET of offsets after a large PATCH
@@ -26,7 +25,7 @@ const offsetsUnavailable = `{"error_code":500,"message":"Failed to retrieve offs
 
 // fakeOffsets serves GET / and, for GET /connectors/mm2/offsets, the
 // answers in turn (a status and a body each), repeating the last.
-func fakeOffsets(t *testing.T, answers ...func(w http.ResponseWriter)) (*connect.Client, *atomic.Int32) {
+func fakeOffsetsServer(t *testing.T, answers ...func(w http.ResponseWriter)) (*connect.Client, *atomic.Int32) {
 	t.Helper()
 	var calls atomic.Int32
 	mux := http.NewServeMux()
@@ -39,7 +38,7 @@ func fakeOffsets(t *testing.T, answers ...func(w http.ResponseWriter)) (*connect
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	// No retries in the client: WaitReadBack itself must read again.
+	// No retries in the client: WaitMirrorOffsets itself must read again.
 	c, err := connect.New(srv.URL, connect.WithBackOff(func() backoff.BackOff { return &backoff.StopBackOff{} }))
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +46,7 @@ func fakeOffsets(t *testing.T, answers ...func(w http.ResponseWriter)) (*connect
 	return c, &calls
 }
 
-func answer(status int, body string) func(w http.ResponseWriter) {
+func answerWith(status int, body string) func(w http.ResponseWriter) {
 	return func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
@@ -66,13 +65,13 @@ var wantOrders0 = []offsets.ConnectOffset{{
 }}
 
 // A stale read, then two 500s, then the plan's offsets: the wait succeeds.
-func TestWaitReadBackReadsThroughUnavailableOffsets(t *testing.T) {
-	c, calls := fakeOffsets(t, answer(200, stale), answer(500, offsetsUnavailable), answer(500, offsetsUnavailable), answer(200, applied))
+func TestWaitMirrorOffsetsReadsThroughUnavailableOffsets(t *testing.T) {
+	c, calls := fakeOffsetsServer(t, answerWith(200, stale), answerWith(500, offsetsUnavailable), answerWith(500, offsetsUnavailable), answerWith(200, applied))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rb, err := verify.WaitReadBack(ctx, c, "mm2", wantOrders0)
-	if err != nil || !rb.OK() || rb.Count(verify.Match) != 1 {
-		t.Fatalf("WaitReadBack = %s, %v; want 1 match", rb, err)
+	rb, err := c.WaitMirrorOffsets(ctx, "mm2", wantOrders0)
+	if err != nil || !rb.OK() || rb.Count(offsets.Match) != 1 {
+		t.Fatalf("WaitMirrorOffsets = %s, %v; want 1 match", rb, err)
 	}
 	if n := calls.Load(); n != 4 {
 		t.Errorf("%d reads, want 4", n)
@@ -81,34 +80,34 @@ func TestWaitReadBackReadsThroughUnavailableOffsets(t *testing.T) {
 
 // A worker that keeps failing: the wait ends at the deadline with a
 // *ReadBackError that says both why it ended and what the reads said.
-func TestWaitReadBackDeadlineKeepsLastReadError(t *testing.T) {
-	c, _ := fakeOffsets(t, answer(200, stale), answer(500, offsetsUnavailable))
+func TestWaitMirrorOffsetsDeadlineKeepsLastReadError(t *testing.T) {
+	c, _ := fakeOffsetsServer(t, answerWith(200, stale), answerWith(500, offsetsUnavailable))
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	rb, err := verify.WaitReadBack(ctx, c, "mm2", wantOrders0)
-	var rbe *verify.ReadBackError
-	if !errors.As(err, &rbe) || !errors.Is(err, verify.ErrReadBack) || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, connect.ErrOffsetsUnavailable) {
+	rb, err := c.WaitMirrorOffsets(ctx, "mm2", wantOrders0)
+	var rbe *connect.ReadBackError
+	if !errors.As(err, &rbe) || !errors.Is(err, connect.ErrReadBack) || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, connect.ErrOffsetsUnavailable) {
 		t.Fatalf("err = %v; want a *ReadBackError matching ErrReadBack, DeadlineExceeded and ErrOffsetsUnavailable", err)
 	}
-	if rb.Count(verify.WrongValue) != 1 || rbe.ReadBack.Diff == "" {
-		t.Errorf("last comparison %s with diff %q; want the stale read, 1 wrong value", rb, rbe.ReadBack.Diff)
+	if rb.Count(offsets.WrongValue) != 1 || rbe.ReadBack.Diff() == "" {
+		t.Errorf("last comparison %s with diff %q; want the stale read, 1 wrong value", rb, rbe.ReadBack.Diff())
 	}
 }
 
 // Errors that are not transient end the wait at once: a missing connector,
 // any other 500, an offset not shaped like MirrorSourceConnector's.
-func TestWaitReadBackStopsOnPermanentError(t *testing.T) {
+func TestWaitMirrorOffsetsStopsOnPermanentError(t *testing.T) {
 	for name, a := range map[string]func(http.ResponseWriter){
-		"404":            answer(404, `{"error_code":404,"message":"Connector mm2 not found"}`),
-		"500 other":      answer(500, `{"error_code":500,"message":"Request timed out"}`),
-		"not mm2 offset": answer(200, `{"offsets":[{"partition":{"filename":"x"},"offset":{"position":1}}]}`),
+		"404":            answerWith(404, `{"error_code":404,"message":"Connector mm2 not found"}`),
+		"500 other":      answerWith(500, `{"error_code":500,"message":"Request timed out"}`),
+		"not mm2 offset": answerWith(200, `{"offsets":[{"partition":{"filename":"x"},"offset":{"position":1}}]}`),
 	} {
 		t.Run(name, func(t *testing.T) {
-			c, calls := fakeOffsets(t, a)
+			c, calls := fakeOffsetsServer(t, a)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			_, err := verify.WaitReadBack(ctx, c, "mm2", wantOrders0)
-			if err == nil || errors.Is(err, verify.ErrReadBack) || ctx.Err() != nil {
+			_, err := c.WaitMirrorOffsets(ctx, "mm2", wantOrders0)
+			if err == nil || errors.Is(err, connect.ErrReadBack) || ctx.Err() != nil {
 				t.Fatalf("err = %v (ctx %v); want the read's own error at once", err, ctx.Err())
 			}
 			if n := calls.Load(); n != 1 {

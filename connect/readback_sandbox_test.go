@@ -1,4 +1,4 @@
-package verify_test
+package connect_test
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 	"github.com/mm2cutover/mm2cutover/offsets"
-	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // countingHandler counts the client's retry warnings caused by Connect's
@@ -53,7 +52,7 @@ func TestSandboxReadBack10k(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	name := unique("verify-10k")
+	name := fmt.Sprintf("readback-10k-%d", time.Now().UnixNano()%1_000_000)
 	var topics []string
 	for i := range 10 {
 		topics = append(topics, fmt.Sprintf("%s-t%d", name, i))
@@ -82,17 +81,17 @@ func TestSandboxReadBack10k(t *testing.T) {
 				})
 			}
 		}
-		if _, err := c.AlterOffsets(ctx, name, verify.ToConnect(want)); err != nil {
+		if _, err := c.AlterMirrorOffsets(ctx, name, want); err != nil {
 			t.Fatalf("round %d: PATCH of 10,000 offsets: %v", round, err)
 		}
 		rbCtx, cancelRB := context.WithTimeout(ctx, 3*time.Minute)
-		rb, err := verify.WaitReadBack(rbCtx, c, name, want)
+		rb, err := c.WaitMirrorOffsets(rbCtx, name, want)
 		cancelRB()
 		if err != nil {
 			t.Fatalf("round %d: the PATCH succeeded but the read-back failed: %v", round, err)
 		}
-		if rb.Count(verify.Match) != 10_000 || !rb.OK() {
-			t.Fatalf("round %d: read-back %d matches, want 10000", round, rb.Count(verify.Match))
+		if rb.Count(offsets.Match) != 10_000 || !rb.OK() {
+			t.Fatalf("round %d: read-back %d matches, want 10000", round, rb.Count(offsets.Match))
 		}
 		t.Logf("round %d: PATCH and read-back of 10,000 offsets in %v, %d GET(s) answered 500", round,
 			time.Since(start).Round(time.Millisecond), unavailable.Load()-before)

@@ -1,0 +1,142 @@
+package connect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/offsets"
+)
+
+// ErrNotMirrorOffset means Connect listed an offset that is not shaped like
+// MirrorSourceConnector's: it was not written by MM2 or by a plan.
+var ErrNotMirrorOffset = errors.New("connect: not a MirrorSourceConnector offset")
+
+// MirrorOffsets reads a MirrorSourceConnector's offsets (GET
+// /connectors/{name}/offsets) as typed values. The answer is eventually
+// consistent and unordered, as for Offsets. Errors: those of Offsets, or
+// an error matching ErrNotMirrorOffset naming an entry of another shape.
+func (c *Client) MirrorOffsets(ctx context.Context, name string) ([]offsets.ConnectOffset, error) {
+	list, err := c.Offsets(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]offsets.ConnectOffset, 0, len(list))
+	for _, o := range list {
+		alias, topic, partition, m, tombstone, ok := o.MirrorSource()
+		if !ok {
+			return nil, fmt.Errorf("%w: %v -> %v", ErrNotMirrorOffset, o.Partition, o.Offset)
+		}
+		co := offsets.ConnectOffset{Partition: offsets.ConnectPartition{Cluster: alias, Topic: topic, Partition: partition}}
+		if !tombstone {
+			co.Offset = offsets.NewMirrorOffset(m)
+		}
+		out = append(out, co)
+	}
+	return out, nil
+}
+
+// AlterMirrorOffsets writes a MirrorSourceConnector's offsets (PATCH
+// /connectors/{name}/offsets): {"offset": M} for a present offset, null for
+// an absent one, which deletes the partition's stored offset. Same guard,
+// retries and errors as AlterOffsets.
+func (c *Client) AlterMirrorOffsets(ctx context.Context, name string, list []offsets.ConnectOffset) (string, error) {
+	out := make([]Offset, 0, len(list))
+	for _, o := range list {
+		p := o.Partition
+		if m, ok := o.Offset.Get(); ok {
+			out = append(out, MirrorSourceOffset(p.Cluster, p.Topic, p.Partition, m))
+		} else {
+			out = append(out, MirrorSourceTombstone(p.Cluster, p.Topic, p.Partition))
+		}
+	}
+	return c.AlterOffsets(ctx, name, out)
+}
+
+// ErrReadBack matches a *ReadBackError.
+var ErrReadBack = errors.New("connect: offsets read back do not equal the expected ones")
+
+// ReadBackError is WaitMirrorOffsets giving up: the last comparison (empty
+// when no read succeeded) and the context's error, with the last failed
+// read's.
+type ReadBackError struct {
+	Connector string
+	ReadBack  offsets.ReadBack
+	Err       error
+}
+
+func (e *ReadBackError) Error() string {
+	return fmt.Sprintf("%v for connector %s (%v): %s\n%s", ErrReadBack, e.Connector, e.Err, e.ReadBack, e.ReadBack.Diff())
+}
+
+// Is makes errors.Is(err, ErrReadBack) true.
+func (e *ReadBackError) Is(target error) bool { return target == ErrReadBack }
+
+// Unwrap returns the context's error (and the last read's).
+func (e *ReadBackError) Unwrap() error { return e.Err }
+
+// Pauses between the reads of WaitMirrorOffsets: Connect usually shows a
+// PATCH within a few hundred milliseconds, so the first reads come quickly;
+// the pause then doubles up to a second, bounding the load a long wait puts
+// on the worker.
+const (
+	readBackFirstPause = 50 * time.Millisecond
+	readBackMaxPause   = time.Second
+)
+
+// WaitMirrorOffsets reads a MirrorSourceConnector's offsets until they equal
+// want as a set (offsets.CompareReadBack), or ctx ends, and returns the
+// comparison. GET offsets is eventually consistent, so a first read may
+// lag a PATCH; reads start 50 ms apart and back off to a second, and each
+// is compared cheaply (offsets.OffsetSet); the full comparison is built
+// once, for the result.
+//
+// A read that fails with an error that is transient for a read
+// (IsTransient with RepeatSafe: a rebalance, a 503, a refused or reset
+// connection, or ErrOffsetsUnavailable, which Connect answers while it
+// loads offsets just written) does not end the wait, so a PATCH that
+// succeeded is never reported as failed when a later read matches. When
+// ctx ends first the error is a *ReadBackError. Any other read error ends
+// the wait at once and is returned as is.
+func (c *Client) WaitMirrorOffsets(ctx context.Context, name string, want []offsets.ConnectOffset) (offsets.ReadBack, error) {
+	set := offsets.NewOffsetSet(want)
+	pause := readBackFirstPause
+	var (
+		last    []offsets.ConnectOffset
+		read    bool  // last holds a successful read
+		readErr error // the last read's error, when it failed
+	)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	<-t.C
+	for {
+		got, err := c.MirrorOffsets(ctx, name)
+		switch {
+		case err == nil:
+			if set.Equal(got) {
+				return offsets.CompareReadBack(want, got), nil
+			}
+			last, read, readErr = got, true, nil
+		case ctx.Err() != nil, IsTransient(RepeatSafe, err):
+			readErr = err
+		default:
+			return offsets.ReadBack{}, err
+		}
+		t.Reset(pause)
+		select {
+		case <-ctx.Done():
+			var rb offsets.ReadBack
+			if read {
+				rb = offsets.CompareReadBack(want, last)
+			}
+			werr := ctx.Err()
+			if readErr != nil && !errors.Is(readErr, werr) {
+				werr = fmt.Errorf("%w (last read: %w)", werr, readErr)
+			}
+			return rb, &ReadBackError{Connector: name, ReadBack: rb, Err: werr}
+		case <-t.C:
+		}
+		pause = min(2*pause, readBackMaxPause)
+	}
+}
