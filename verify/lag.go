@@ -113,6 +113,12 @@ func ReadLag(ctx context.Context, c *connect.Client, source *kafkaadmin.Reader, 
 	if err != nil {
 		return nil, err
 	}
+	return LagOf(ctx, source, p, got)
+}
+
+// LagOf is ReadLag for connector offsets already read (got): it reads only
+// the source.
+func LagOf(ctx context.Context, source *kafkaadmin.Reader, p *plan.Plan, got []offsets.ConnectOffset) ([]PartitionLag, error) {
 	next := NextOffsets(p, got)
 	tps := make([]kafkaadmin.TopicPartition, 0, len(next))
 	for tp := range next {

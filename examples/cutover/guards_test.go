@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -186,4 +187,58 @@ func TestPrecheckNamesWhatIsWrong(t *testing.T) {
 	if cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "group-exists") || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("precheck of a group that does not exist: %v; want group-exists", err)
 	}
+}
+
+// TestStatusSaysWhetherOffsetsAdvance: status compares MM2's offsets with
+// the previous status of the same plan (from the audit file): under traffic
+// they advance; with the connector paused and the source still growing,
+// status reports it stalled — what Kubernetes' readiness cannot see.
+func TestStatusSaysWhetherOffsetsAdvance(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	sc, out := startScenario(ctx, t, "status-")
+	if err := sc.cli.runAll(ctx); err != nil {
+		t.Fatalf("cutover: %v\n%s", err, out)
+	}
+	defer func() { // no running connector left behind on the shared sandbox
+		_ = sc.cli.env.Connect.Stop(context.WithoutCancel(ctx), sc.connector)
+	}()
+	status := func() cutover.StatusReport {
+		t.Helper()
+		var buf bytes.Buffer
+		c := *sc.cli
+		c.out, c.o.asJSON = &buf, true
+		if err := c.status(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var rep cutover.StatusReport
+		if err := json.Unmarshal(buf.Bytes(), &rep); err != nil {
+			t.Fatalf("%v: %s", err, buf.String())
+		}
+		return rep
+	}
+	status()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		time.Sleep(12 * time.Second) // Connect stores offsets every 10 s
+		rep := status()
+		if rep.Advancing != nil && *rep.Advancing && !rep.Stalled {
+			t.Logf("running: offsets moved by %d in %s", rep.Moved, rep.Since)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("running under traffic: %+v, want advancing", rep)
+		}
+	}
+	if err := sc.cli.env.Connect.Pause(ctx, sc.connector); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(12 * time.Second) // the pausing task commits what it copied
+	status()
+	time.Sleep(12 * time.Second)
+	rep := status()
+	if !rep.Stalled || rep.Advancing == nil || *rep.Advancing || rep.TotalLag == 0 {
+		t.Fatalf("paused under traffic: advancing %v, stalled %v, lag %d; want stalled", rep.Advancing, rep.Stalled, rep.TotalLag)
+	}
+	t.Logf("paused: stalled with lag %d", rep.TotalLag)
 }

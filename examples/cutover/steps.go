@@ -246,34 +246,51 @@ func (c *cli) postVerify(ctx context.Context, p *plan.Plan) error {
 // recorded in the audit file (the last such entry), or nil when there is
 // none: the check then compares with the source as it is now.
 func (c *cli) boundaryCapture(p *plan.Plan) ([]verify.BoundaryRecord, error) {
+	var capture []verify.BoundaryRecord
+	ok, err := c.lastAudit(cutover.BoundaryCaptureStep, p.Fingerprint, &capture)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		c.log.Warn("no boundary capture for this plan in the audit file: comparing with the source as it is now (compaction since resume would show as a difference)", "audit", c.o.auditPath)
+	}
+	return capture, nil
+}
+
+// lastAudit decodes into detail the detail of the last audit entry of step
+// for plan fingerprint fp, and reports whether there was one.
+func (c *cli) lastAudit(step, fp string, detail any) (bool, error) {
 	f, err := os.Open(c.o.auditPath)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("audit file: %w", err)
+		return false, fmt.Errorf("audit file: %w", err)
 	}
 	defer f.Close()
-	var capture []verify.BoundaryRecord
+	var last []byte
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 256<<20)
 	for sc.Scan() {
 		var e struct {
-			Step        string                  `json:"step"`
-			Fingerprint string                  `json:"plan_fingerprint"`
-			Detail      []verify.BoundaryRecord `json:"detail"`
+			Step        string          `json:"step"`
+			Fingerprint string          `json:"plan_fingerprint"`
+			Detail      json.RawMessage `json:"detail"`
 		}
-		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Step == cutover.BoundaryCaptureStep && e.Fingerprint == p.Fingerprint {
-			capture = e.Detail
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Step == step && e.Fingerprint == fp {
+			last = e.Detail
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("audit file %s: %w", c.o.auditPath, err)
+		return false, fmt.Errorf("audit file %s: %w", c.o.auditPath, err)
 	}
-	if capture == nil {
-		c.log.Warn("no boundary capture for this plan in the audit file: comparing with the source as it is now (compaction since resume would show as a difference)", "audit", c.o.auditPath)
+	if last == nil {
+		return false, nil
 	}
-	return capture, nil
+	if err := json.Unmarshal(last, detail); err != nil {
+		return false, fmt.Errorf("audit file %s: the last %s entry: %w", c.o.auditPath, step, err)
+	}
+	return true, nil
 }
 
 func printPost(w io.Writer, rep *cutover.PostReport) {
@@ -350,15 +367,30 @@ func (c *cli) status(ctx context.Context) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	rep, err := cutover.ReadStatus(ctx, c.env, c.s, p)
+	fp := ""
+	var prev *cutover.StatusReport
+	if p != nil {
+		fp = p.Fingerprint
+		var last struct {
+			Exists    bool      `json:"exists"`
+			NextTotal int64     `json:"next_total"`
+			TotalLag  int64     `json:"total_lag"`
+			At        time.Time `json:"at"`
+		}
+		ok, err := c.lastAudit("status", fp, &last)
+		if err != nil {
+			return err
+		}
+		if ok {
+			prev = &cutover.StatusReport{Exists: last.Exists, NextTotal: last.NextTotal, TotalLag: last.TotalLag, At: last.At}
+		}
+	}
+	rep, err := cutover.ReadStatus(ctx, c.env, c.s, p, prev)
 	if err != nil {
 		return err
 	}
-	fp := ""
-	if p != nil {
-		fp = p.Fingerprint
-	}
-	if err := c.record("status", fp, map[string]any{"exists": rep.Exists, "state": rep.State, "tasks": rep.Tasks, "total_lag": rep.TotalLag}); err != nil {
+	if err := c.record("status", fp, map[string]any{"exists": rep.Exists, "state": rep.State, "tasks": rep.Tasks,
+		"total_lag": rep.TotalLag, "next_total": rep.NextTotal, "at": rep.At}); err != nil {
 		return err
 	}
 	c.emit("status", rep, func(w io.Writer) {
@@ -371,6 +403,14 @@ func (c *cli) status(ctx context.Context) error {
 			fmt.Fprintf(w, "offsets against plan\t%s\n", rep.ReadBack)
 		}
 		fmt.Fprintf(w, "total lag\t%d\n", rep.TotalLag)
+		switch {
+		case rep.Advancing == nil:
+			fmt.Fprintf(w, "progress\tno earlier status of this plan to compare with\n")
+		case rep.Stalled:
+			fmt.Fprintf(w, "progress\tSTALLED: MM2's offsets did not move in %s although it lags\n", rep.Since)
+		default:
+			fmt.Fprintf(w, "progress\tMM2's offsets moved by %d in %s\n", rep.Moved, rep.Since)
+		}
 		if len(rep.Lag) > 0 {
 			fmt.Fprintln(w, "PARTITION\tNEXT\tEND\tSTABLE END\tLAG")
 			for _, l := range rep.Lag {

@@ -193,12 +193,25 @@ type StatusReport struct {
 	ReadBack  string                `json:"offsets_vs_plan,omitempty"`
 	Lag       []verify.PartitionLag `json:"lag,omitempty"`
 	TotalLag  int64                 `json:"total_lag"`
-	At        time.Time             `json:"at"`
+	// NextTotal is the sum of MM2's next offsets over the plan's
+	// partitions: it grows by the records MM2 copied (and markers passed).
+	NextTotal int64     `json:"next_total"`
+	At        time.Time `json:"at"`
+	// Progress since the previous status, when there was one: how long ago,
+	// how far MM2's offsets moved, and whether they advanced. Stalled is
+	// true when there is lag and MM2's offsets did not move: what
+	// Kubernetes' readiness cannot see.
+	Since     string `json:"since_previous,omitempty"`
+	Moved     int64  `json:"offsets_moved"`
+	Advancing *bool  `json:"advancing,omitempty"`
+	Stalled   bool   `json:"stalled"`
 }
 
-// ReadStatus reads the connector's state, compares its offsets with the plan and
-// computes the lag. It changes nothing.
-func ReadStatus(ctx context.Context, env *Env, s Settings, p *plan.Plan) (*StatusReport, error) {
+// ReadStatus reads the connector's state, compares its offsets with the
+// plan and computes the lag, reading the connector's offsets once. With the
+// previous status of the same plan (prev, nil when none), it says whether
+// MM2's offsets advance. It changes nothing.
+func ReadStatus(ctx context.Context, env *Env, s Settings, p *plan.Plan, prev *StatusReport) (*StatusReport, error) {
 	s = s.WithDefaults()
 	name := s.Connector
 	rep := &StatusReport{Connector: name, At: time.Now().UTC()}
@@ -221,10 +234,20 @@ func ReadStatus(ctx context.Context, env *Env, s Settings, p *plan.Plan) (*Statu
 		if want, err := p.ExpectedOffsets(); err == nil {
 			rep.ReadBack = offsets.CompareReadBack(want, got).String()
 		}
-		if rep.Lag, err = verify.ReadLag(ctx, env.Connect, env.Source, p, name); err != nil {
+		if rep.Lag, err = verify.LagOf(ctx, env.Source, p, got); err != nil {
 			return nil, err
 		}
 		rep.TotalLag = verify.TotalLag(rep.Lag)
+		for _, l := range rep.Lag {
+			rep.NextTotal += l.Next
+		}
+		if prev != nil && prev.Exists && prev.NextTotal > 0 {
+			rep.Since = rep.At.Sub(prev.At).Round(time.Second).String()
+			rep.Moved = rep.NextTotal - prev.NextTotal
+			advancing := rep.Moved > 0
+			rep.Advancing = &advancing
+			rep.Stalled = !advancing && rep.TotalLag > 0 && prev.TotalLag > 0
+		}
 	}
 	return rep, nil
 }

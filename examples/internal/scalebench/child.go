@@ -155,7 +155,7 @@ func statusRun(ctx context.Context, j job) childResult {
 		if err != nil {
 			return err
 		}
-		rep, err := cutover.ReadStatus(ctx, env, s, p)
+		rep, err := cutover.ReadStatus(ctx, env, s, p, nil)
 		if err != nil {
 			return err
 		}
