@@ -240,12 +240,19 @@ func TestRealCutoverFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("PATCH offsets: %q", msg)
-	got, err := w.c.WaitMirrorOffsets(w.ctx, w.name, expected(t, plan))
+	rb, err := w.c.WaitMirrorOffsets(w.ctx, w.name, expected(t, plan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb.Count(offsets.Match) != 1 || len(rb.Partitions) != 1 {
+		t.Errorf("offsets read back: %s; want partition 0 only, the tombstoned partition 1 absent", rb)
+	}
+	got, err := w.c.Offsets(w.ctx, w.name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]connect.Offset{plan[0]}, got); diff != "" {
-		t.Errorf("offsets read back (-want +got):\n%s", diff)
+		t.Errorf("offsets read back in the generic form (-want +got):\n%s", diff)
 	}
 
 	if err := w.c.Resume(w.ctx, w.name); err != nil {

@@ -185,7 +185,16 @@ type PrecheckReport struct {
 	// TargetEnds are the target partitions' end offsets, keyed by source
 	// partition; nil when the target topics failed their check.
 	TargetEnds map[offsets.SourcePartition]int64 `json:"-"`
+
+	observed Observation
 }
+
+// Observation returns what the precheck read, as an Observation: its second
+// reading of the group and the bounds, the target topics and their ends.
+// A caller that applies the plan built from this report moments later (the
+// CLI's run step) may re-check the plan against it instead of reading every
+// fact again; Observation.At says how old it is.
+func (r *PrecheckReport) Observation() Observation { return r.observed }
 
 // Err returns a *PrecheckError listing the failed checks, or nil.
 func (r *PrecheckReport) Err() error {
@@ -355,11 +364,24 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 			cs.add("target-topic", Fail, "%s", t.Problem())
 		}
 	}
+	r.observed = Observation{
+		At: second.At, SourceClusterID: r.SourceClusterID, TargetClusterID: r.TargetClusterID, Group: group,
+		Committed: committed, SourceTopics: second.Topics, Bounds: second.Bounds, TargetTopics: kafkaadmin.Topics{},
+	}
+	if spec.Input != nil && r.OffsetsFrom.Kind == plan.FromConnectorOffsets {
+		r.observed.Input = r.Group
+	}
+	for _, t := range targets {
+		if t.Exists {
+			r.observed.TargetTopics[t.Source] = t.TargetPartitions
+		}
+	}
 	if targetsOK {
 		cs.add("target-topics", Pass, "%d target topics exist with the source's partition counts", len(targets))
 		if r.TargetEnds, err = TargetEnds(ctx, target, second.Topics, spec.Policy); err != nil {
 			return nil, err
 		}
+		r.observed.TargetEnds = r.TargetEnds
 	}
 
 	if r.WorkerVersion != "" {

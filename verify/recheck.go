@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
@@ -17,6 +18,8 @@ import (
 // compared with the plan by [Recheck]. It holds every fact the precheck
 // checked that can change after it.
 type Observation struct {
+	// At is when the reading of the group and the bounds started.
+	At              time.Time
 	SourceClusterID string
 	TargetClusterID string
 	// Group is the plan's consumer group as its coordinator describes it.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // Env holds the clients of the three systems a cutover talks to.
@@ -13,6 +14,11 @@ type Env struct {
 	Source  *kafkaadmin.Reader // the source cluster, where the group and the data are
 	Target  *kafkaadmin.Reader // the target cluster
 	Connect *connect.Client    // the Connect cluster running MM2
+
+	// observed is the last observation of the clusters (the precheck's, or
+	// a re-check's), which a step moments later may use instead of reading
+	// every fact again (see Recheck).
+	observed *verify.Observation
 }
 
 // Open builds the clients from the settings; it contacts nothing.

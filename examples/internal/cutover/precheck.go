@@ -80,6 +80,8 @@ func MakePlan(ctx context.Context, env *Env, s Settings, now time.Time) (*plan.P
 	if err != nil {
 		return nil, nil, err
 	}
+	obs := pc.Observation()
+	env.observed = &obs
 	if err := pc.Blocking(); err != nil {
 		return nil, pc, err
 	}
