@@ -42,15 +42,21 @@ type Client struct {
 	userAgent  string
 	timeout    time.Duration
 	logger     *slog.Logger
-	newBackOff func() backoff.BackOff
+	policy     Retry
 	pollMax    time.Duration
 
 	mu      sync.Mutex
 	version *ServerInfo
 }
 
-// Option configures a Client in New.
-type Option func(*settings) error
+// Option configures a Client in New; the With functions make them.
+type Option interface {
+	apply(*settings) error
+}
+
+type option func(*settings) error
+
+func (o option) apply(s *settings) error { return o(s) }
 
 type settings struct {
 	httpClient *http.Client
@@ -63,7 +69,7 @@ type settings struct {
 	userAgent  string
 	timeout    time.Duration
 	logger     *slog.Logger
-	newBackOff func() backoff.BackOff
+	retry      Retry
 	poll       time.Duration
 }
 
@@ -71,53 +77,53 @@ type settings struct {
 // combined with WithTLSConfig, WithCACertPEM or WithClientCertificate:
 // configure TLS on hc's transport instead.
 func WithHTTPClient(hc *http.Client) Option {
-	return func(s *settings) error {
+	return option(func(s *settings) error {
 		if hc == nil {
 			return errors.New("connect: nil http client")
 		}
 		s.httpClient = hc
 		return nil
-	}
+	})
 }
 
 // WithBasicAuth sends HTTP basic authentication, as checked by Connect's
 // BasicAuthSecurityRestExtension. The credentials never appear in errors or
 // logs. A user:password part of the base URL has the same effect.
 func WithBasicAuth(username, password string) Option {
-	return func(s *settings) error {
+	return option(func(s *settings) error {
 		s.username, s.password, s.basicAuth = username, password, true
 		return nil
-	}
+	})
 }
 
 // WithTLSConfig uses cfg (cloned) for https base URLs: the worker's
 // listeners=https://... with its ssl.* REST settings.
 func WithTLSConfig(cfg *tls.Config) Option {
-	return func(s *settings) error {
+	return option(func(s *settings) error {
 		if cfg == nil {
 			return errors.New("connect: nil tls config")
 		}
 		s.tlsConfig = cfg.Clone()
 		return nil
-	}
+	})
 }
 
 // WithCACertPEM trusts the PEM-encoded CA certificates in pem (in addition to
 // none of the system roots) to verify the worker's REST certificate.
 func WithCACertPEM(pem []byte) Option {
-	return func(s *settings) error {
+	return option(func(s *settings) error {
 		s.caPEM = append([]byte(nil), pem...)
 		return nil
-	}
+	})
 }
 
 // WithClientCertificate presents cert to workers that require TLS client
 // authentication (listeners.https.ssl.client.auth=required).
 func WithClientCertificate(cert tls.Certificate) Option {
-	return func(s *settings) error {
+	return option(func(s *settings) error {
 		s.certs = append(s.certs, cert)
 		return nil
-	}
+	})
 }
 
 // WithTimeout bounds each HTTP request (each attempt, not the retries
@@ -125,47 +131,87 @@ func WithClientCertificate(cert tls.Certificate) Option {
 // gives up on a herder request after 90 seconds and answers 500 "Request timed
 // out". Zero means no per-request bound.
 func WithTimeout(d time.Duration) Option {
-	return func(s *settings) error {
+	return option(func(s *settings) error {
 		if d < 0 {
 			return errors.New("connect: negative timeout")
 		}
 		s.timeout = d
 		return nil
-	}
+	})
 }
 
 // WithUserAgent sets the User-Agent header, visible in the worker's request log.
 func WithUserAgent(ua string) Option {
-	return func(s *settings) error {
+	return option(func(s *settings) error {
 		s.userAgent = ua
 		return nil
-	}
+	})
 }
 
 // WithLogger receives debug records of each request and warnings of retries.
 // The default discards everything: the library never prints.
 func WithLogger(l *slog.Logger) Option {
-	return func(s *settings) error {
+	return option(func(s *settings) error {
 		if l == nil {
 			return errors.New("connect: nil logger")
 		}
 		s.logger = l
 		return nil
-	}
+	})
 }
 
-// WithBackOff sets the retry policy for transient failures (see IsTransient).
-// newBackOff is called once per call to get a fresh policy; the retries also
-// stop when the call's ctx ends. The default is exponential from 100ms to 5s,
-// giving up after 2 minutes (a Connect rebalance can take a session timeout).
-func WithBackOff(newBackOff func() backoff.BackOff) Option {
-	return func(s *settings) error {
-		if newBackOff == nil {
-			return errors.New("connect: nil backoff")
-		}
-		s.newBackOff = newBackOff
-		return nil
+// Retry is the policy for transient failures (see IsTransient): pauses
+// grow exponentially (with jitter) from Initial to Max, and the retries stop
+// after Elapsed, after Attempts attempts when Attempts is positive, or when the
+// call's ctx ends, whichever comes first. Zero fields take the defaults, which
+// are the policy of a client without WithRetry: from 100 ms to 5 s, for up to
+// 2 minutes (a Connect rebalance can take a session timeout).
+// Retry{Attempts: 1} makes every call a single attempt.
+type Retry struct {
+	Initial  time.Duration // first pause; default 100 ms
+	Max      time.Duration // longest pause; default 5 s
+	Elapsed  time.Duration // give up after this long; default 2 minutes
+	Attempts int           // give up after this many attempts; 0 means no bound but Elapsed
+}
+
+// Defaults of Retry.
+const (
+	defaultRetryInitial = 100 * time.Millisecond
+	defaultRetryMax     = 5 * time.Second
+	defaultRetryElapsed = 2 * time.Minute
+)
+
+func (r Retry) backOff() backoff.BackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = cmpOr(r.Initial, defaultRetryInitial)
+	b.MaxInterval = cmpOr(r.Max, defaultRetryMax)
+	b.MaxElapsedTime = cmpOr(r.Elapsed, defaultRetryElapsed)
+	if b.MaxInterval < b.InitialInterval {
+		b.MaxInterval = b.InitialInterval
 	}
+	b.Reset()
+	if r.Attempts > 0 {
+		return backoff.WithMaxRetries(b, uint64(r.Attempts-1))
+	}
+	return b
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// WithRetry sets the retry policy for transient failures.
+func WithRetry(r Retry) Option {
+	return option(func(s *settings) error {
+		if r.Initial < 0 || r.Max < 0 || r.Elapsed < 0 || r.Attempts < 0 {
+			return errors.New("connect: negative retry setting")
+		}
+		s.retry = r
+		return nil
+	})
 }
 
 // WithPollInterval sets the longest pause between two reads of the Wait
@@ -175,21 +221,13 @@ func WithBackOff(newBackOff func() backoff.BackOff) Option {
 // about 15 s to run after a resume on the sandbox; a 2 s cap saw it up to
 // 2 s late).
 func WithPollInterval(d time.Duration) Option {
-	return func(s *settings) error {
+	return option(func(s *settings) error {
 		if d <= 0 {
 			return errors.New("connect: poll interval must be positive")
 		}
 		s.poll = d
 		return nil
-	}
-}
-
-func defaultBackOff() backoff.BackOff {
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = 100 * time.Millisecond
-	b.MaxInterval = 5 * time.Second
-	b.MaxElapsedTime = 2 * time.Minute
-	return b
+	})
 }
 
 // New returns a client for the Kafka Connect REST API at baseURL, such as
@@ -217,7 +255,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		u.User = nil
 	}
 	for _, o := range opts {
-		if err := o(&s); err != nil {
+		if err := o.apply(&s); err != nil {
 			return nil, err
 		}
 	}
@@ -249,10 +287,6 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	nb := s.newBackOff
-	if nb == nil {
-		nb = defaultBackOff
-	}
 	return &Client{
 		base:       strings.TrimRight(u.String(), "/"),
 		httpClient: hc,
@@ -262,7 +296,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		userAgent:  s.userAgent,
 		timeout:    s.timeout,
 		logger:     logger,
-		newBackOff: nb,
+		policy:     s.retry,
 		pollMax:    s.poll,
 	}, nil
 }
@@ -338,7 +372,7 @@ func (c *Client) retry(ctx context.Context, req request, attempt func() error) e
 		c.logger.WarnContext(ctx, "kafka connect request failed, retrying",
 			"method", req.method, "path", req.path, "attempt", n, "wait", wait, "error", err.Error())
 	}
-	err := backoff.RetryNotify(op, backoff.WithContext(c.newBackOff(), ctx), notify)
+	err := backoff.RetryNotify(op, backoff.WithContext(c.policy.backOff(), ctx), notify)
 	if err == nil {
 		return nil
 	}

@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mm2cutover/mm2cutover/connect"
@@ -30,9 +29,8 @@ import (
 // an absolute path instead of the base URL fails.
 const basePath = "/kafka-connect"
 
-func fastBackOff() backoff.BackOff {
-	return backoff.WithMaxRetries(backoff.NewConstantBackOff(5*time.Millisecond), 5)
-}
+// fastRetry is six attempts 5 ms apart.
+var fastRetry = connect.Retry{Initial: 5 * time.Millisecond, Max: 5 * time.Millisecond, Attempts: 6}
 
 // setup starts an httptest server; handlers are registered on mux with paths
 // relative to basePath.
@@ -47,7 +45,7 @@ func setup(t *testing.T, opts ...connect.Option) (*connect.Client, *http.ServeMu
 	})
 	srv := httptest.NewServer(outer)
 	t.Cleanup(srv.Close)
-	opts = append([]connect.Option{connect.WithBackOff(fastBackOff), connect.WithPollInterval(10 * time.Millisecond)}, opts...)
+	opts = append([]connect.Option{connect.WithRetry(fastRetry), connect.WithPollInterval(10 * time.Millisecond)}, opts...)
 	c, err := connect.New(srv.URL+basePath, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +322,7 @@ func TestConnectionRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	c, err := connect.New("http://"+addr, connect.WithBackOff(fastBackOff))
+	c, err := connect.New("http://"+addr, connect.WithRetry(fastRetry))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,8 +355,34 @@ func TestSlowAnswerPastTimeout(t *testing.T) {
 	}
 }
 
+func TestRetryStopsAfterAttempts(t *testing.T) {
+	for _, attempts := range []int{1, 4} {
+		c, mux := setup(t, connect.WithRetry(connect.Retry{Initial: time.Millisecond, Attempts: attempts}))
+		var calls atomic.Int32
+		mux.HandleFunc("GET /connectors/mm2/status", func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			connectError(w, 409, msgNoLeader)
+		})
+		_, err := c.Status(context.Background(), "mm2")
+		if !connect.IsTransient(connect.RepeatSafe, err) {
+			t.Errorf("Attempts %d: err = %v, want the transient 409", attempts, err)
+		}
+		if int(calls.Load()) != attempts {
+			t.Errorf("Attempts %d: %d calls", attempts, calls.Load())
+		}
+	}
+}
+
+func TestRetryRejectsNegativeSettings(t *testing.T) {
+	for _, r := range []connect.Retry{{Initial: -1}, {Max: -1}, {Elapsed: -1}, {Attempts: -1}} {
+		if _, err := connect.New("http://127.0.0.1:1", connect.WithRetry(r)); err == nil {
+			t.Errorf("New with %+v: no error", r)
+		}
+	}
+}
+
 func TestContextCancelledMidRetry(t *testing.T) {
-	c, mux := setup(t, connect.WithBackOff(func() backoff.BackOff { return backoff.NewConstantBackOff(50 * time.Millisecond) }))
+	c, mux := setup(t, connect.WithRetry(connect.Retry{Initial: 50 * time.Millisecond, Max: 50 * time.Millisecond}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var calls atomic.Int32
@@ -507,7 +531,7 @@ func TestSecretsNeverShown(t *testing.T) {
 }
 
 func TestBaseURLCredentialsNotShown(t *testing.T) {
-	c, err := connect.New("http://user:url-pw-1@127.0.0.1:1/x", connect.WithBackOff(fastBackOff))
+	c, err := connect.New("http://user:url-pw-1@127.0.0.1:1/x", connect.WithRetry(fastRetry))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -666,7 +690,7 @@ func TestTLSWithCustomCA(t *testing.T) {
 	if _, err := c.ServerInfo(context.Background()); err != nil {
 		t.Errorf("with the CA: %v", err)
 	}
-	c, err = connect.New(srv.URL, connect.WithBackOff(fastBackOff))
+	c, err = connect.New(srv.URL, connect.WithRetry(fastRetry))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -701,7 +725,7 @@ func TestTLSClientCertificate(t *testing.T) {
 	if _, err := c.ServerInfo(context.Background()); err != nil {
 		t.Errorf("with a client certificate: %v", err)
 	}
-	c, err = connect.New(srv.URL, connect.WithCACertPEM(caPEM), connect.WithBackOff(fastBackOff))
+	c, err = connect.New(srv.URL, connect.WithCACertPEM(caPEM), connect.WithRetry(fastRetry))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/cenkalti/backoff/v4"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mm2cutover/mm2cutover/connect"
@@ -56,12 +55,7 @@ func newRealWorker(t *testing.T) *realWorker {
 
 func newClient(t *testing.T, url string) *connect.Client {
 	t.Helper()
-	c, err := connect.New(url, connect.WithPollInterval(500*time.Millisecond), connect.WithBackOff(func() backoff.BackOff {
-		b := backoff.NewExponentialBackOff()
-		b.InitialInterval = 100 * time.Millisecond
-		b.MaxElapsedTime = time.Minute
-		return b
-	}))
+	c, err := connect.New(url, connect.WithPollInterval(500*time.Millisecond), connect.WithRetry(connect.Retry{Elapsed: time.Minute}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
-
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
@@ -39,7 +37,7 @@ func fakeOffsetsServer(t *testing.T, answers ...func(w http.ResponseWriter)) (*c
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	// No retries in the client: WaitMirrorOffsets itself must read again.
-	c, err := connect.New(srv.URL, connect.WithBackOff(func() backoff.BackOff { return &backoff.StopBackOff{} }))
+	c, err := connect.New(srv.URL, connect.WithRetry(connect.Retry{Attempts: 1}))
 	if err != nil {
 		t.Fatal(err)
 	}

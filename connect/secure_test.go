@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
-
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
@@ -25,12 +23,7 @@ func secureClient(t *testing.T, sb *sandbox.Sandbox, url string, user sandbox.Us
 		connect.WithCACertPEM(sb.CAPEM()),
 		connect.WithBasicAuth(user.Name, user.Password),
 		connect.WithPollInterval(500 * time.Millisecond),
-		connect.WithBackOff(func() backoff.BackOff {
-			b := backoff.NewExponentialBackOff()
-			b.InitialInterval = 100 * time.Millisecond
-			b.MaxElapsedTime = time.Minute
-			return b
-		}),
+		connect.WithRetry(connect.Retry{Elapsed: time.Minute}),
 	}, opts...)
 	c, err := connect.New(url, opts...)
 	if err != nil {
@@ -89,7 +82,7 @@ func TestSecureAuthAndTLS(t *testing.T) {
 	t.Logf("wrong password: %v", err)
 
 	c, err := connect.New(sb.ConnectURL(), connect.WithBasicAuth(sb.ConnectUser().Name, sb.ConnectUser().Password),
-		connect.WithBackOff(func() backoff.BackOff { return &backoff.StopBackOff{} }))
+		connect.WithRetry(connect.Retry{Attempts: 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,9 +153,7 @@ func TestSecureForwardedRequestKeepsTheCallersAuthorization(t *testing.T) {
 	var ok, refused int
 	for i, wk := range sb.Workers() {
 		// One attempt: a forwarded refusal is not a rebalance to wait out.
-		c := secureClient(t, sb, wk.URL(), wk.LocalUser(), connect.WithBackOff(func() backoff.BackOff {
-			return backoff.WithMaxRetries(backoff.NewConstantBackOff(time.Second), 20)
-		}))
+		c := secureClient(t, sb, wk.URL(), wk.LocalUser(), connect.WithRetry(connect.Retry{Initial: time.Second, Max: time.Second, Attempts: 21}))
 		// Reads are answered by the worker itself: its own user is enough.
 		if _, err := c.Connectors(ctx); err != nil {
 			t.Fatalf("GET /connectors on worker %d with its own user: %v", i, err)
