@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/internal/progress"
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
@@ -102,6 +103,7 @@ const (
 func (c *Client) WaitMirrorOffsets(ctx context.Context, name string, want []offsets.ConnectOffset) (offsets.ReadBack, error) {
 	set := offsets.NewOffsetSet(want)
 	pause := readBackFirstPause
+	rep := progress.Start(c.logger, fmt.Sprintf("connector %s's offsets to read back as the %d written", name, len(want)))
 	var (
 		last    []offsets.ConnectOffset
 		read    bool  // last holds a successful read
@@ -118,8 +120,14 @@ func (c *Client) WaitMirrorOffsets(ctx context.Context, name string, want []offs
 				return offsets.CompareReadBack(want, got), nil
 			}
 			last, read, readErr = got, true, nil
+			if rep.Due() {
+				rb := offsets.CompareReadBack(want, got)
+				rep.Report(ctx, "match", rb.Count(offsets.Match), "wrong_value", rb.Count(offsets.WrongValue),
+					"missing", rb.Count(offsets.Missing), "unexpected", rb.Count(offsets.Unexpected))
+			}
 		case ctx.Err() != nil, IsTransient(RepeatSafe, err):
 			readErr = err
+			rep.Report(ctx, "last_error", err.Error())
 		default:
 			return offsets.ReadBack{}, err
 		}

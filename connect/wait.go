@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mm2cutover/mm2cutover/internal/progress"
 )
 
 // poll calls check until it reports done or an error, or ctx ends. Pauses
@@ -49,7 +51,9 @@ func (c *Client) poll(ctx context.Context, check func() (bool, error), onDone fu
 func (c *Client) WaitStopped(ctx context.Context, name string) (*ConnectorStatus, error) {
 	var last *ConnectorStatus
 	since := time.Now()
+	rep := progress.Start(c.logger, fmt.Sprintf("connector %s to be STOPPED with no tasks", name))
 	err := c.poll(ctx, func() (bool, error) {
+		rep.Report(ctx, "last_seen", describe(last))
 		st, err := c.pollNewStatus(ctx, name, since)
 		if err != nil || st == nil {
 			return false, err
@@ -74,7 +78,9 @@ func (c *Client) WaitStopped(ctx context.Context, name string) (*ConnectorStatus
 func (c *Client) WaitRunning(ctx context.Context, name string) (*ConnectorStatus, error) {
 	var last *ConnectorStatus
 	since := time.Now()
+	rep := progress.Start(c.logger, fmt.Sprintf("connector %s and its tasks to be RUNNING", name))
 	err := c.poll(ctx, func() (bool, error) {
+		rep.Report(ctx, "last_seen", describe(last))
 		st, err := c.pollNewStatus(ctx, name, since)
 		if err != nil || st == nil {
 			return false, err

@@ -1,6 +1,7 @@
 package kafkaadmin
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -329,6 +330,21 @@ func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
 	}
 	if snap.Second.Bounds[tp(topic, 0)].End != 10 {
 		t.Errorf("second reading bounds = %+v", snap.Second.Bounds[tp(topic, 0)])
+	}
+
+	// A window longer than the progress interval says it is alive.
+	var logged bytes.Buffer
+	rc := clusterConfig(bs)
+	rc.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	lr, err := NewReader(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lr.StableSnapshot(ctx, group, []string{topic}, 6*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if want := "waiting for group " + group + "'s commits to stay put for 6s"; !strings.Contains(logged.String(), want) || !strings.Contains(logged.String(), "left=1s") {
+		t.Errorf("progress of a 6 s window:\n%s\nwant a line %q with left=1s", logged.String(), want)
 	}
 }
 

@@ -3,8 +3,11 @@ package kafkaadmin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"time"
+
+	"github.com/mm2cutover/mm2cutover/internal/progress"
 )
 
 // Reading is one reading of a group over a full partition set: its
@@ -161,12 +164,9 @@ func (r *Reader) StableSnapshot(ctx context.Context, group string, topics []stri
 	if err != nil && !errors.As(err, &pe) {
 		return Snapshot{}, err
 	}
-	t := time.NewTimer(window)
-	select {
-	case <-ctx.Done():
-		t.Stop()
-		return Snapshot{}, opError("stable snapshot", ctx.Err())
-	case <-t.C:
+	wait := progress.Start(r.log, fmt.Sprintf("group %s's commits to stay put for %s", group, window))
+	if err := wait.Sleep(ctx, window); err != nil {
+		return Snapshot{}, opError("stable snapshot", err)
 	}
 	out.Second, err = r.ReadGroup(ctx, group, topics)
 	if err != nil && !errors.As(err, &pe) {

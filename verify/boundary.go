@@ -8,9 +8,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/internal/progress"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -258,8 +260,11 @@ const lookBack = 16
 // the source's last record before C, it counts the target records before
 // the target end that are copies of source records at or after C.
 //
+// While partitions are pending it logs how many on log, at most every few
+// seconds; log may be nil.
+//
 // Errors: a read that failed, or a policy that cannot name a target topic.
-func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy offsets.ReplicationPolicy, capture []BoundaryRecord) ([]Boundary, error) {
+func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy offsets.ReplicationPolicy, capture []BoundaryRecord, log *slog.Logger) ([]Boundary, error) {
 	captured := make(map[offsets.SourcePartition]BoundaryRecord, len(capture))
 	for _, c := range capture {
 		captured[c.Partition] = c
@@ -286,6 +291,7 @@ func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *pl
 	}
 
 	wait := newPoll(100*time.Millisecond, time.Second)
+	rep := progress.Start(log, "MM2's first record on each partition of the plan")
 	for {
 		// The target first: a record MM2 copied after this read started is
 		// then already on the source when the source is read.
@@ -346,6 +352,7 @@ func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *pl
 		if allIdle(out) {
 			break // nothing arrived at C on the source: nothing to wait for
 		}
+		rep.Report(ctx, "pending", countPending(out), "of", len(out))
 		if wait.next(ctx) != nil {
 			return out, nil
 		}
@@ -357,6 +364,16 @@ func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *pl
 		return out, err
 	}
 	return out, nil
+}
+
+func countPending(out []Boundary) int {
+	n := 0
+	for _, b := range out {
+		if b.Pending {
+			n++
+		}
+	}
+	return n
 }
 
 // placeAfterCompaction re-judges the partitions whose first target record

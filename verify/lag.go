@@ -3,9 +3,11 @@ package verify
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/internal/progress"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -180,12 +182,18 @@ type CatchUp struct {
 // on every partition: the next record it has yet to copy, if any, is at or
 // beyond the goal (the last stable offset of the first reading).
 func caughtUp(lags []PartitionLag, goal map[offsets.SourcePartition]int64) bool {
+	return behind(lags, goal) == 0
+}
+
+// behind counts the partitions caughtUp still waits for.
+func behind(lags []PartitionLag, goal map[offsets.SourcePartition]int64) int {
+	n := 0
 	for _, l := range lags {
 		if l.Lag > 0 && l.Pending < goal[l.Partition] {
-			return false
+			n++
 		}
 	}
-	return true
+	return n
 }
 
 // WaitCaughtUp reads the lag until MM2 has copied, on every partition of the
@@ -196,11 +204,14 @@ func caughtUp(lags []PartitionLag, goal map[offsets.SourcePartition]int64) bool 
 // no traffic it reaches 0, transaction markers included. Connect stores
 // offsets every offset.flush.interval.ms, so a wait takes at least that
 // long. It reads at once, then backs off from 100 ms to 1 s between reads.
-// On timeout it returns what it saw and an error wrapping the context's.
-func WaitCaughtUp(ctx context.Context, c *connect.Client, source *kafkaadmin.Reader, p *plan.Plan, connector string) (CatchUp, error) {
+// While it waits it logs the lag on log, at most every few seconds; log may
+// be nil. On timeout it returns what it saw and an error wrapping the
+// context's.
+func WaitCaughtUp(ctx context.Context, c *connect.Client, source *kafkaadmin.Reader, p *plan.Plan, connector string, log *slog.Logger) (CatchUp, error) {
 	var res CatchUp
 	var goal map[offsets.SourcePartition]int64
 	wait := newPoll(100*time.Millisecond, time.Second)
+	rep := progress.Start(log, fmt.Sprintf("connector %s to copy what the source held when it resumed", connector))
 	for {
 		lags, err := ReadLag(ctx, c, source, p, connector)
 		if err != nil {
@@ -217,6 +228,7 @@ func WaitCaughtUp(ctx context.Context, c *connect.Client, source *kafkaadmin.Rea
 		if res.Reached = caughtUp(lags, goal); res.Reached {
 			return res, nil
 		}
+		rep.Report(ctx, "lag", res.Samples[len(res.Samples)-1].Total, "partitions_behind", behind(lags, goal), "of", len(lags))
 		if err := wait.next(ctx); err != nil {
 			return res, fmt.Errorf("connector %s has not caught up (lag %d): %w", connector, res.Samples[len(res.Samples)-1].Total, err)
 		}

@@ -97,28 +97,28 @@ func TestCheckBoundary(t *testing.T) {
 	produce(ctx, t, sb.Target().Bootstrap(), topic, "r0", "r1", "r2")
 	policy := offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}
 
-	got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 2, 4, 2), policy, nil)
+	got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 2, 4, 2), policy, nil, nil)
 	if err != nil || len(got) != 1 || !got[0].OK() || got[0].Duplicates != 0 {
 		t.Fatalf("right record: %+v, %v", got, err)
 	}
-	got, err = verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 1, 4, 2), policy, nil)
+	got, err = verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 1, 4, 2), policy, nil, nil)
 	if err != nil || len(got) != 1 || got[0].OK() || len(got[0].Differences) == 0 || !strings.Contains(got[0].Differences[0], "did not copy") {
 		t.Fatalf("record of C+1 on the target: %+v, %v; want the record at C reported as skipped", got, err)
 	}
 	t.Logf("differences found: %v", got[0].Differences)
-	got, err = verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 3, 4, 2), policy, nil)
+	got, err = verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 3, 4, 2), policy, nil, nil)
 	if err != nil || len(got) != 1 || got[0].OK() || len(got[0].Differences) == 0 || !strings.Contains(got[0].Differences[0], "before C") {
 		t.Fatalf("record of C-1 on the target: %+v, %v; want MM2 reported as starting before C", got, err)
 	}
 	short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
 	defer cancelShort()
-	got, err = verify.CheckBoundary(short, source, target, boundaryPlan(t, topic, 4, 4, 3), policy, nil)
+	got, err = verify.CheckBoundary(short, source, target, boundaryPlan(t, topic, 4, 4, 3), policy, nil, nil)
 	if err != nil || len(got) != 1 || !got[0].Pending || !got[0].Idle || !got[0].OK() {
 		t.Fatalf("nothing at C on the source yet: %+v, %v; want pending, idle, not a failure", got, err)
 	}
 	short2, cancelShort2 := context.WithTimeout(ctx, 2*time.Second)
 	defer cancelShort2()
-	got, err = verify.CheckBoundary(short2, source, target, boundaryPlan(t, topic, 3, 4, 3), policy, nil)
+	got, err = verify.CheckBoundary(short2, source, target, boundaryPlan(t, topic, 3, 4, 3), policy, nil, nil)
 	if err != nil || len(got) != 1 || !got[0].Pending || got[0].Idle || got[0].OK() {
 		t.Fatalf("source record at C never copied: %+v, %v; want pending and a failure", got, err)
 	}

@@ -259,7 +259,7 @@ func (sc *scenario) finish(ctx context.Context) (finalResult, error) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cu, err := verify.WaitCaughtUp(wctx, sc.cli.env.Connect, sc.cli.env.Source, p, sc.connector)
+	cu, err := verify.WaitCaughtUp(wctx, sc.cli.env.Connect, sc.cli.env.Source, p, sc.connector, sc.log)
 	for _, smp := range cu.Samples {
 		res.LagSamples = append(res.LagSamples, smp.Total)
 	}

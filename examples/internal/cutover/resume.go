@@ -151,7 +151,7 @@ func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan, capture
 	}
 
 	lagCtx, cancel := context.WithTimeout(ctx, s.CatchUpTimeout)
-	rep.CatchUp, err = verify.WaitCaughtUp(lagCtx, env.Connect, env.Source, p, name)
+	rep.CatchUp, err = verify.WaitCaughtUp(lagCtx, env.Connect, env.Source, p, name, s.Logger)
 	cancel()
 	for _, smp := range rep.CatchUp.Samples {
 		rep.LagSamples = append(rep.LagSamples, smp.Total)
@@ -163,7 +163,7 @@ func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan, capture
 	// MM2 has caught up: every source record at C is on the target by now,
 	// except on partitions that stayed idle. Give stragglers a few seconds.
 	bCtx, cancel := context.WithTimeout(ctx, boundaryGrace)
-	rep.Boundary, err = verify.CheckBoundary(bCtx, env.Source, env.Target, p, s.ReplicationPolicy(), capture)
+	rep.Boundary, err = verify.CheckBoundary(bCtx, env.Source, env.Target, p, s.ReplicationPolicy(), capture, s.Logger)
 	cancel()
 	if err != nil {
 		return rep, err
