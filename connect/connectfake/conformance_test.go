@@ -34,9 +34,10 @@ type worker struct {
 }
 
 type answer struct {
-	status int
-	ctype  string
-	body   []byte
+	status   int
+	ctype    string
+	location string // relative to the worker's URL
+	body     []byte
 }
 
 func send(t *testing.T, ctx context.Context, w worker, method, path, body string) answer {
@@ -62,7 +63,7 @@ func send(t *testing.T, ctx context.Context, w worker, method, path, body string
 		t.Fatal(err)
 	}
 	ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
-	return answer{resp.StatusCode, ct, b}
+	return answer{resp.StatusCode, ct, strings.TrimPrefix(resp.Header.Get("Location"), w.url), b}
 }
 
 var jacksonLocation = regexp.MustCompile(`line: \d+, column: \d+`)
@@ -424,8 +425,8 @@ func compare(t *testing.T, ctx context.Context, realW, fakeW worker, st step, pr
 		if got.status != want.status {
 			return fmt.Sprintf("status: real %d, fake %d\nreal: %s\nfake: %s", got.status, want.status, got.body, want.body)
 		}
-		if got.ctype != want.ctype {
-			return fmt.Sprintf("Content-Type: real %q, fake %q", got.ctype, want.ctype)
+		if got.ctype != want.ctype || got.location != want.location {
+			return fmt.Sprintf("Content-Type: real %q, fake %q; Location: real %q, fake %q", got.ctype, want.ctype, got.location, want.location)
 		}
 		r, f := realW.normalise(got.body), fakeW.normalise(want.body)
 		if st.exact && !bytes.Equal(r, f) {
@@ -511,4 +512,168 @@ func capturePlugins(t *testing.T, ctx context.Context, url string) {
 		t.Fatal(err)
 	}
 	t.Log("wrote plugins-4.3.1.json: run again without -update to compare")
+}
+
+// TestConformanceTransient pins the status a fake with the default status
+// lag shows right after a change: each must be one the real worker shows
+// while it acts on the change. What a real worker shows depends on timing,
+// so a scenario is tried up to three times before it counts as a
+// difference.
+func TestConformanceTransient(t *testing.T) {
+	sb := sandboxtest.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	fake := connectfake.New()
+	defer fake.Close()
+	realW := worker{name: "real", url: sb.ConnectURL(), ids: []string{sb.Target().ClusterID()}}
+	for _, wk := range sb.Workers() {
+		realW.ids = append(realW.ids, strings.TrimPrefix(wk.URL(), "http://"))
+	}
+	fakeW := worker{name: "fake", url: fake.URL(), ids: []string{strings.TrimPrefix(fake.URL(), "http://")}}
+	prefix := fmt.Sprintf("trans%d-", time.Now().UnixNano()%1e9)
+	topic := prefix + "t"
+	if err := sandbox.CreateTopic(ctx, sb.Source().Bootstrap(), topic, 2); err != nil {
+		t.Fatal(err)
+	}
+	cfg := mirrorConfig(sb, topic, "1")
+	var names []string
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, n := range names {
+			_ = send(t, ctx, realW, http.MethodDelete, "/connectors/"+n, "")
+		}
+	})
+
+	// A new connector: its first status read, and the list with status.
+	t.Run("status after create", func(t *testing.T) {
+		var seen []string
+		for attempt := 1; attempt <= 3; attempt++ {
+			name := fmt.Sprintf("%snew%d", prefix, attempt)
+			names = append(names, name)
+			body := fmt.Sprintf(`{"name":%q,"config":%s,"initial_state":"STOPPED"}`, name, cfg)
+			_ = send(t, ctx, fakeW, http.MethodPost, "/connectors", body)
+			first := show(fakeW, send(t, ctx, fakeW, http.MethodGet, "/connectors/"+name+"/status", ""))
+			if a := send(t, ctx, realW, http.MethodPost, "/connectors", body); a.status != http.StatusCreated {
+				t.Fatalf("create: %d %s", a.status, a.body)
+			}
+			seen = watch(t, ctx, realW, name, stateStopped)
+			if slices.Contains(seen, first) {
+				return
+			}
+		}
+		t.Errorf("the fake's first status after create is not among the real worker's:\nreal: %s", strings.Join(seen, "\nreal: "))
+	})
+	t.Run("list with status after create", func(t *testing.T) {
+		listed := func(w worker, name string) bool {
+			a := send(t, ctx, w, http.MethodGet, "/connectors?expand=status", "")
+			return strings.Contains(string(a.body), fmt.Sprintf("%q:", name))
+		}
+		for attempt := 1; attempt <= 3; attempt++ {
+			name := fmt.Sprintf("%slist%d", prefix, attempt)
+			names = append(names, name)
+			body := fmt.Sprintf(`{"name":%q,"config":%s,"initial_state":"STOPPED"}`, name, cfg)
+			_ = send(t, ctx, fakeW, http.MethodPost, "/connectors", body)
+			if listed(fakeW, name) {
+				t.Fatal("the fake lists a connector with status right after its create")
+			}
+			_ = send(t, ctx, realW, http.MethodPost, "/connectors", body)
+			if !listed(realW, name) {
+				return
+			}
+		}
+		t.Error("the real worker listed every new connector with its status at once, three times")
+	})
+
+	name := prefix + "mm2"
+	names = append(names, name)
+	body := fmt.Sprintf(`{"name":%q,"config":%s}`, name, cfg)
+	for _, w := range []worker{realW, fakeW} {
+		if a := send(t, ctx, w, http.MethodPost, "/connectors", body); a.status != http.StatusCreated {
+			t.Fatalf("%s: create: %d %s", w.name, a.status, a.body)
+		}
+	}
+	for _, sc := range []struct {
+		name  string
+		setup []string // ops, each waited for
+		op    string
+	}{
+		{"pause from RUNNING", []string{"resume"}, "pause"},
+		{"stop from PAUSED", []string{"resume", "pause"}, "stop"},
+		{"resume from STOPPED", []string{"stop"}, "resume"},
+		{"stop from RUNNING", []string{"resume"}, "stop"},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			var fakeFirst string
+			var seen []string
+			for attempt := 1; attempt <= 3; attempt++ {
+				for _, op := range sc.setup {
+					for _, w := range []worker{realW, fakeW} {
+						_ = send(t, ctx, w, http.MethodPut, "/connectors/"+name+"/"+op, "")
+						watch(t, ctx, w, name, target[op])
+					}
+				}
+				_ = send(t, ctx, fakeW, http.MethodPut, "/connectors/"+name+"/"+sc.op, "")
+				fakeFirst = show(fakeW, send(t, ctx, fakeW, http.MethodGet, "/connectors/"+name+"/status", ""))
+				watch(t, ctx, fakeW, name, target[sc.op])
+				_ = send(t, ctx, realW, http.MethodPut, "/connectors/"+name+"/"+sc.op, "")
+				seen = watch(t, ctx, realW, name, target[sc.op])
+				if slices.Contains(seen, fakeFirst) {
+					t.Logf("real worker showed: %s", strings.Join(seen, " -> "))
+					return
+				}
+			}
+			t.Errorf("the fake's first status after %s is not among the real worker's:\nfake: %s\nreal: %s", sc.op, fakeFirst, strings.Join(seen, "\nreal: "))
+		})
+	}
+}
+
+const (
+	stateRunning = "RUNNING"
+	statePaused  = "PAUSED"
+	stateStopped = "STOPPED"
+)
+
+var target = map[string]string{"resume": stateRunning, "pause": statePaused, "stop": stateStopped}
+
+// show is an answer as compared: status code and normalised body.
+func show(w worker, a answer) string {
+	return fmt.Sprintf("%d %s", a.status, w.normalise(a.body))
+}
+
+// watch reads a connector's status as fast as it can until the connector
+// and all its tasks are in state (with no tasks when STOPPED, some
+// otherwise), and returns the distinct answers seen, in order.
+func watch(t *testing.T, ctx context.Context, w worker, name, state string) []string {
+	t.Helper()
+	var seen []string
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		a := send(t, ctx, w, http.MethodGet, "/connectors/"+name+"/status", "")
+		if s := show(w, a); len(seen) == 0 || seen[len(seen)-1] != s {
+			seen = append(seen, s)
+		}
+		var st struct {
+			Connector struct {
+				State string `json:"state"`
+			} `json:"connector"`
+			Tasks []struct {
+				State string `json:"state"`
+			} `json:"tasks"`
+		}
+		if a.status == http.StatusOK && json.Unmarshal(a.body, &st) == nil && st.Connector.State == state &&
+			(len(st.Tasks) == 0) == (state == stateStopped) {
+			done := true
+			for _, task := range st.Tasks {
+				done = done && task.State == state
+			}
+			if done {
+				return seen
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s never reached %s: %s", w.name, name, state, strings.Join(seen, " -> "))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,29 +50,6 @@ func (c *connector) settled() statusView {
 		v.taskStates = append(v.taskStates, c.target)
 	}
 	return v
-}
-
-// intermediate is the status a real worker shows for a moment after op,
-// given what it showed before (pinned by the conformance test):
-//
-//	stop from RUNNING:    RUNNING with no tasks
-//	stop from PAUSED:     PAUSED with its tasks UNASSIGNED
-//	pause from RUNNING:   PAUSED with its tasks still RUNNING
-//	otherwise:            the status before the request
-func intermediate(before statusView, op string) statusView {
-	switch {
-	case op == "stop" && before.state == stateRunning:
-		return statusView{state: stateRunning}
-	case op == "stop" && before.state == statePaused:
-		v := statusView{state: statePaused}
-		for range before.taskStates {
-			v.taskStates = append(v.taskStates, stateUnassigned)
-		}
-		return v
-	case op == "pause" && before.state == stateRunning:
-		return statusView{state: statePaused, taskStates: before.taskStates}
-	}
-	return before
 }
 
 // current is the status shown now; read counts the read against the lag.
@@ -291,9 +269,14 @@ func (s *Server) handleTransition(w http.ResponseWriter, name, op string) {
 			c.tasks = c.tasksMax()
 		}
 	}
-	if s.statusLag > 0 && c.hidden == 0 && before.state != c.target {
-		v := intermediate(before, op)
-		c.shown, c.shownLeft = &v, s.statusLag
+	// A pause or resume is only accepted (202) when answered: a worker's next
+	// status read shows the connector as it was (pinned by
+	// TestConformanceTransient). After a stop a worker shows one of several
+	// shapes for a while, depending on timing; the fake shows the end state.
+	if op != "stop" && s.statusLag > 0 && c.hidden == 0 && before.state != c.target {
+		c.shown, c.shownLeft = &before, s.statusLag
+	} else if op == "stop" {
+		c.shown, c.shownLeft = nil, 0
 	}
 	if op == "stop" {
 		noContent(w, http.StatusNoContent)
@@ -349,8 +332,17 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		c.tasks = c.tasksMax()
 	}
 	s.connectors[name] = c
-	w.Header().Set("Location", s.srv.URL+"/connectors/"+name)
+	w.Header().Set("Location", location(r, name))
 	writeJSON(w, http.StatusCreated, rawJSON(infoJSON(c, submittedConfigJSON(c), 0)))
+}
+
+// location is the Location of a created connector: its absolute URL.
+func location(r *http.Request, name string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/connectors/" + url.PathEscape(name)
 }
 
 // handlePutConfig answers PUT /connectors/{name}/config: 201 and a new
@@ -387,7 +379,7 @@ func (s *Server) handlePutConfig(w http.ResponseWriter, r *http.Request, name st
 		c = &connector{name: name, config: *cfg, class: class, target: stateRunning, hidden: s.statusLag}
 		c.tasks = c.tasksMax()
 		s.connectors[name] = c
-		w.Header().Set("Location", s.srv.URL+"/connectors/"+name)
+		w.Header().Set("Location", location(r, name))
 		writeJSON(w, http.StatusCreated, rawJSON(infoJSON(c, submittedConfigJSON(c), 0)))
 		return
 	}

@@ -55,14 +55,15 @@ func WithKafkaClusterID(id string) Option {
 	return func(s *Server) { s.clusterID = id }
 }
 
-// WithStatusLag sets for how many reads GET /connectors/{name}/status lags
-// behind a change (default 1, as a real worker usually does). After a create
-// the first n reads answer 404 "No status found for connector NAME" and
-// GET /connectors?expand=status leaves the connector out; after a stop, pause
-// or resume the first n reads show the intermediate status a real worker
-// shows (see the package documentation). 0 makes every change visible at
-// once. The configuration, the task list and the offsets never lag: a real
-// worker answers them from its configuration topic.
+// WithStatusLag sets for how many reads a connector's status lags behind a
+// change (default 1, as a real worker usually does); a read is a GET
+// /connectors/{name}/status or a GET /connectors?expand=status. After a
+// create the first n reads find no status: GET .../status answers 404 "No
+// status found for connector NAME" and the list leaves the connector out.
+// After a pause or resume the first n reads still show the status from
+// before; a stop shows STOPPED at once. 0 makes every change visible at
+// once. The configuration, the task list and the offsets never
+// lag: a real worker answers them from its configuration topic.
 func WithStatusLag(n int) Option {
 	return func(s *Server) { s.statusLag = max(n, 0) }
 }
