@@ -390,8 +390,10 @@ func script(c, topic, cfg, cfg2 string) []step {
 		{what: "paused", method: "GET", path: "/connectors/" + c + "/status", eventually: true},
 		{what: "alter while paused with tasks", method: "PATCH", path: "/connectors/" + c + "/offsets", body: patch(`{"partition":` + p0 + `,"offset":{"offset":1}}`), exact: true},
 		{what: "stop from paused", method: "PUT", path: "/connectors/" + c + "/stop", exact: true},
+		// The stop is answered once the target state and the empty task list are written.
+		{what: "info right after stop", method: "GET", path: "/connectors/" + c, exact: true},
+		{what: "alter right after stop", method: "PATCH", path: "/connectors/" + c + "/offsets", body: patch(`{"partition":` + p0 + `,"offset":{"offset":2}}`), exact: true},
 		{what: "stopped again", method: "GET", path: "/connectors/" + c + "/status", exact: true, eventually: true},
-		{what: "info while stopped", method: "GET", path: "/connectors/" + c, exact: true},
 
 		// Reset, then set one offset for the successor to inherit.
 		{what: "reset", method: "DELETE", path: "/connectors/" + c + "/offsets", exact: true},

@@ -3,7 +3,6 @@ package connectfake
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -358,7 +357,7 @@ func (s *Server) handlePutConfig(w http.ResponseWriter, r *http.Request, name st
 	cfg, err := decodeConfig(json.NewDecoder(bytes.NewReader(body)))
 	if err != nil || cfg == nil {
 		if err == nil {
-			err = errors.New(`Cannot invoke "java.util.Map.get(Object)" because "connectorConfig" is null`)
+			err = refuse(`Cannot invoke "java.util.Map.get(Object)" because "connectorConfig" is null`)
 		}
 		writeError(w, http.StatusInternalServerError, "%s", err.Error())
 		return
@@ -451,11 +450,11 @@ func decodeCreateRequest(body []byte) (createRequest, error) {
 			case "", stateRunning, statePaused, stateStopped:
 				req.initialState = st
 			default:
-				return req, fmt.Errorf("Cannot construct instance of `%s$InitialState`, problem: No enum constant %s.InitialState.%s%s (through reference chain: %s[\"initial_state\"])",
+				return req, refuse("Cannot construct instance of `%s$InitialState`, problem: No enum constant %s.InitialState.%s%s (through reference chain: %s[\"initial_state\"])",
 					class, class, st, jacksonLocation(dec), class)
 			}
 		default:
-			return req, fmt.Errorf("Unrecognized field %q (class %s), not marked as ignorable (3 known properties: \"config\", \"name\", \"initial_state\")%s (through reference chain: %s[%q])",
+			return req, refuse("Unrecognized field %q (class %s), not marked as ignorable (3 known properties: \"config\", \"name\", \"initial_state\")%s (through reference chain: %s[%q])",
 				field, class, jacksonLocation(dec), class, field)
 		}
 	}
@@ -537,7 +536,7 @@ func decodeConfig(dec *json.Decoder) (*value, error) {
 		case bool:
 			cfg.put(key, stringValue(strconv.FormatBool(t)))
 		default:
-			return nil, fmt.Errorf("Cannot deserialize value of type `java.lang.String` from %v%s", tok, jacksonLocation(dec))
+			return nil, refuse("Cannot deserialize value of type `java.lang.String` from %v%s", tok, jacksonLocation(dec))
 		}
 	}
 	if err := expectDelim(dec, '}'); err != nil {

@@ -171,41 +171,6 @@ func javaStringHash(s string) int32 {
 	return h
 }
 
-// hashCode is the Java hashCode of the value (Long, Double, Boolean,
-// AbstractMap and AbstractList rules).
-func (v value) hashCode() int32 {
-	switch v.kind {
-	case kString:
-		return javaStringHash(v.s)
-	case kLong:
-		return int32(v.n ^ int64(uint64(v.n)>>32))
-	case kDouble:
-		bits := math.Float64bits(v.f)
-		return int32(bits ^ bits>>32)
-	case kBool:
-		if v.b {
-			return 1231
-		}
-		return 1237
-	case kBig:
-		// Not needed: a BigInteger is refused before any hashing.
-		return javaStringHash(v.s)
-	case kMap:
-		var h int32
-		for _, e := range v.m {
-			h += javaStringHash(e.key) ^ e.val.hashCode()
-		}
-		return h
-	case kList:
-		h := int32(1)
-		for _, e := range v.l {
-			h = 31*h + e.hashCode()
-		}
-		return h
-	}
-	return 0
-}
-
 // grownTableSize is the table size of a HashMap built empty and filled by
 // n puts: 16, doubled whenever the size passes three quarters of it. Connect's
 // JsonConverter builds its maps this way.

@@ -236,7 +236,7 @@ func decodeOffsetsRequest(body []byte) ([]offsetEntry, error) {
 		}
 		field, _ := tok.(string)
 		if field != "offsets" {
-			return nil, fmt.Errorf("Unrecognized field %q (class %s), not marked as ignorable (one known property: \"offsets\")%s (through reference chain: %s[%q])",
+			return nil, refuse("Unrecognized field %q (class %s), not marked as ignorable (one known property: \"offsets\")%s (through reference chain: %s[%q])",
 				field, listClass, jacksonLocation(dec), listClass, field)
 		}
 		tok, err = dec.Token()
@@ -270,7 +270,7 @@ func decodeOffsetsRequest(body []byte) ([]offsetEntry, error) {
 				case "offset":
 					e.offset = v
 				default:
-					return nil, fmt.Errorf("Unrecognized field %q (class %s), not marked as ignorable (2 known properties: \"partition\", \"offset\")%s (through reference chain: %s[\"offsets\"]->java.util.ArrayList[%d]->%s[%q])",
+					return nil, refuse("Unrecognized field %q (class %s), not marked as ignorable (2 known properties: \"partition\", \"offset\")%s (through reference chain: %s[\"offsets\"]->java.util.ArrayList[%d]->%s[%q])",
 						f, entryClass, jacksonLocation(dec), listClass, i, entryClass, f)
 				}
 				if v.kind != kNull && v.kind != kMap {

@@ -37,6 +37,8 @@ type Server struct {
 	offsets    map[string]*offsetStore // by connector name: offsets outlive connectors
 	faults     []*pendingFault
 	lookedUp   map[string]bool // connector classes looked up and not found
+	plugins    pluginDefs      // read-only after New
+	pluginsErr error
 }
 
 // Option configures a Server in New.
@@ -81,6 +83,7 @@ func New(opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
+	s.plugins, s.pluginsErr = loadPlugins()
 	s.srv = httptest.NewServer(s)
 	if u, err := url.Parse(s.srv.URL); err == nil {
 		s.workerID = u.Host
@@ -188,6 +191,16 @@ func (s *Server) only(w http.ResponseWriter, r *http.Request, method string, h h
 		return
 	}
 	h(w, r)
+}
+
+// refusal is a message of the worker's, in its words, carried as an error
+// until it is written as the answer.
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string { return r.msg }
+
+func refuse(format string, args ...any) error {
+	return &refusal{fmt.Sprintf(format, args...)}
 }
 
 // errorBody is Connect's error answer.

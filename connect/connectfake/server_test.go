@@ -2,10 +2,12 @@ package connectfake_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -291,6 +293,53 @@ func TestConcurrentUse(t *testing.T) {
 	for err := range errs {
 		if err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	s := connectfake.New()
+	defer s.Close()
+	path := "/connector-plugins/org.apache.kafka.connect.mirror.MirrorSourceConnector/config/validate"
+	var infos struct {
+		ErrorCount int `json:"error_count"`
+		Configs    []struct {
+			Definition struct {
+				Name string `json:"name"`
+				Type string `json:"type"`
+			} `json:"definition"`
+			Value struct {
+				Value  *string  `json:"value"`
+				Errors []string `json:"errors"`
+			} `json:"value"`
+		} `json:"configs"`
+	}
+	for _, tt := range []struct {
+		config string
+		errors []string
+	}{
+		{strings.Replace(testConfig, "{", `{"name":"mm2","sasl.jaas.config":"s3cret",`, 1), nil},
+		{testConfig, []string{`Missing required configuration "name" which has no default value.`}},
+		{strings.Replace(testConfig, `"tasks.max":"2"`, `"name":"mm2","tasks.max":"0"`, 1), []string{"Invalid value 0 for configuration tasks.max: Value must be at least 1"}},
+	} {
+		body := mustCall(t, s, "PUT", path, tt.config, 200)
+		if err := json.Unmarshal([]byte(body), &infos); err != nil {
+			t.Fatal(err)
+		}
+		var errs []string
+		types := map[string]string{}
+		for _, c := range infos.Configs {
+			errs = append(errs, c.Value.Errors...)
+			types[c.Definition.Name] = c.Definition.Type
+			if c.Definition.Name == "sasl.jaas.config" && c.Value.Value != nil && *c.Value.Value != "[hidden]" {
+				t.Errorf("sasl.jaas.config shown as %q", *c.Value.Value)
+			}
+		}
+		if infos.ErrorCount != len(tt.errors) || !slices.Equal(errs, tt.errors) {
+			t.Errorf("validate %s: %d errors %q, want %q", tt.config, infos.ErrorCount, errs, tt.errors)
+		}
+		if types["sasl.jaas.config"] != "PASSWORD" || types["ssl.keystore.key"] != "PASSWORD" || types["tasks.max"] != "INT" {
+			t.Errorf("types: sasl.jaas.config %s, ssl.keystore.key %s, tasks.max %s", types["sasl.jaas.config"], types["ssl.keystore.key"], types["tasks.max"])
 		}
 	}
 }

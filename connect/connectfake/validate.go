@@ -47,7 +47,7 @@ type keyDef struct {
 	Dependents    []string `json:"dependents"`
 }
 
-// plugins is decoded once per Server (never shared: no package state).
+// loadPlugins decodes pluginsFile; each Server does it once.
 func loadPlugins() (pluginDefs, error) {
 	var p pluginDefs
 	dec := json.NewDecoder(bytes.NewReader(pluginsFile))
@@ -166,14 +166,13 @@ func (s *Server) validateConfig(cfg value) (validation, error) {
 	if !ok {
 		return validation{noClass: cls.s}, nil
 	}
-	defs, err := loadPlugins()
-	if err != nil {
-		return validation{}, fmt.Errorf("connectfake: embedded plugin definitions: %w", err)
+	if s.pluginsErr != nil {
+		return validation{}, fmt.Errorf("connectfake: embedded plugin definitions: %w", s.pluginsErr)
 	}
 	var def *pluginDef
-	for i := range defs.Plugins {
-		if defs.Plugins[i].Class == full {
-			def = &defs.Plugins[i]
+	for i := range s.plugins.Plugins {
+		if s.plugins.Plugins[i].Class == full {
+			def = &s.plugins.Plugins[i]
 		}
 	}
 	if def == nil {
@@ -353,7 +352,7 @@ func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request, plugin s
 	cfg, err := decodeConfig(json.NewDecoder(bytes.NewReader(body)))
 	if err != nil || cfg == nil {
 		if err == nil {
-			err = fmt.Errorf(`Cannot invoke "java.util.Map.get(Object)" because "connectorConfig" is null`)
+			err = refuse(`Cannot invoke "java.util.Map.get(Object)" because "connectorConfig" is null`)
 		}
 		writeError(w, http.StatusInternalServerError, "%s", err.Error())
 		return
