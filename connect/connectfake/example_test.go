@@ -8,6 +8,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/connect/connectfake"
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // A consumer's test of its own migration tool: the tool creates the
@@ -43,20 +44,24 @@ func Example() {
 	}
 
 	// The Flink group committed C = 1000 on orders-0 and C = 0 on orders-1.
-	plan := []connect.Offset{
-		connect.MirrorSourceOffset("source", "orders", 0, 999),
-		connect.MirrorSourceTombstone("source", "orders", 1),
+	plan := []offsets.ConnectOffset{
+		{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: 0}, Offset: offsets.NewMirrorOffset(999)},
+		{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: 1}}, // null: from the start
 	}
-	if _, err := c.AlterOffsets(ctx, "flink-to-mm2", plan); err != nil {
+	if _, err := c.AlterMirrorOffsets(ctx, "flink-to-mm2", plan); err != nil {
 		log.Fatal(err)
 	}
-	got, err := c.WaitOffsets(ctx, "flink-to-mm2", plan)
+	// Read back what GET lists: a cleared partition is absent, not null.
+	if _, err := c.WaitMirrorOffsets(ctx, "flink-to-mm2", plan[:1]); err != nil {
+		log.Fatal(err)
+	}
+	got, err := c.MirrorOffsets(ctx, "flink-to-mm2")
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, o := range got {
-		alias, topic, p, m, _, _ := o.MirrorSource()
-		fmt.Printf("%s %s-%d: last replicated %d, MirrorMaker 2 starts at %d\n", alias, topic, p, m, m+1)
+		m, _ := o.Offset.Get()
+		fmt.Printf("%s %s-%d: last replicated %d, MirrorMaker 2 starts at %d\n", o.Partition.Cluster, o.Partition.Topic, o.Partition.Partition, m, m+1)
 	}
 	// Output:
 	// source orders-0: last replicated 999, MirrorMaker 2 starts at 1000
@@ -89,12 +94,12 @@ func ExampleServer_Advance() {
 	if err := fake.Advance("mm2", "source", "orders", 0, 1499); err != nil {
 		log.Fatal(err)
 	}
-	got, err := c.Offsets(ctx, "mm2")
+	got, err := c.MirrorOffsets(ctx, "mm2")
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, topic, p, m, _, _ := got[0].MirrorSource()
-	fmt.Printf("%s-%d: %d\n", topic, p, m)
+	m, _ := got[0].Offset.Get()
+	fmt.Printf("%s-%d: %d\n", got[0].Partition.Topic, got[0].Partition.Partition, m)
 	// Output:
 	// orders-0: 1499
 }
