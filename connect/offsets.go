@@ -59,19 +59,22 @@ func MirrorSourcePartition(sourceAlias, topic string, partition int32) map[strin
 }
 
 // MirrorSource reads o as a MirrorSourceConnector offset. ok is false when a
-// key is missing or has the wrong type; tombstone is true for a nil Offset.
+// key is missing, has the wrong type, or is not one of MirrorSourceConnector's:
+// Connect stores {"cluster", "topic", "partition", "x"} as a partition of
+// its own, which MM2 never reads, so it must not pass for the partition
+// without "x". tombstone is true for a nil Offset.
 func (o Offset) MirrorSource() (alias, topic string, partition int32, lastReplicated int64, tombstone, ok bool) {
 	alias, ok1 := o.Partition[MirrorKeyCluster].(string)
 	topic, ok2 := o.Partition[MirrorKeyTopic].(string)
 	p, ok3 := asInt64(o.Partition[MirrorKeyPartition])
-	if !ok1 || !ok2 || !ok3 || p < 0 || p > math.MaxInt32 {
+	if !ok1 || !ok2 || !ok3 || p < 0 || p > math.MaxInt32 || len(o.Partition) != 3 {
 		return "", "", 0, 0, false, false
 	}
 	if o.Offset == nil {
 		return alias, topic, int32(p), 0, true, true
 	}
 	m, ok4 := asInt64(o.Offset[MirrorKeyOffset])
-	if !ok4 {
+	if !ok4 || len(o.Offset) != 1 {
 		return "", "", 0, 0, false, false
 	}
 	return alias, topic, int32(p), m, false, true

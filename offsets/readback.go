@@ -92,7 +92,10 @@ func (r ReadBack) String() string {
 // CompareReadBack compares, as sets, the offsets Connect returned (got) with
 // those expected (want, e.g. the plan's expected offsets). Order does not
 // matter: Connect's GET lists entries in arbitrary order. A partition listed
-// twice in got counts as unexpected the second time.
+// twice in got counts as unexpected the second time. An entry of want whose
+// offset is absent — the null of a PATCH, which clears the partition —
+// expects Connect to list none (it never lists a cleared partition): a
+// match when it lists none, unexpected when it lists one.
 func CompareReadBack(want, got []ConnectOffset) ReadBack {
 	w := sorted(want)
 	g := sorted(got)
@@ -106,7 +109,7 @@ func CompareReadBack(want, got []ConnectOffset) ReadBack {
 		wo, planned := wantBy[o.Partition]
 		c := PartitionCheck{Partition: o.Partition, Want: wo, Got: o.Offset}
 		switch {
-		case !planned || seen[o.Partition]:
+		case !planned || seen[o.Partition] || !wo.Present():
 			c.Status = Unexpected
 		case wo == o.Offset:
 			c.Status = Match
@@ -117,8 +120,12 @@ func CompareReadBack(want, got []ConnectOffset) ReadBack {
 		r.Partitions = append(r.Partitions, c)
 	}
 	for _, o := range w {
-		if !seen[o.Partition] {
+		switch {
+		case seen[o.Partition]:
+		case o.Offset.Present():
 			r.Partitions = append(r.Partitions, PartitionCheck{Partition: o.Partition, Want: o.Offset, Status: Missing})
+		default: // cleared, and Connect lists none: as expected
+			r.Partitions = append(r.Partitions, PartitionCheck{Partition: o.Partition, Status: Match})
 		}
 	}
 	slices.SortStableFunc(r.Partitions, func(a, b PartitionCheck) int { return a.Partition.Compare(b.Partition) })
@@ -138,17 +145,15 @@ func NewOffsetSet(want []ConnectOffset) OffsetSet {
 	return s
 }
 
-// Equal reports whether got lists exactly the set's partitions, each once
-// and with the set's offset: CompareReadBack(want, got).OK() without
-// building the comparison.
+// Equal reports whether got lists exactly the set's partitions with a
+// present offset, each once and with the set's offset, and none of those
+// whose offset is absent (cleared): CompareReadBack(want, got).OK()
+// without building the comparison.
 func (s OffsetSet) Equal(got []ConnectOffset) bool {
-	if len(got) != len(s) {
-		return false
-	}
 	seen := make(map[ConnectPartition]struct{}, len(got))
 	for _, o := range got {
 		w, ok := s[o.Partition]
-		if !ok || w != o.Offset {
+		if !ok || !w.Present() || w != o.Offset {
 			return false
 		}
 		if _, dup := seen[o.Partition]; dup {
@@ -156,7 +161,17 @@ func (s OffsetSet) Equal(got []ConnectOffset) bool {
 		}
 		seen[o.Partition] = struct{}{}
 	}
-	return true
+	return len(seen) == s.present()
+}
+
+func (s OffsetSet) present() int {
+	n := 0
+	for _, w := range s {
+		if w.Present() {
+			n++
+		}
+	}
+	return n
 }
 
 func sorted(list []ConnectOffset) []ConnectOffset {

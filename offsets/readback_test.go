@@ -15,6 +15,7 @@ func TestCompareReadBack(t *testing.T) {
 	a0, a1, b0 := stored("a", 0, 9), stored("a", 1, 0), stored("b", 0, 41)
 	other := stored("a", 0, 10)
 	alias := offsets.ConnectOffset{Partition: offsets.ConnectPartition{Cluster: "other", Topic: "a", Partition: 0}, Offset: offsets.NewMirrorOffset(9)}
+	cleared := offsets.ConnectOffset{Partition: a1.Partition}
 	for _, tc := range []struct {
 		name      string
 		want, got []offsets.ConnectOffset
@@ -29,6 +30,9 @@ func TestCompareReadBack(t *testing.T) {
 		{"extra partition", []offsets.ConnectOffset{a0}, []offsets.ConnectOffset{a0, b0}, false, map[offsets.Status]int{offsets.Match: 1, offsets.Unexpected: 1}},
 		{"wrong alias is not a match", []offsets.ConnectOffset{a0}, []offsets.ConnectOffset{alias}, false, map[offsets.Status]int{offsets.Missing: 1, offsets.Unexpected: 1}},
 		{"listed twice", []offsets.ConnectOffset{a0}, []offsets.ConnectOffset{a0, a0}, false, map[offsets.Status]int{offsets.Match: 1, offsets.Unexpected: 1}},
+		// A PATCH's null clears a partition; Connect then lists none.
+		{"cleared, none listed", []offsets.ConnectOffset{a0, cleared}, []offsets.ConnectOffset{a0}, true, map[offsets.Status]int{offsets.Match: 2}},
+		{"cleared, still listed", []offsets.ConnectOffset{cleared}, []offsets.ConnectOffset{a1}, false, map[offsets.Status]int{offsets.Unexpected: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rb := offsets.CompareReadBack(tc.want, tc.got)

@@ -51,8 +51,9 @@ func Example() {
 	if _, err := c.AlterMirrorOffsets(ctx, "flink-to-mm2", plan); err != nil {
 		log.Fatal(err)
 	}
-	// Read back what GET lists: a cleared partition is absent, not null.
-	if _, err := c.WaitMirrorOffsets(ctx, "flink-to-mm2", plan[:1]); err != nil {
+	// Read back until GET lists what was written: a cleared partition is
+	// absent, not null, and that is what the null in plan expects.
+	if _, err := c.WaitMirrorOffsets(ctx, "flink-to-mm2", plan); err != nil {
 		log.Fatal(err)
 	}
 	got, err := c.MirrorOffsets(ctx, "flink-to-mm2")
