@@ -45,6 +45,22 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	if err := Recheck(ctx, env, s, p); err != nil {
 		return in, audit.refused("resume", name, p.Fingerprint, err)
 	}
+	// The records MM2 will copy first, read from the source while the
+	// connector's checks run (at 10,000 partitions each takes a few hundred
+	// ms); they are kept only if the checks pass and the resume is approved.
+	type captured struct {
+		records []verify.BoundaryRecord
+		err     error
+	}
+	captureCtx, stopCapture := context.WithCancel(ctx)
+	defer stopCapture()
+	captureDone := make(chan captured, 1)
+	if approve {
+		go func() {
+			r, err := verify.CaptureBoundary(captureCtx, env.Source, p)
+			captureDone <- captured{r, err}
+		}()
+	}
 	live, err := env.Connect.Config(ctx, name)
 	if err != nil {
 		return in, fmt.Errorf("config of %s: %w", name, err)
@@ -75,10 +91,11 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	}
 	// The records MM2 copies first, captured while it is still STOPPED: the
 	// check after resume compares with them, whatever compaction does later.
-	capture, err := verify.CaptureBoundary(ctx, env.Source, p)
-	if err != nil {
-		return in, err
+	c := <-captureDone
+	if c.err != nil {
+		return in, c.err
 	}
+	capture := c.records
 	if err := audit.Record(BoundaryCaptureStep, name, p.Fingerprint, capture); err != nil {
 		return in, err
 	}
