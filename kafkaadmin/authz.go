@@ -293,3 +293,8 @@ func (s *session) authorizer(out *Access) error {
 	}
 	return nil
 }
+
+// BootstrapServers returns the addresses the Reader was configured with.
+func (r *Reader) BootstrapServers() []string {
+	return append([]string(nil), r.cfg.BootstrapServers...)
+}
