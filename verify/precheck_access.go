@@ -67,7 +67,7 @@ func checkAccess(cs *Checks, source, target kafkaadmin.Access, needs []accessNee
 		cluster, kind string
 		op            kafkaadmin.Operation
 		verdict       Verdict
-		why           string
+		state, why    string
 	}
 	found := map[key][]string{}
 	var order []key
@@ -95,19 +95,19 @@ func checkAccess(cs *Checks, source, target kafkaadmin.Access, needs []accessNee
 			switch {
 			case op == kafkaadmin.OpCreate && (a.Cluster.Allows(op) || res.Allows(op)):
 			case op == kafkaadmin.OpCreate && !a.Cluster.Known && res.Known:
-				note(key{n.cluster, n.kind, op, Warn, "allowed neither on the topic nor visibly on the cluster (the brokers show cluster operations only to a principal that may DESCRIBE the cluster): " + n.who}, n.name)
+				note(key{n.cluster, n.kind, op, Warn, "allowed neither on the topic nor visibly on the cluster", "the brokers show cluster operations only to a principal that may DESCRIBE the cluster; " + n.who}, n.name)
 			case res.Allows(op):
 			case res.DescribeDenied && op == kafkaadmin.OpDescribe:
-				note(key{n.cluster, n.kind, op, Fail, "denied: the brokers refuse to describe it; " + n.who}, n.name)
+				note(key{n.cluster, n.kind, op, Fail, "denied", "the brokers refuse to describe it; " + n.who}, n.name)
 				if n.read {
 					canRead = false
 				}
 			case res.DescribeDenied:
 				// Reported as DESCRIBE denied; the other operations are not known.
 			case !res.Known:
-				note(key{n.cluster, n.kind, op, Warn, "not reported by the brokers: " + n.who}, n.name)
+				note(key{n.cluster, n.kind, op, Warn, "not reported by the brokers", n.who}, n.name)
 			default:
-				note(key{n.cluster, n.kind, op, Fail, "denied: " + n.who}, n.name)
+				note(key{n.cluster, n.kind, op, Fail, "denied", n.who}, n.name)
 			}
 		}
 	}
@@ -122,7 +122,8 @@ func checkAccess(cs *Checks, source, target kafkaadmin.Access, needs []accessNee
 	}
 	for _, k := range order {
 		rs := found[k]
-		cs.add(name, k.verdict, "%s %s on %d %s %s %s for %s; %s", k.cluster, k.op, len(rs), k.kind+plural(len(rs)), listSome(rs, 5), k.why, principal(access[k.cluster]), connectorPrincipal(k.cluster, k.op, config))
+		cs.add(name, k.verdict, "%s %s %s for %s on %d %s %s (%s); %s", k.cluster, k.op, k.state, principal(access[k.cluster]),
+			len(rs), k.kind+plural(len(rs)), listSome(rs, 5), k.why, connectorPrincipal(k.cluster, k.op, config))
 	}
 	if len(order) == 0 && checked["source"]+checked["target"] > 0 {
 		var parts []string

@@ -81,7 +81,7 @@ func TestCheckRecordSizes(t *testing.T) {
 			[]string{"ok: the largest batch a source topic may hold is 1048588"}},
 		{"a 5 MB source, defaults elsewhere", facts("5242880", "1048588", nil, nil), []string{
 			"fail: MM2's producer max.request.size is 1048576 (Kafka's default",
-			"fail: 1 target topics accept smaller batches than their source topics may hold: orders accepts 1048588 (topic orders inherits the brokers' message.max.bytes",
+			"fail: 1 target topic accepts smaller batches than the source may hold: orders accepts 1048588 (topic orders inherits the brokers' message.max.bytes",
 			"warn: MM2's source consumer max.partition.fetch.bytes is 1048576 (Kafka's default)",
 		}},
 		{"target raised, producer overridden", facts("5242880", "5242880", five, nil), []string{
@@ -145,15 +145,15 @@ func TestCheckAccess(t *testing.T) {
 		wantRead bool
 	}{
 		{"all granted", src(rd, d), tgt(wd, kafkaadmin.ResourceAccess{DescribeDenied: true}), []string{"ok: on the source, User:cutover (the tool's principal) may do all the cutover needs; MM2's source clients authenticate as User:mm2"}, true},
-		{"READ denied", src(d, d), tgt(wd, kafkaadmin.ResourceAccess{}), []string{"fail: source READ on 1 topic orders denied: MM2's source consumer reads it for User:cutover"}, true},
-		{"source topic hidden", src(kafkaadmin.ResourceAccess{DescribeDenied: true}, d), tgt(wd, kafkaadmin.ResourceAccess{}), []string{"fail: source DESCRIBE on 1 topic orders denied: the brokers refuse to describe it"}, false},
-		{"group hidden", src(rd, kafkaadmin.ResourceAccess{DescribeDenied: true}), tgt(wd, kafkaadmin.ResourceAccess{}), []string{"fail: source DESCRIBE on 1 group flink denied"}, false},
-		{"WRITE denied", src(rd, d), tgt(d, kafkaadmin.ResourceAccess{}), []string{"fail: target WRITE on 1 topic orders denied: MM2's producer writes it for User:cutover (the tool's principal); MM2's records are written by the worker producer, as the workers' producer.sasl.jaas.config principal"}, true},
-		{"target topic hidden", src(rd, d), tgt(kafkaadmin.ResourceAccess{DescribeDenied: true}, kafkaadmin.ResourceAccess{}), []string{"fail: target DESCRIBE on 1 topic orders"}, false},
+		{"READ denied", src(d, d), tgt(wd, kafkaadmin.ResourceAccess{}), []string{"fail: source READ denied for User:cutover (the tool's principal) on 1 topic orders (MM2's source consumer reads it); MM2's source clients authenticate as User:mm2"}, true},
+		{"source topic hidden", src(kafkaadmin.ResourceAccess{DescribeDenied: true}, d), tgt(wd, kafkaadmin.ResourceAccess{}), []string{"fail: source DESCRIBE denied for User:cutover (the tool's principal) on 1 topic orders (the brokers refuse to describe it"}, false},
+		{"group hidden", src(rd, kafkaadmin.ResourceAccess{DescribeDenied: true}), tgt(wd, kafkaadmin.ResourceAccess{}), []string{"fail: source DESCRIBE denied for User:cutover (the tool's principal) on 1 group flink"}, false},
+		{"WRITE denied", src(rd, d), tgt(d, kafkaadmin.ResourceAccess{}), []string{"fail: target WRITE denied for User:cutover (the tool's principal) on 1 topic orders (MM2's producer writes it); MM2's records are written by the worker producer, as the workers' producer.sasl.jaas.config principal"}, true},
+		{"target topic hidden", src(rd, d), tgt(kafkaadmin.ResourceAccess{DescribeDenied: true}, kafkaadmin.ResourceAccess{}), []string{"fail: target DESCRIBE denied for User:cutover (the tool's principal) on 1 topic orders"}, false},
 		{"missing target, CREATE on the cluster", src(rd, d), tgt(kafkaadmin.ResourceAccess{Known: true, Allowed: []kafkaadmin.Operation{kafkaadmin.OpDescribe}}, ops(kafkaadmin.OpCreate, kafkaadmin.OpDescribe)), []string{"ok: on the source"}, true},
 		{"missing target, CREATE on the topic", src(rd, d), tgt(kafkaadmin.ResourceAccess{Known: true, Allowed: []kafkaadmin.Operation{kafkaadmin.OpDescribe, kafkaadmin.OpCreate}}, kafkaadmin.ResourceAccess{DescribeDenied: true}), []string{"ok: on the source"}, true},
-		{"missing target, no CREATE, cluster visible", src(rd, d), tgt(kafkaadmin.ResourceAccess{Known: true, Allowed: []kafkaadmin.Operation{kafkaadmin.OpDescribe}}, ops(kafkaadmin.OpDescribe)), []string{"fail: target CREATE on 1 topic orders denied: MM2 creates it"}, true},
-		{"missing target, no CREATE, cluster hidden", src(rd, d), tgt(kafkaadmin.ResourceAccess{Known: true, Allowed: []kafkaadmin.Operation{kafkaadmin.OpDescribe}}, kafkaadmin.ResourceAccess{DescribeDenied: true}), []string{"warn: target CREATE on 1 topic orders allowed neither on the topic nor visibly on the cluster"}, true},
+		{"missing target, no CREATE, cluster visible", src(rd, d), tgt(kafkaadmin.ResourceAccess{Known: true, Allowed: []kafkaadmin.Operation{kafkaadmin.OpDescribe}}, ops(kafkaadmin.OpDescribe)), []string{"fail: target CREATE denied for User:cutover (the tool's principal) on 1 topic orders (MM2 creates it)"}, true},
+		{"missing target, no CREATE, cluster hidden", src(rd, d), tgt(kafkaadmin.ResourceAccess{Known: true, Allowed: []kafkaadmin.Operation{kafkaadmin.OpDescribe}}, kafkaadmin.ResourceAccess{DescribeDenied: true}), []string{"warn: target CREATE allowed neither on the topic nor visibly on the cluster for User:cutover (the tool's principal) on 1 topic orders"}, true},
 		{"no authorizer", kafkaadmin.Access{Authorizer: kafkaadmin.AuthorizerAbsent}, kafkaadmin.Access{Authorizer: kafkaadmin.AuthorizerAbsent}, []string{
 			"warn: the source brokers run no authorizer", "warn: the target brokers run no authorizer"}, true},
 	} {
@@ -169,7 +169,9 @@ func TestCheckAccess(t *testing.T) {
 
 // TestCheckTargetQuiet names the target topics written during the window.
 func TestCheckTargetQuiet(t *testing.T) {
-	p := func(topic string, n int32) offsets.SourcePartition { return offsets.SourcePartition{Topic: topic, Partition: n} }
+	p := func(topic string, n int32) offsets.SourcePartition {
+		return offsets.SourcePartition{Topic: topic, Partition: n}
+	}
 	targets := map[string]string{"orders": "dc1.orders", "payments": "dc1.payments"}
 	before := map[offsets.SourcePartition]int64{p("orders", 0): 5, p("orders", 1): 5, p("payments", 0): 1}
 	var cs Checks

@@ -151,7 +151,7 @@ func producerLimit(config, worker map[string]string, name string, def int64) lim
 			return limit{n, "the workers' producer." + name}
 		}
 	}
-	return limit{def, "Kafka's default: no producer.override." + name + ", and the workers' producer." + name + " taken as unset (REST does not show it)"}
+	return limit{def, "Kafka's default; no producer.override." + name + ", and the workers' producer." + name + " taken as unset: REST does not show it"}
 }
 
 // consumerLimit is the value of a setting of MirrorSourceTask's source
@@ -253,8 +253,8 @@ func checkRecordSizes(cs *Checks, f sizeFacts) {
 		}
 	}
 	if len(small) > 0 {
-		cs.add(name, Fail, "%d target topics accept smaller batches than their source topics may hold: %s; MM2's producer would be refused (RecordTooLargeException) and the task fail: raise each target topic's %s to at least its source's (kafka-configs --alter --entity-type topics --entity-name TOPIC --add-config %s=N)",
-			len(small), listSome(small, 5), topicMaxMessageBytes, topicMaxMessageBytes)
+		cs.add(name, Fail, "%d target topic%s accept%s smaller batches than the source may hold: %s; MM2's producer would be refused (RecordTooLargeException) and the task fail: raise each target topic's %s to at least its source's (kafka-configs --alter --entity-type topics --entity-name TOPIC --add-config %s=N)",
+			len(small), plural(len(small)), singularVerb(len(small)), listSome(small, 5), topicMaxMessageBytes, topicMaxMessageBytes)
 	}
 
 	var soft []string
@@ -278,4 +278,12 @@ func checkRecordSizes(cs *Checks, f sizeFacts) {
 		cs.add(name, Pass, "the largest batch a source topic may hold is %d (%s); MM2's producer max.request.size %s (allowing Kafka's 12-byte log overhead) and every target topic's %s are at least that",
 			worst.value, worst.from, pl, topicMaxMessageBytes)
 	}
+}
+
+// singularVerb is the "s" of a verb whose subject counts n.
+func singularVerb(n int) string {
+	if n == 1 {
+		return "s"
+	}
+	return ""
 }
