@@ -406,7 +406,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		}
 		r.observed.TargetEnds = r.TargetEnds
 		if endsBefore != nil {
-			checkTargetQuiet(cs, spec.StabilityWindow, targetNames(spec), endsBefore, r.TargetEnds)
+			checkTargetQuiet(cs, spec.StabilityWindow, targetNames(spec), endsBefore, r.TargetEnds, spec.Connector, connectorState(ctx, c, spec.Connector))
 		}
 		precheckRecordSizes(ctx, cs, source, target, spec)
 	}

@@ -102,3 +102,16 @@ func precheckConnectors(ctx context.Context, cs *Checks, c *connect.Client, sour
 	ends := newCutoverEnds(spec.Config, source.BootstrapServers(), target.BootstrapServers())
 	checkOtherConnectors(cs, infos, spec.Connector, ends, targetNames(spec))
 }
+
+// connectorState is the state of the named connector, or "" when there is
+// no name, no such connector, or Connect cannot say.
+func connectorState(ctx context.Context, c *connect.Client, name string) string {
+	if name == "" {
+		return ""
+	}
+	st, err := c.Status(ctx, name)
+	if err != nil {
+		return ""
+	}
+	return st.Connector.State
+}

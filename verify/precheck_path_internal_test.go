@@ -175,11 +175,18 @@ func TestCheckTargetQuiet(t *testing.T) {
 	targets := map[string]string{"orders": "dc1.orders", "payments": "dc1.payments"}
 	before := map[offsets.SourcePartition]int64{p("orders", 0): 5, p("orders", 1): 5, p("payments", 0): 1}
 	var cs Checks
-	checkTargetQuiet(&cs, time.Minute, targets, before, before)
+	checkTargetQuiet(&cs, time.Minute, targets, before, before, "mm2", "")
 	expect(t, "quiet", cs, "target-quiet", "ok: no end offset of the 3 target partitions moved in 1m0s")
 	cs = nil
-	checkTargetQuiet(&cs, time.Minute, targets, before, map[offsets.SourcePartition]int64{p("orders", 0): 7, p("orders", 1): 9, p("payments", 0): 1})
-	expect(t, "written", cs, "target-quiet", "fail: 1 target topic written during the 1m0s window: dc1.orders (2 partitions, +6 offsets)")
+	moved := map[offsets.SourcePartition]int64{p("orders", 0): 7, p("orders", 1): 9, p("payments", 0): 1}
+	for _, state := range []string{"", connect.StateStopped} {
+		cs = nil
+		checkTargetQuiet(&cs, time.Minute, targets, before, moved, "mm2", state)
+		expect(t, "written", cs, "target-quiet", "fail: 1 target topic written during the 1m0s window: dc1.orders (2 partitions, +6 offsets)")
+	}
+	cs = nil
+	checkTargetQuiet(&cs, time.Minute, targets, before, moved, "mm2", connect.StateRunning)
+	expect(t, "written by the cutover's running connector", cs, "target-quiet", "warn: the cutover's connector mm2 is RUNNING and may be the writer")
 }
 
 // TestCheckOtherConnectors: a reverse connector covering the source topics

@@ -17,7 +17,11 @@ import (
 // and after the stability window: a target topic written meanwhile has
 // another writer — the old job still running, or another producer — whose
 // records MM2's copies would interleave with.
-func checkTargetQuiet(cs *Checks, window time.Duration, targets map[string]string, before, after map[offsets.SourcePartition]int64) {
+//
+// When the cutover's own connector exists and is not STOPPED (ownState),
+// it may be the writer: the check then warns, and apply refuses such a
+// connector anyway.
+func checkTargetQuiet(cs *Checks, window time.Duration, targets map[string]string, before, after map[offsets.SourcePartition]int64, own, ownState string) {
 	const name = "target-quiet"
 	type moved struct{ parts, records int64 }
 	byTopic := map[string]*moved{}
@@ -41,6 +45,11 @@ func checkTargetQuiet(cs *Checks, window time.Duration, targets map[string]strin
 	for _, t := range sortedKeys(byTopic) {
 		m := byTopic[t]
 		list = append(list, fmt.Sprintf("%s (%d partition%s, %+d offsets)", t, m.parts, plural(int(m.parts)), m.records))
+	}
+	if ownState != "" && ownState != connect.StateStopped {
+		cs.add(name, Warn, "%d target topic%s written during the %v window: %s; the cutover's connector %s is %s and may be the writer (apply refuses a connector that is not STOPPED)",
+			len(list), plural(len(list)), window, listSome(list, 5), own, ownState)
+		return
 	}
 	cs.add(name, Fail, "%d target topic%s written during the %v window: %s; something else writes them (the old job, or another producer), and MM2's copies would interleave with its records: find and stop it",
 		len(list), plural(len(list)), window, listSome(list, 5))
