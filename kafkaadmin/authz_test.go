@@ -85,8 +85,10 @@ func TestSandboxAccessWithAuthorizer(t *testing.T) {
 	}
 	allow := func(typ sarama.AclResourceType, name string, op sarama.AclOperation) {
 		t.Helper()
-		if err := admin.CreateACL(sarama.Resource{ResourceType: typ, ResourceName: name, ResourcePatternType: sarama.AclPatternLiteral},
-			sarama.Acl{Principal: "User:" + user.Name, Host: "*", Operation: op, PermissionType: sarama.AclPermissionAllow}); err != nil {
+		if err := admin.CreateACLs([]*sarama.ResourceAcls{{
+			Resource: sarama.Resource{ResourceType: typ, ResourceName: name, ResourcePatternType: sarama.AclPatternLiteral},
+			Acls:     []*sarama.Acl{{Principal: "User:" + user.Name, Host: "*", Operation: op, PermissionType: sarama.AclPermissionAllow}},
+		}}); err != nil {
 			t.Fatal(err)
 		}
 	}

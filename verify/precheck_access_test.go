@@ -103,7 +103,8 @@ func TestPrecheckPermissions(t *testing.T) {
 		}
 		res := sarama.Resource{ResourceType: a.typ, ResourceName: a.name, ResourcePatternType: sarama.AclPatternLiteral}
 		if add {
-			if err := admins[a.cluster].CreateACL(res, sarama.Acl{Principal: "User:cutover", Host: "*", Operation: a.op, PermissionType: perm}); err != nil {
+			if err := admins[a.cluster].CreateACLs([]*sarama.ResourceAcls{{Resource: res,
+				Acls: []*sarama.Acl{{Principal: "User:cutover", Host: "*", Operation: a.op, PermissionType: perm}}}}); err != nil {
 				t.Fatal(err)
 			}
 			return
