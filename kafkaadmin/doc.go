@@ -31,6 +31,16 @@
 // record) are skipped. An offset that holds no record — a marker, an
 // aborted record, a record removed by compaction — yields the next record.
 //
+// # Configurations and permissions
+//
+// [Reader.TopicConfigs] and [Reader.BrokerConfigs] read effective
+// configuration values with DescribeConfigs (one request for all the
+// topics; one per broker, sent to that broker), with where each value
+// comes from ([ConfigSource]): only the names asked for, so no secret is
+// read. [Reader.Access] asks the brokers what the principal the Reader
+// connects as may do to the cluster, to topics and to groups (their
+// authorized operations), and whether they run an authorizer at all.
+//
 // # Partial failure
 //
 // Calls over many partitions return a result for every partition asked

@@ -9,7 +9,10 @@
 //
 //   - Precheck runs the read-only checks of the first step and returns the
 //     snapshot a plan is built from (plan.Build); its inputs other than the
-//     group are OffsetsInput values (FileOffsets, ConnectorOffsets).
+//     group are OffsetsInput values (FileOffsets, ConnectorOffsets). Beyond
+//     the group and offsets it checks record size limits along the path,
+//     the tool's permissions, other writers of the topics and the Connect
+//     REST API's exposure.
 //   - Observe reads what a plan depends on (cluster IDs, the group's members
 //     and commits, source partitions and bounds, target topics and ends),
 //     each fact once, for Recheck before every step that writes.

@@ -164,6 +164,16 @@ type PrecheckSpec struct {
 	// AcceptExpired lists the partitions whose expired records the operator
 	// accepts to lose.
 	AcceptExpired []plan.ExpiredAcceptance
+	// Connector names the connector the cutover creates: other
+	// MirrorSourceConnectors on the Connect cluster are checked for writing
+	// the same topics (see checkOtherConnectors), this one is not.
+	Connector string
+	// WorkerProducer holds the Connect workers' producer.* settings that
+	// matter to record sizes, without the prefix ("max.request.size",
+	// "buffer.memory"): REST does not show a worker's properties, so
+	// settings missing here are taken as Kafka's defaults. The connector's
+	// producer.override.* settings win over them.
+	WorkerProducer map[string]string
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 }
@@ -240,7 +250,14 @@ func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
 // move; that every partition has a C within [log start, log end] (or an
 // accepted loss); that a file's offsets agree with the group's commits
 // unless it overrides them; that the target topics exist with the source's
-// partition counts; and that the configuration passes connect.LintConfig.
+// partition counts and were not written to during the window; and that
+// the configuration passes connect.LintConfig. It also checks the record
+// size limits along the path (record-size), what the tool's principal may
+// do on both clusters (permissions; the precheck stops early when it may
+// not read what it checks next), that no other MirrorSourceConnector on
+// the Connect cluster writes the source or the target topics
+// (reverse-replication, other-mirror-connectors), and warns when the
+// Connect REST API is plain HTTP off loopback (connect-rest-exposure).
 //
 // An error is returned only when a check could not run at all; failed
 // checks are in the report (see PrecheckReport.Err).
@@ -270,6 +287,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 			cs.add("connect-plugin", Pass, "MirrorSourceConnector available")
 		}
 	}
+	checkRESTExposure(cs, c.URL(), c.SendsBasicAuth())
 
 	if r.SourceClusterID, err = source.ClusterID(ctx); err != nil {
 		return nil, fmt.Errorf("source cluster: %w", err)
@@ -279,6 +297,10 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	}
 	if r.SourceClusterID == r.TargetClusterID {
 		cs.add("clusters-distinct", Fail, "source and target are the same cluster (%s)", r.SourceClusterID)
+	}
+	if !precheckAccess(ctx, cs, source, target, spec, r.WorkerVersion) {
+		cs.add("precheck-stopped", Fail, "the tool's principal may not DESCRIBE what the precheck reads next (see permissions): the group, offset, target topic, record size and configuration checks did not run")
+		return r, nil
 	}
 
 	group, err := source.DescribeGroup(ctx, spec.Group)
@@ -296,6 +318,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 			return nil, fmt.Errorf("offsets from %s: %w", spec.Input.Source(), err)
 		}
 	}
+	endsBefore := targetEndsNow(ctx, source, target, spec)
 	log.Info("reading the group's offsets twice", "group", spec.Group, "window", spec.StabilityWindow)
 	snap, err := source.StableSnapshot(ctx, spec.Group, spec.Topics, spec.StabilityWindow)
 	var perr *kafkaadmin.PartitionErrors
@@ -382,6 +405,10 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 			return nil, err
 		}
 		r.observed.TargetEnds = r.TargetEnds
+		if endsBefore != nil {
+			checkTargetQuiet(cs, spec.StabilityWindow, targetNames(spec), endsBefore, r.TargetEnds, spec.Connector, connectorState(ctx, c, spec.Connector))
+		}
+		precheckRecordSizes(ctx, cs, source, target, spec)
 	}
 
 	if r.WorkerVersion != "" {
@@ -403,6 +430,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		if !connect.HasErrors(findings) && err == nil {
 			cs.add("connector-config", Pass, "lint and Connect's validation pass")
 		}
+		precheckConnectors(ctx, cs, c, source, target, spec)
 	}
 	return r, nil
 }

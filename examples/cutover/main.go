@@ -77,7 +77,7 @@ var commonFlags = []string{"config", "source-bootstrap", "target-bootstrap", "so
 	"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor", "json"}
 
 var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-file-overrides-group", "accept-expired",
-	"accepted-by", "savepoint", "stability-window", "plan", "audit"}
+	"accepted-by", "savepoint", "stability-window", "worker-producer-max-request-size", "plan", "audit"}
 
 var steps = []step{
 	{"precheck", "read-only checks of the clusters, the group, the target topics and Connect: what would block the cutover", planFlags},

@@ -85,6 +85,9 @@ func (s *Sandbox) newBroker(name string, n int, java, dist, confDir string, env 
 		} else {
 			nd.internal = fmt.Sprintf("127.0.0.1:%d", p[1])
 			props = append(props, s.sec.brokerProps(nd.addr, nd.internal, controller)...)
+			if s.authz {
+				props = append(props, authorizerProps()...)
+			}
 		}
 		rf := strconv.Itoa(n)
 		props = append(props,

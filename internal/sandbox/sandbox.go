@@ -106,6 +106,11 @@ type Config struct {
 	// and Connect workers with HTTPS REST and basic auth, with certificates
 	// and passwords generated at start (see secure.go). Not with Docker.
 	Secure bool
+	// Authorizer, with Secure, runs both clusters with Kafka's
+	// StandardAuthorizer: only the admin and mm2 users (and the brokers
+	// themselves) are super users; any other principal may do only what
+	// ACLs allow (see authz.go).
+	Authorizer bool
 	// Docker runs every JVM as an apache/kafka:<KafkaVersion> container
 	// through github.com/ory/dockertest (host network) instead of a local
 	// process; Start fails with ErrNoDocker when no daemon answers.
@@ -143,6 +148,7 @@ type Sandbox struct {
 	workDir   string
 	rmDir     bool
 	sec       *security // nil unless Config.Secure
+	authz     bool      // Config.Authorizer
 	secretDir string    // credentials and keys; always removed by Close
 	log       *slog.Logger
 
@@ -219,6 +225,10 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 			return nil, err
 		}
 	}
+	if cfg.Authorizer && !cfg.Secure {
+		return nil, errors.New("sandbox: Authorizer needs Secure (ACLs name SASL users)")
+	}
+	s.authz = cfg.Authorizer
 	java, dist := "java", dockerKafkaHome
 	if cfg.Docker {
 		s.version = cfg.KafkaVersion

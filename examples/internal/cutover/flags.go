@@ -59,6 +59,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.topics, "topics", "", "source topics in scope, comma separated")
 	fs.StringVar(&s.Policy, "policy", "identity", "replication policy: identity (same topic names) or default (alias.topic)")
 	fs.IntVar(&s.TasksMax, "tasks-max", 1, "tasks.max of the connector")
+	fs.IntVar(&s.WorkerMaxRequestSize, "worker-producer-max-request-size", 0, "the Connect workers' producer.max.request.size, which REST does not show, for the precheck's record-size check (0: not set, Kafka's default 1048576)")
 	fs.StringVar(&f.mm2Src, "mm2-source-client", "", "properties file of the connector's source client settings (security.protocol, sasl.*, ssl.*; use config provider references such as ${env:MM2_SOURCE_SASL_JAAS_CONFIG} for secrets)")
 	fs.StringVar(&f.mm2Tgt, "mm2-target-client", "", "properties file of the connector's target client settings")
 	fs.StringVar(&f.connectorProps, "connector-properties", "", "properties file of extra connector settings (e.g. replication.factor, producer.override.*, consumer.*), merged under the keys the cutover sets itself; secrets as config provider references")
@@ -227,6 +228,9 @@ func (f *Flags) checkValues() error {
 		if d.v <= 0 {
 			return fmt.Errorf("%w: -%s %v: want a positive duration", ErrSettings, d.name, d.v)
 		}
+	}
+	if s.WorkerMaxRequestSize < 0 {
+		return fmt.Errorf("%w: -worker-producer-max-request-size %d: want 0 (not set) or more", ErrSettings, s.WorkerMaxRequestSize)
 	}
 	if s.TasksMax < 1 {
 		return fmt.Errorf("%w: -tasks-max %d: want 1 or more", ErrSettings, s.TasksMax)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -26,7 +27,10 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 	}
 	spec := verify.PrecheckSpec{
 		Group: s.Group, Topics: s.Topics, Policy: s.ReplicationPolicy(), StabilityWindow: s.StabilityWindow,
-		Config: cfg, AcceptExpired: s.AcceptExpired, Logger: s.Logger,
+		Config: cfg, AcceptExpired: s.AcceptExpired, Logger: s.Logger, Connector: s.Connector,
+	}
+	if s.WorkerMaxRequestSize > 0 {
+		spec.WorkerProducer = map[string]string{"max.request.size": strconv.Itoa(s.WorkerMaxRequestSize)}
 	}
 	switch {
 	case s.OffsetsFile != "":

@@ -38,6 +38,9 @@ type Settings struct {
 	Topics      []string // source topics in scope
 	Policy      string   // "identity" or "default"
 	TasksMax    int
+	// WorkerMaxRequestSize is the Connect workers' producer.max.request.size
+	// as their properties set it (REST does not show it); 0 means not set.
+	WorkerMaxRequestSize int
 	// SourceClient and TargetClient are MirrorSourceConnector's client
 	// settings for each cluster (security.protocol, sasl.*, ssl.*), written
 	// as source.cluster.* and target.cluster.*. Use config provider
