@@ -20,6 +20,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/plan"
 )
 
 // TestMain runs the Job itself when the test binary is started as the Job
@@ -211,7 +212,7 @@ func TestJobNeverRewindsAConnectorThatRan(t *testing.T) {
 		t.Fatalf("MM2 did not move the offsets: %s", moved)
 	}
 	code, r, stderr := runJob(t, f.env...)
-	if code != 4 || r.Result != "refused" || !strings.Contains(r.Error, "refusing to apply") {
+	if code != 4 || r.Result != "refused" || !strings.Contains(r.Error, plan.ErrStaleOffsets.Error()) {
 		t.Fatalf("run after MM2 ran: exit %d, %+v; want 4, refused\n%s", code, r, stderr)
 	}
 	after, err := f.client.MirrorOffsets(ctx, f.connector)
