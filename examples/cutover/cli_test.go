@@ -24,6 +24,7 @@ func props(t *testing.T, text string) string {
 
 func TestCLIUsage(t *testing.T) {
 	t.Setenv("MM2CUTOVER_SOURCE_SASL_PASSWORD", "hunter2-not-shown")
+	t.Setenv("MM2CUTOVER_SOURCE_SASL_USERNAME", "u")
 	required := map[string]string{"MM2CUTOVER_SOURCE_BOOTSTRAP": "a:1", "MM2CUTOVER_TARGET_BOOTSTRAP": "b:1", "MM2CUTOVER_CONNECT_URL": "http://c:8088",
 		"MM2CUTOVER_CONNECTOR": "x", "MM2CUTOVER_GROUP": "g", "MM2CUTOVER_TOPICS": "t"}
 	for _, tc := range []struct {
@@ -48,6 +49,19 @@ func TestCLIUsage(t *testing.T) {
 		{"override without a file", []string{"-offsets-file-overrides-group", "precheck"}, required, "needs -offsets-from csv:FILE"},
 		{"offset-syncs replication factor alone", []string{"-offset-syncs-replication-factor", "1", "precheck"}, required, "needs -offset-syncs-location"},
 		{"offset-syncs location unknown", []string{"-offset-syncs-location", "both", "precheck"}, required, `-offset-syncs-location "both"`},
+		// A password without its user would be dropped silently; a user
+		// without its password would be sent with an empty one.
+		{"connect password without user", []string{"precheck"}, with(required, "MM2CUTOVER_CONNECT_PASSWORD", "hunter2-connect"),
+			"MM2CUTOVER_CONNECT_PASSWORD is set but -connect-user is not"},
+		{"connect user without password", []string{"-connect-user", "operator", "precheck"}, required,
+			`-connect-user "operator" needs its password in the environment, MM2CUTOVER_CONNECT_PASSWORD`},
+		{"SASL password without user", []string{"-source-sasl-username=", "precheck"}, required,
+			"MM2CUTOVER_SOURCE_SASL_PASSWORD is set but -source-sasl-username is not"},
+		{"SASL user without password", []string{"-target-sasl-username", "mm2", "precheck"}, required,
+			"needs its password in the environment, MM2CUTOVER_TARGET_SASL_PASSWORD"},
+		{"Connect CA for plain HTTP", []string{"-connect-ca", "ca.pem", "precheck"}, required, "-connect-ca needs an https -connect-url"},
+		{"a topic name Kafka refuses", []string{"-topics", "orders,pay ments", "precheck"}, required, `-topics: "pay ments" is not a Kafka topic name`},
+		{"a topic name with a control character", []string{"-topics", "orders,\x1b[2J", "precheck"}, required, `-topics: "\x1b[2J" is not a Kafka topic name`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {
@@ -65,6 +79,15 @@ func TestCLIUsage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// with returns a copy of env with key=value added.
+func with(env map[string]string, key, value string) map[string]string {
+	out := map[string]string{key: value}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }
 
 // TestCLIStatusJSON runs the status step against the real Connect cluster for

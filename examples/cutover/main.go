@@ -23,9 +23,14 @@
 // MM2CUTOVER_CONNECT_PASSWORD. Progress goes to stderr, results to stdout
 // (-json for machines: one JSON document per step, with a "schema" field).
 //
-// Exit status: 0 done; 1 error; 2 usage; 3 a check failed (precheck, blocked
-// plan, verification); 4 refused by a guard (stale plan, connector not
-// STOPPED, plan for other clusters); 5 resume not approved (dry run).
+// Exit status: 0 done; 1 error worth a retry (a timeout, an unreachable
+// system); 2 usage or settings a system rejected (bad flags, a password
+// without its user; a wrong password or unknown user, a certificate that
+// does not verify against the CA given, a security protocol the listener
+// does not speak, a Connect REST 401 or 403: no retry helps); 3 a check
+// failed (precheck, blocked plan, verification); 4 refused by a guard
+// (stale plan, connector not STOPPED, plan for other clusters); 5 resume not
+// approved (dry run).
 package main
 
 import (
@@ -131,8 +136,10 @@ func usage(w io.Writer, fs *flag.FlagSet, st *step) {
 		}
 		fmt.Fprintln(w, "  help      this help; cutover help <step> shows a step's flags")
 		fmt.Fprintln(w, "  version   the tool version")
-		fmt.Fprintln(w, "\nEvery flag is also MM2CUTOVER_<FLAG> in the environment or in a -config file. Exit status: 0 done, 1 error,")
-		fmt.Fprintln(w, "2 usage, 3 a check failed, 4 refused by a guard, 5 not approved.")
+		fmt.Fprintln(w, "\nEvery flag is also MM2CUTOVER_<FLAG> in the environment or in a -config file; passwords come from the")
+		fmt.Fprintln(w, "environment only: MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD, MM2CUTOVER_CONNECT_PASSWORD.")
+		fmt.Fprintln(w, "Exit status: 0 done, 1 error worth a retry, 2 usage or settings a system rejected (credentials, CA,")
+		fmt.Fprintln(w, "security protocol), 3 a check failed, 4 refused by a guard, 5 not approved.")
 		return
 	}
 	fmt.Fprintf(w, "usage: cutover %s [flags]\n\n%s.\n\nflags (also MM2CUTOVER_<FLAG> in the environment):\n", st.name, st.summary)

@@ -16,8 +16,10 @@
 // the last line on stdout is one JSON object with the result.
 //
 // Exit status: 0 applied or already applied; 1 error (worth a retry);
-// 2 bad configuration; 3 a check failed (precheck, blocked plan, read-back);
-// 4 refused by a guard (the connector ran, another plan, other clusters).
+// 2 bad configuration, or settings a system rejected (credentials, CA,
+// security protocol; a Connect REST 401 or 403): no retry helps; 3 a check
+// failed (precheck, blocked plan, read-back); 4 refused by a guard (the
+// connector ran, another plan, other clusters).
 package main
 
 import (
