@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +62,7 @@ func TestCLIUsage(t *testing.T) {
 			"needs its password in the environment, MM2CUTOVER_TARGET_SASL_PASSWORD"},
 		{"Connect CA for plain HTTP", []string{"-connect-ca", "ca.pem", "precheck"}, required, "-connect-ca needs an https -connect-url"},
 		{"a topic name Kafka refuses", []string{"-topics", "orders,pay ments", "precheck"}, required, `-topics: "pay ments" is not a Kafka topic name`},
+		{"a connector name with a control character", []string{"-connector", "mm2\x1b[2J", "precheck"}, required, `-connector "mm2\x1b[2J": a connector name may not hold control characters`},
 		{"a topic name with a control character", []string{"-topics", "orders,\x1b[2J", "precheck"}, required, `-topics: "\x1b[2J" is not a Kafka topic name`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,6 +109,48 @@ func TestCLIStatusJSON(t *testing.T) {
 	}
 	if rep.Exists || rep.Connector != "cli-status-none" {
 		t.Fatalf("report %+v", rep)
+	}
+}
+
+// TestCLIEscapesNames: a name with control characters (here a group named
+// after escape sequences that clear the screen and set the window title,
+// as a hand-edited plan or a cluster could carry) never reaches the
+// terminal raw, in tables, -json or the audit file.
+func TestCLIEscapesNames(t *testing.T) {
+	sb := sandboxtest.Shared(t)
+	dir := t.TempDir()
+	const group = "evil\x1b[2J\x1b]0;owned\x07\u009b31m\u202e"
+	for _, asJSON := range []bool{false, true} {
+		var out, errb bytes.Buffer
+		args := []string{"-plan", filepath.Join(dir, "none.json"), "-source-bootstrap", sb.Source().Bootstrap(), "-target-bootstrap", sb.Target().Bootstrap(),
+			"-connect-url", sb.ConnectURL(), "-connector", "cli-escapes", "-group", group, "-topics", "cli-escapes-none", "precheck"}
+		if asJSON {
+			args = append([]string{"-json"}, args...)
+		}
+		if code := run(args, &out, &errb); code != cutover.ExitCheckFailed {
+			t.Fatalf("exit %d, want %d (no such topic)\n%s", code, cutover.ExitCheckFailed, errb.String())
+		}
+		audit, err := os.ReadFile(filepath.Join(dir, "none.audit.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, text := range map[string]string{"stdout": out.String(), "stderr": errb.String(), "audit": string(audit)} {
+			if i := strings.IndexFunc(text, cutover.Unsafe); i >= 0 {
+				t.Errorf("-json=%v: %s holds %q raw:\n%s", asJSON, what, text[i:i+1], text)
+			}
+		}
+		want := `evil\u001b[2J\u001b]0;owned\u0007\u009b31m\u202e`
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-json=%v: stdout does not name the group as %s:\n%s", asJSON, want, out.String())
+		}
+		if asJSON {
+			var rep struct{ Checks []struct{ Detail string } }
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Checks) == 0 || !slices.ContainsFunc(rep.Checks, func(c struct{ Detail string }) bool {
+				return strings.Contains(c.Detail, group)
+			}) {
+				t.Errorf("-json: no check detail decodes to the group's name (%v):\n%s", err, out.String())
+			}
+		}
 	}
 }
 

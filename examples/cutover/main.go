@@ -159,7 +159,17 @@ func usage(w io.Writer, fs *flag.FlagSet, st *step) {
 	})
 }
 
+// run runs the command line. Everything it prints goes through a
+// cutover.SafeWriter: names from a plan or the clusters never reach the
+// terminal with control characters raw.
 func run(args []string, stdout, stderr io.Writer) int {
+	out, errw := cutover.NewSafeWriter(stdout), cutover.NewSafeWriter(stderr)
+	defer out.Flush()
+	defer errw.Flush()
+	return runSafe(args, out, errw)
+}
+
+func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cutover", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // usage is printed here, once
 	flags := cutover.BindFlags(fs)

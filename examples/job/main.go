@@ -65,7 +65,14 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run runs the Job. Everything it prints goes through a
+// cutover.SafeWriter: names from a plan or the clusters never reach a log
+// with control characters raw.
 func run(args []string, stdout, stderr io.Writer) int {
+	out, errw := cutover.NewSafeWriter(stdout), cutover.NewSafeWriter(stderr)
+	defer out.Flush()
+	defer errw.Flush()
+	stdout, stderr = out, errw
 	start := time.Now()
 	fs := flag.NewFlagSet("job", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mm2cutover/mm2cutover/redact"
 
@@ -124,6 +125,10 @@ func (f *Flags) Settings() (Settings, error) {
 	s.Source = kafkaConfig(f.srcBoot, f.srcSec, f.srcMech, f.srcUser, srcPassword, f.srcCA)
 	s.Target = kafkaConfig(f.tgtBoot, f.tgtSec, f.tgtMech, f.tgtUser, tgtPassword, f.tgtCA)
 	s.ConnectPassword = redact.Secret(connectPassword)
+	if strings.ContainsFunc(s.Connector, unicode.IsControl) {
+		// Connect's own rule for connector names (NonEmptyStringWithoutControlChars).
+		return Settings{}, fmt.Errorf("%w: -connector %q: a connector name may not hold control characters", ErrSettings, s.Connector)
+	}
 	s.Topics = splitList(f.topics)
 	for _, t := range s.Topics {
 		if err := (offsets.SourcePartition{Topic: t}).Validate(); err != nil {
