@@ -186,6 +186,7 @@ func TestCLIHabits(t *testing.T) {
 		{name: "-version", args: []string{"-version"}, code: 0, stdout: "cutover " + version},
 		{name: "unknown step before settings", args: []string{"bogus"}, code: 2, stderr: `unknown step "bogus"`},
 		{name: "unknown flag after the step", args: []string{"plan", "-nope"}, code: 2, stderr: "run 'cutover help plan'"},
+		{name: "-secure without -sandbox", args: []string{"-secure", "plan"}, code: 2, stderr: "-secure goes with -sandbox"},
 		{name: "arguments after the step", args: []string{"plan", "extra"}, code: 2, stderr: "unexpected arguments"},
 		{name: "flags after the step, settings from a file", args: []string{"precheck", "-config", cfg, "-stability-window", "-5s"}, code: 2,
 			stderr: "-stability-window -5s: want a positive duration"},

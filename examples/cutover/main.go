@@ -12,6 +12,7 @@
 //	cutover rollback [flags]   before resume: delete the connector and its offsets;
 //	                           after resume: stop it and write C' = M'+1 to -rollback-group (-yes)
 //	cutover -sandbox           the whole cutover on local real Kafka and Connect
+//	cutover -sandbox -secure   the same on SASL_SSL clusters and HTTPS Connect with basic auth
 //	cutover help [step]        this help, or a step's flags; also -h after a step
 //	cutover version            the tool version (also -version)
 //
@@ -63,6 +64,7 @@ type options struct {
 	asJSON, yes         bool
 	sandbox             bool
 	goReplicator        bool
+	secure              bool
 	showVersion         bool
 	rollbackGroup       string
 }
@@ -130,6 +132,7 @@ func usage(w io.Writer, fs *flag.FlagSet, st *step) {
 	if st == nil {
 		fmt.Fprintln(w, "usage: cutover <step> [flags]    (flags may also come before the step)")
 		fmt.Fprintln(w, "       cutover -sandbox [-json] [-go-replicator]")
+		fmt.Fprintln(w, "       cutover -sandbox -secure")
 		fmt.Fprintln(w, "\nsteps:")
 		for _, s := range steps {
 			fmt.Fprintf(w, "  %-9s %s\n", s.name, s.summary)
@@ -181,6 +184,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.yes, "yes", false, "approve the resume (or the rollback)")
 	fs.BoolVar(&o.sandbox, "sandbox", false, "run the whole cutover on a local sandbox (real Kafka and Connect)")
 	fs.BoolVar(&o.goReplicator, "go-replicator", false, "with -sandbox: play the old job with the Go imitation of Flink (internal/flinklike) instead of a real Flink job (MM2CUTOVER_FLINK_VERSION)")
+	fs.BoolVar(&o.secure, "secure", false, "with -sandbox: clusters on SASL_SSL with SCRAM-SHA-512 (a source of three brokers), Connect over HTTPS with basic auth; the steps run as this command line, passwords from the environment")
 	fs.BoolVar(&o.showVersion, "version", false, "print the tool version")
 	name, err := parseArgs(fs, args)
 	st, known := findStep(name)
@@ -213,6 +217,9 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "cutover: unknown step %q\n", strings.TrimPrefix(name, "help "))
 		return cutover.ExitUsage
+	case o.secure && !o.sandbox:
+		fmt.Fprintln(stderr, "cutover: -secure goes with -sandbox (a real cluster's security comes from the settings)")
+		return cutover.ExitUsage
 	case o.sandbox:
 	case name == "":
 		usage(stderr, fs, nil)
@@ -226,6 +233,9 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if o.sandbox && o.secure {
+		return report(stderr, runSecureSandbox(ctx, log, stdout, stderr))
+	}
 	if o.sandbox {
 		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator))
 	}
@@ -244,6 +254,9 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		"resume": c.resume, "status": c.status, "run": c.runAll, "rollback": c.rollback,
 	}[name]
 	if c.env, err = cutover.Open(c.s); err != nil {
+		return report(stderr, err)
+	}
+	if err := cutover.CheckConnect(ctx, c.env, c.s); err != nil {
 		return report(stderr, err)
 	}
 	return report(stderr, do(ctx))

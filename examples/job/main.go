@@ -118,6 +118,9 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slo
 	if err != nil {
 		return classify(res, err)
 	}
+	if err := cutover.CheckConnect(ctx, env, s); err != nil {
+		return classify(res, err)
+	}
 
 	var p *plan.Plan
 	if planPath != "" {

@@ -24,12 +24,6 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSettings, err)
 	}
-	// Credentials or a certificate the worker rejects fail at once (exit
-	// 2), not as a failed check after the stability window; an unreachable
-	// worker is the precheck's connect-reachable check.
-	if _, err := env.Connect.ServerInfo(ctx); err != nil && rejected(err) {
-		return nil, fmt.Errorf("connect: %w", err)
-	}
 	spec := verify.PrecheckSpec{
 		Group: s.Group, Topics: s.Topics, Policy: s.ReplicationPolicy(), StabilityWindow: s.StabilityWindow,
 		Config: cfg, AcceptExpired: s.AcceptExpired, Logger: s.Logger,
