@@ -223,12 +223,12 @@ func effectiveSourceConsumer(config map[string]string, name string) (value, key 
 
 // ValidationFindings turns the errors of Connect's validate endpoint into
 // findings of SeverityError. Secret values of config, if the worker echoes
-// any, are redacted.
+// any, are redacted: those of the keys the answer defines as PASSWORD too.
 func ValidationFindings(infos *ConfigInfos, config map[string]string) []Finding {
 	if infos == nil {
 		return nil
 	}
-	secrets := redact.SecretValues(config, nil)
+	secrets := redact.SecretValues(config, infos.PasswordKeys())
 	var fs []Finding
 	for _, ci := range infos.Configs {
 		for _, e := range ci.Value.Errors {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 func goodConfig(t *testing.T) map[string]string {
@@ -221,6 +222,20 @@ func TestValidationFindings(t *testing.T) {
 		if f.Severity != SeverityError || f.Origin != OriginValidate || strings.Contains(f.Message, "hunter2") {
 			t.Errorf("bad finding %+v", f)
 		}
+	}
+}
+
+// TestValidationFindingsPasswordKeys: a value the worker echoes is redacted
+// when the answer itself defines its key as PASSWORD, though no name rule
+// knows the key.
+func TestValidationFindingsPasswordKeys(t *testing.T) {
+	infos := &ConfigInfos{Name: "com.example.Connector", ErrorCount: 1, Configs: []ConfigInfo{
+		{Definition: ConfigKeyInfo{Name: "vault.credential", Type: TypePassword},
+			Value: ConfigValueInfo{Name: "vault.credential", Errors: []string{"cannot log in with s3cr3t-v4lue"}}},
+	}}
+	fs := ValidationFindings(infos, map[string]string{"vault.credential": "s3cr3t-v4lue"})
+	if len(fs) != 1 || strings.Contains(fs[0].Message, "s3cr3t") || !strings.Contains(fs[0].Message, redact.Redacted) {
+		t.Errorf("findings %+v: want the PASSWORD value redacted", fs)
 	}
 }
 

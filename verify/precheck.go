@@ -245,9 +245,10 @@ func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
 // gathers the snapshot a plan is built from. It writes nothing anywhere and
 // takes at least spec.StabilityWindow: the group's commits are read twice,
 // that far apart. It checks that Connect is reachable, runs Kafka 3.7+ and
-// has MirrorSourceConnector; that the clusters are distinct; that the group
-// has no members, exists, and its commits (and the Input's offsets) do not
-// move; that every partition has a C within [log start, log end] (or an
+// has MirrorSourceConnector; that the clusters are distinct; that the source
+// topics exist (a failed "source-topics" check names those that do not; the
+// others are checked on); that the group has no members, exists, and its
+// commits (and the Input's offsets) do not move; that every partition has a C within [log start, log end] (or an
 // accepted loss); that a file's offsets agree with the group's commits
 // unless it overrides them; that the target topics exist with the source's
 // partition counts and were not written to during the window; and that
@@ -321,6 +322,12 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	endsBefore := targetEndsNow(ctx, source, target, spec)
 	log.Info("reading the group's offsets twice", "group", spec.Group, "window", spec.StabilityWindow)
 	snap, err := source.StableSnapshot(ctx, spec.Group, spec.Topics, spec.StabilityWindow)
+	if topics, ok := checkSourceTopics(cs, spec.Topics, err); ok {
+		if len(topics) == 0 {
+			return r, nil // nothing to read: the failed check says why
+		}
+		snap, err = source.StableSnapshot(ctx, spec.Group, topics, spec.StabilityWindow)
+	}
 	var perr *kafkaadmin.PartitionErrors
 	if err != nil && !errors.As(err, &perr) {
 		return nil, fmt.Errorf("stable snapshot of %s: %w", spec.Group, err)
@@ -460,6 +467,33 @@ func TargetEnds(ctx context.Context, target *kafkaadmin.Reader, topics kafkaadmi
 		ends[back[tp]] = b.End
 	}
 	return ends, nil
+}
+
+// checkSourceTopics turns the *kafkaadmin.UnknownTopicsError of a stable
+// snapshot, which comes at its first reading before any wait, into a failed
+// "source-topics" check, and returns the topics that exist, to read
+// instead; ok is false for any other result.
+func checkSourceTopics(cs *Checks, topics []string, err error) (existing []string, ok bool) {
+	var ute *kafkaadmin.UnknownTopicsError
+	if !errors.As(err, &ute) {
+		return nil, false
+	}
+	cs.add("source-topics", Fail, "%d of %d topics do not exist on the source cluster (or this user may not describe them): %s",
+		len(ute.Topics), len(topics), listSome(quoteAll(ute.Topics), 5))
+	for _, t := range topics {
+		if !slices.Contains(ute.Topics, t) {
+			existing = append(existing, t)
+		}
+	}
+	return existing, true
+}
+
+func quoteAll(items []string) []string {
+	out := make([]string, len(items))
+	for i, s := range items {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
 }
 
 // countIn counts the partitions of parts that have an offset in g.

@@ -1,10 +1,13 @@
 package verify
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 )
@@ -80,5 +83,42 @@ func TestCheckRange(t *testing.T) {
 	checkRange(&cs, nil, offsets.GroupOffsets{p(0): 10, p(1): 5}, bounds)
 	if len(cs) != 1 || cs[0].Verdict != Pass {
 		t.Errorf("C at the log end and at the log start: %+v, want a pass", cs)
+	}
+}
+
+// TestCheckSourceTopics: topics that do not exist fail the "source-topics"
+// check, naming them quoted, and the others are read on; any other result of
+// the snapshot is left to the caller.
+func TestCheckSourceTopics(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		topics   []string
+		err      error
+		ok       bool
+		existing []string
+		detail   string
+	}{
+		{"no error", []string{"orders"}, nil, false, nil, ""},
+		{"another error", []string{"orders"}, fmt.Errorf("x: %w", &kafkaadmin.PartitionErrors{Op: "ReadGroup"}), false, nil, ""},
+		{"one missing", []string{"orders", "payments"}, &kafkaadmin.UnknownTopicsError{Topics: []string{"payments"}}, true, []string{"orders"},
+			`1 of 2 topics do not exist on the source cluster (or this user may not describe them): "payments"`},
+		{"all missing", []string{"orders"}, fmt.Errorf("read group: %w", &kafkaadmin.UnknownTopicsError{Topics: []string{"orders"}}), true, nil, `"orders"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var cs Checks
+			existing, ok := checkSourceTopics(&cs, tc.topics, tc.err)
+			if ok != tc.ok || !slices.Equal(existing, tc.existing) {
+				t.Errorf("checkSourceTopics = %v, %v; want %v, %v", existing, ok, tc.existing, tc.ok)
+			}
+			if !ok {
+				if len(cs) != 0 {
+					t.Errorf("checks %+v, want none", cs)
+				}
+				return
+			}
+			if len(cs) != 1 || cs[0].Name != "source-topics" || cs[0].Verdict != Fail || !strings.Contains(cs[0].Detail, tc.detail) {
+				t.Errorf("checks %+v, want source-topics failing with %q", cs, tc.detail)
+			}
+		})
 	}
 }

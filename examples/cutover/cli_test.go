@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +25,7 @@ func props(t *testing.T, text string) string {
 
 func TestCLIUsage(t *testing.T) {
 	t.Setenv("MM2CUTOVER_SOURCE_SASL_PASSWORD", "hunter2-not-shown")
+	t.Setenv("MM2CUTOVER_SOURCE_SASL_USERNAME", "u")
 	required := map[string]string{"MM2CUTOVER_SOURCE_BOOTSTRAP": "a:1", "MM2CUTOVER_TARGET_BOOTSTRAP": "b:1", "MM2CUTOVER_CONNECT_URL": "http://c:8088",
 		"MM2CUTOVER_CONNECTOR": "x", "MM2CUTOVER_GROUP": "g", "MM2CUTOVER_TOPICS": "t"}
 	for _, tc := range []struct {
@@ -48,6 +50,20 @@ func TestCLIUsage(t *testing.T) {
 		{"override without a file", []string{"-offsets-file-overrides-group", "precheck"}, required, "needs -offsets-from csv:FILE"},
 		{"offset-syncs replication factor alone", []string{"-offset-syncs-replication-factor", "1", "precheck"}, required, "needs -offset-syncs-location"},
 		{"offset-syncs location unknown", []string{"-offset-syncs-location", "both", "precheck"}, required, `-offset-syncs-location "both"`},
+		// A password without its user would be dropped silently; a user
+		// without its password would be sent with an empty one.
+		{"connect password without user", []string{"precheck"}, with(required, "MM2CUTOVER_CONNECT_PASSWORD", "hunter2-connect"),
+			"MM2CUTOVER_CONNECT_PASSWORD is set but -connect-user is not"},
+		{"connect user without password", []string{"-connect-user", "operator", "precheck"}, required,
+			`-connect-user "operator" needs its password in the environment, MM2CUTOVER_CONNECT_PASSWORD`},
+		{"SASL password without user", []string{"-source-sasl-username=", "precheck"}, required,
+			"MM2CUTOVER_SOURCE_SASL_PASSWORD is set but -source-sasl-username is not"},
+		{"SASL user without password", []string{"-target-sasl-username", "mm2", "precheck"}, required,
+			"needs its password in the environment, MM2CUTOVER_TARGET_SASL_PASSWORD"},
+		{"Connect CA for plain HTTP", []string{"-connect-ca", "ca.pem", "precheck"}, required, "-connect-ca needs an https -connect-url"},
+		{"a topic name Kafka refuses", []string{"-topics", "orders,pay ments", "precheck"}, required, `-topics: "pay ments" is not a Kafka topic name`},
+		{"a connector name with a control character", []string{"-connector", "mm2\x1b[2J", "precheck"}, required, `-connector "mm2\x1b[2J": a connector name may not hold control characters`},
+		{"a topic name with a control character", []string{"-topics", "orders,\x1b[2J", "precheck"}, required, `-topics: "\x1b[2J" is not a Kafka topic name`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {
@@ -67,6 +83,15 @@ func TestCLIUsage(t *testing.T) {
 	}
 }
 
+// with returns a copy of env with key=value added.
+func with(env map[string]string, key, value string) map[string]string {
+	out := map[string]string{key: value}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
+}
+
 // TestCLIStatusJSON runs the status step against the real Connect cluster for
 // a connector that does not exist, with -json.
 func TestCLIStatusJSON(t *testing.T) {
@@ -84,6 +109,48 @@ func TestCLIStatusJSON(t *testing.T) {
 	}
 	if rep.Exists || rep.Connector != "cli-status-none" {
 		t.Fatalf("report %+v", rep)
+	}
+}
+
+// TestCLIEscapesNames: a name with control characters (here a group named
+// after escape sequences that clear the screen and set the window title,
+// as a hand-edited plan or a cluster could carry) never reaches the
+// terminal raw, in tables, -json or the audit file.
+func TestCLIEscapesNames(t *testing.T) {
+	sb := sandboxtest.Shared(t)
+	dir := t.TempDir()
+	const group = "evil\x1b[2J\x1b]0;owned\x07\u009b31m\u202e"
+	for _, asJSON := range []bool{false, true} {
+		var out, errb bytes.Buffer
+		args := []string{"-plan", filepath.Join(dir, "none.json"), "-source-bootstrap", sb.Source().Bootstrap(), "-target-bootstrap", sb.Target().Bootstrap(),
+			"-connect-url", sb.ConnectURL(), "-connector", "cli-escapes", "-group", group, "-topics", "cli-escapes-none", "precheck"}
+		if asJSON {
+			args = append([]string{"-json"}, args...)
+		}
+		if code := run(args, &out, &errb); code != cutover.ExitCheckFailed {
+			t.Fatalf("exit %d, want %d (no such topic)\n%s", code, cutover.ExitCheckFailed, errb.String())
+		}
+		audit, err := os.ReadFile(filepath.Join(dir, "none.audit.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, text := range map[string]string{"stdout": out.String(), "stderr": errb.String(), "audit": string(audit)} {
+			if i := strings.IndexFunc(text, cutover.Unsafe); i >= 0 {
+				t.Errorf("-json=%v: %s holds %q raw:\n%s", asJSON, what, text[i:i+1], text)
+			}
+		}
+		want := `evil\u001b[2J\u001b]0;owned\u0007\u009b31m\u202e`
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-json=%v: stdout does not name the group as %s:\n%s", asJSON, want, out.String())
+		}
+		if asJSON {
+			var rep struct{ Checks []struct{ Detail string } }
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Checks) == 0 || !slices.ContainsFunc(rep.Checks, func(c struct{ Detail string }) bool {
+				return strings.Contains(c.Detail, group)
+			}) {
+				t.Errorf("-json: no check detail decodes to the group's name (%v):\n%s", err, out.String())
+			}
+		}
 	}
 }
 
@@ -119,6 +186,7 @@ func TestCLIHabits(t *testing.T) {
 		{name: "-version", args: []string{"-version"}, code: 0, stdout: "cutover " + version},
 		{name: "unknown step before settings", args: []string{"bogus"}, code: 2, stderr: `unknown step "bogus"`},
 		{name: "unknown flag after the step", args: []string{"plan", "-nope"}, code: 2, stderr: "run 'cutover help plan'"},
+		{name: "-secure without -sandbox", args: []string{"-secure", "plan"}, code: 2, stderr: "-secure goes with -sandbox"},
 		{name: "arguments after the step", args: []string{"plan", "extra"}, code: 2, stderr: "unexpected arguments"},
 		{name: "flags after the step, settings from a file", args: []string{"precheck", "-config", cfg, "-stability-window", "-5s"}, code: 2,
 			stderr: "-stability-window -5s: want a positive duration"},

@@ -187,6 +187,21 @@ func TestPrecheckNamesWhatIsWrong(t *testing.T) {
 	if cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "group-exists") || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("precheck of a group that does not exist: %v; want group-exists", err)
 	}
+
+	// A source topic that does not exist is a failed check (exit 3), not
+	// an error worth a retry; the topics that exist are checked on.
+	sc.cli.s.Group = sc.group
+	missing := sc.topicNames()[0] + "-missing"
+	sc.cli.s.Topics = append(sc.topicNames(), missing)
+	err = sc.cli.precheck(ctx)
+	if cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "source-topics") || !strings.Contains(err.Error(), strconv.Quote(missing)) ||
+		!strings.Contains(err.Error(), "offsets-in-range") {
+		t.Errorf("precheck with a missing source topic: %v (exit %d); want source-topics naming %s, and the other topics checked", err, cutover.ExitStatus(err), missing)
+	}
+	sc.cli.s.Topics = []string{missing}
+	if _, err := sc.cli.buildPlan(ctx); cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "source-topics") {
+		t.Errorf("plan with only a missing source topic: %v (exit %d); want source-topics, exit 3", err, cutover.ExitStatus(err))
+	}
 }
 
 // TestStatusSaysWhetherOffsetsAdvance: status compares MM2's offsets with

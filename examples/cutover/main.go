@@ -12,6 +12,7 @@
 //	cutover rollback [flags]   before resume: delete the connector and its offsets;
 //	                           after resume: stop it and write C' = M'+1 to -rollback-group (-yes)
 //	cutover -sandbox           the whole cutover on local real Kafka and Connect
+//	cutover -sandbox -secure   the same on SASL_SSL clusters and HTTPS Connect with basic auth
 //	cutover help [step]        this help, or a step's flags; also -h after a step
 //	cutover version            the tool version (also -version)
 //
@@ -23,9 +24,14 @@
 // MM2CUTOVER_CONNECT_PASSWORD. Progress goes to stderr, results to stdout
 // (-json for machines: one JSON document per step, with a "schema" field).
 //
-// Exit status: 0 done; 1 error; 2 usage; 3 a check failed (precheck, blocked
-// plan, verification); 4 refused by a guard (stale plan, connector not
-// STOPPED, plan for other clusters); 5 resume not approved (dry run).
+// Exit status: 0 done; 1 error worth a retry (a timeout, an unreachable
+// system); 2 usage or settings a system rejected (bad flags, a password
+// without its user; a wrong password or unknown user, a certificate that
+// does not verify against the CA given, a security protocol the listener
+// does not speak, a Connect REST 401 or 403: no retry helps); 3 a check
+// failed (precheck, blocked plan, verification); 4 refused by a guard
+// (stale plan, connector not STOPPED, plan for other clusters); 5 resume not
+// approved (dry run).
 package main
 
 import (
@@ -58,6 +64,7 @@ type options struct {
 	asJSON, yes         bool
 	sandbox             bool
 	goReplicator        bool
+	secure              bool
 	showVersion         bool
 	rollbackGroup       string
 }
@@ -125,14 +132,17 @@ func usage(w io.Writer, fs *flag.FlagSet, st *step) {
 	if st == nil {
 		fmt.Fprintln(w, "usage: cutover <step> [flags]    (flags may also come before the step)")
 		fmt.Fprintln(w, "       cutover -sandbox [-json] [-go-replicator]")
+		fmt.Fprintln(w, "       cutover -sandbox -secure")
 		fmt.Fprintln(w, "\nsteps:")
 		for _, s := range steps {
 			fmt.Fprintf(w, "  %-9s %s\n", s.name, s.summary)
 		}
 		fmt.Fprintln(w, "  help      this help; cutover help <step> shows a step's flags")
 		fmt.Fprintln(w, "  version   the tool version")
-		fmt.Fprintln(w, "\nEvery flag is also MM2CUTOVER_<FLAG> in the environment or in a -config file. Exit status: 0 done, 1 error,")
-		fmt.Fprintln(w, "2 usage, 3 a check failed, 4 refused by a guard, 5 not approved.")
+		fmt.Fprintln(w, "\nEvery flag is also MM2CUTOVER_<FLAG> in the environment or in a -config file; passwords come from the")
+		fmt.Fprintln(w, "environment only: MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD, MM2CUTOVER_CONNECT_PASSWORD.")
+		fmt.Fprintln(w, "Exit status: 0 done, 1 error worth a retry, 2 usage or settings a system rejected (credentials, CA,")
+		fmt.Fprintln(w, "security protocol), 3 a check failed, 4 refused by a guard, 5 not approved.")
 		return
 	}
 	fmt.Fprintf(w, "usage: cutover %s [flags]\n\n%s.\n\nflags (also MM2CUTOVER_<FLAG> in the environment):\n", st.name, st.summary)
@@ -152,7 +162,17 @@ func usage(w io.Writer, fs *flag.FlagSet, st *step) {
 	})
 }
 
+// run runs the command line. Everything it prints goes through a
+// cutover.SafeWriter: names from a plan or the clusters never reach the
+// terminal with control characters raw.
 func run(args []string, stdout, stderr io.Writer) int {
+	out, errw := cutover.NewSafeWriter(stdout), cutover.NewSafeWriter(stderr)
+	defer out.Flush()
+	defer errw.Flush()
+	return runSafe(args, out, errw)
+}
+
+func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cutover", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // usage is printed here, once
 	flags := cutover.BindFlags(fs)
@@ -164,6 +184,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.yes, "yes", false, "approve the resume (or the rollback)")
 	fs.BoolVar(&o.sandbox, "sandbox", false, "run the whole cutover on a local sandbox (real Kafka and Connect)")
 	fs.BoolVar(&o.goReplicator, "go-replicator", false, "with -sandbox: play the old job with the Go imitation of Flink (internal/flinklike) instead of a real Flink job (MM2CUTOVER_FLINK_VERSION)")
+	fs.BoolVar(&o.secure, "secure", false, "with -sandbox: clusters on SASL_SSL with SCRAM-SHA-512 (a source of three brokers), Connect over HTTPS with basic auth; the steps run as this command line, passwords from the environment")
 	fs.BoolVar(&o.showVersion, "version", false, "print the tool version")
 	name, err := parseArgs(fs, args)
 	st, known := findStep(name)
@@ -196,6 +217,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "cutover: unknown step %q\n", strings.TrimPrefix(name, "help "))
 		return cutover.ExitUsage
+	case o.secure && !o.sandbox:
+		fmt.Fprintln(stderr, "cutover: -secure goes with -sandbox (a real cluster's security comes from the settings)")
+		return cutover.ExitUsage
 	case o.sandbox:
 	case name == "":
 		usage(stderr, fs, nil)
@@ -209,6 +233,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if o.sandbox && o.secure {
+		return report(stderr, runSecureSandbox(ctx, log, stdout, stderr))
+	}
 	if o.sandbox {
 		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator))
 	}
@@ -227,6 +254,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"resume": c.resume, "status": c.status, "run": c.runAll, "rollback": c.rollback,
 	}[name]
 	if c.env, err = cutover.Open(c.s); err != nil {
+		return report(stderr, err)
+	}
+	if err := cutover.CheckConnect(ctx, c.env, c.s); err != nil {
 		return report(stderr, err)
 	}
 	return report(stderr, do(ctx))

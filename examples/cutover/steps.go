@@ -158,7 +158,8 @@ func (c *cli) audit() (*cutover.Audit, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("audit file: %w", err)
 	}
-	return cutover.NewAudit(f), func() { f.Close() }, nil
+	w := cutover.NewSafeWriter(f) // so that cat shows no control character raw either
+	return cutover.NewAudit(w), func() { w.Flush(); f.Close() }, nil
 }
 
 func (c *cli) apply(ctx context.Context) error {

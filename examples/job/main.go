@@ -16,8 +16,10 @@
 // the last line on stdout is one JSON object with the result.
 //
 // Exit status: 0 applied or already applied; 1 error (worth a retry);
-// 2 bad configuration; 3 a check failed (precheck, blocked plan, read-back);
-// 4 refused by a guard (the connector ran, another plan, other clusters).
+// 2 bad configuration, or settings a system rejected (credentials, CA,
+// security protocol; a Connect REST 401 or 403): no retry helps; 3 a check
+// failed (precheck, blocked plan, read-back); 4 refused by a guard (the
+// connector ran, another plan, other clusters).
 package main
 
 import (
@@ -63,7 +65,14 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run runs the Job. Everything it prints goes through a
+// cutover.SafeWriter: names from a plan or the clusters never reach a log
+// with control characters raw.
 func run(args []string, stdout, stderr io.Writer) int {
+	out, errw := cutover.NewSafeWriter(stdout), cutover.NewSafeWriter(stderr)
+	defer out.Flush()
+	defer errw.Flush()
+	stdout, stderr = out, errw
 	start := time.Now()
 	fs := flag.NewFlagSet("job", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -107,6 +116,9 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slo
 	res.Connector = s.Connector
 	env, err := cutover.Open(s)
 	if err != nil {
+		return classify(res, err)
+	}
+	if err := cutover.CheckConnect(ctx, env, s); err != nil {
 		return classify(res, err)
 	}
 

@@ -76,6 +76,26 @@ func ConnectorConfig(s Settings) (map[string]string, error) {
 	return s.MirrorSource().Config()
 }
 
+// RedactConfig returns a connector configuration as the cutover may show
+// or record it: the values of the keys the connector plugin defines as
+// PASSWORD (its validate answer, which the worker is asked for), of the
+// Kafka clients' password keys and of keys whose names say secret, and any
+// value equal to one of them, replaced by redact.Redacted
+// (redact.ConfigWith). When the worker cannot be asked, the clients' keys
+// and the names decide alone, and the logger says so.
+func RedactConfig(ctx context.Context, env *Env, s Settings, cfg map[string]string) map[string]string {
+	class := cfg["connector.class"]
+	if class == "" {
+		class = connect.MirrorSourceConnectorClass
+	}
+	infos, err := env.Connect.Validate(ctx, class, cfg)
+	if err != nil {
+		s.Logger.Warn("cannot ask the worker which keys are PASSWORD: the clients' password keys and the key names decide what is redacted", "error", err)
+		return redact.Config(cfg)
+	}
+	return redact.ConfigWith(cfg, infos.PasswordKeys())
+}
+
 // ApplyResult is what Apply found and did.
 type ApplyResult struct {
 	Connector string `json:"connector"`
@@ -210,12 +230,13 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	_, err = env.Connect.Connector(ctx, name)
 	switch {
 	case errors.Is(err, connect.ErrNotFound):
+		shown := RedactConfig(ctx, env, s, cfg)
 		s.Logger.Info("creating the connector STOPPED", "connector", name)
 		if _, err := env.Connect.Create(ctx, name, cfg, connect.InitialStopped); err != nil {
 			return nil, fmt.Errorf("create connector %s: %w", name, err)
 		}
 		res.Created = true
-		if err := audit.Record("create", name, p.Fingerprint, map[string]any{"config": redact.Config(cfg), "initial_state": "STOPPED"}); err != nil {
+		if err := audit.Record("create", name, p.Fingerprint, map[string]any{"config": shown, "initial_state": "STOPPED"}); err != nil {
 			return res, err
 		}
 	case err != nil:

@@ -1,8 +1,14 @@
 package cutover
 
 import (
+	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
+	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -53,4 +59,43 @@ func Open(s Settings) (*Env, error) {
 		return nil, fmt.Errorf("%w: %w", ErrSettings, err)
 	}
 	return &Env{Source: source, Target: target, Connect: c}, nil
+}
+
+// CheckConnect asks the Connect REST API for its version (GET /), so that
+// a step fails at once, before it reads or writes anything, when the
+// endpoint rejects the settings: credentials refused (401, 403) or a
+// certificate that does not verify (ExitStatus gives 2 for both), or an
+// http:// URL for an endpoint that speaks TLS (an error matching
+// ErrSettings; Go's client reports only a "malformed HTTP response"
+// there). A worker that cannot be reached, after the client's retries, is
+// the error as it came (ExitStatus gives 1: worth a retry).
+func CheckConnect(ctx context.Context, env *Env, s Settings) error {
+	_, err := env.Connect.ServerInfo(ctx)
+	if err == nil || rejected(err) {
+		return err
+	}
+	var api *connect.APIError
+	if u, perr := url.Parse(s.ConnectURL); perr == nil && u.Scheme == "http" && !errors.As(err, &api) && speaksTLS(ctx, u.Host) {
+		return fmt.Errorf("%w: -connect-url %s: the endpoint speaks TLS: use https:// (and -connect-ca for a private CA): %w", ErrSettings, s.ConnectURL, err)
+	}
+	return err
+}
+
+// speaksTLS reports whether a TLS handshake with the endpoint at host
+// completes. It sends nothing over the connection and trusts nothing it
+// learns: it only tells an operator who gave http:// for an https endpoint
+// what went wrong.
+func speaksTLS(ctx context.Context, host string) bool {
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		host = net.JoinHostPort(host, "80")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}} // a probe: no request is sent
+	c, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }

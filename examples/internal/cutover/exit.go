@@ -1,6 +1,8 @@
 package cutover
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 
 	"github.com/mm2cutover/mm2cutover/connect"
@@ -12,9 +14,15 @@ import (
 
 // Exit statuses of the example binaries.
 const (
-	ExitOK          = 0 // done
-	ExitError       = 1 // an error worth a retry: a timeout, an unreachable system
-	ExitUsage       = 2 // bad flags or settings
+	ExitOK    = 0 // done
+	ExitError = 1 // an error worth a retry: a timeout, an unreachable system
+	// ExitUsage is bad flags or settings, found before anything is read or
+	// written, and settings a system rejected at the first contact, where
+	// no retry can help: credentials a broker or the Connect REST API
+	// refused (a wrong password, an unknown user), a certificate that does
+	// not verify against the CA given, a security protocol the listener
+	// does not speak. Fix the settings or the secrets.
+	ExitUsage       = 2
 	ExitCheckFailed = 3 // a check ran and failed: precheck, blocked plan, read-back, verification
 	ExitRefused     = 4 // a guard refused: stale plan, connector not STOPPED, other clusters, other commits
 	ExitNotApproved = 5 // resume or rollback not approved: only said what it would do
@@ -30,7 +38,7 @@ func ExitStatus(err error) int {
 		return ExitOK
 	case errors.Is(err, ErrNotApproved):
 		return ExitNotApproved
-	case errors.Is(err, ErrSettings), errors.Is(err, offsets.ErrAliasMismatch):
+	case errors.Is(err, ErrSettings), errors.Is(err, offsets.ErrAliasMismatch), rejected(err):
 		return ExitUsage
 	case errors.Is(err, plan.ErrStaleOffsets), errors.Is(err, verify.ErrStalePlan), errors.Is(err, ErrPlanMismatch), errors.Is(err, verify.ErrGroupOffsets), errors.Is(err, plan.ErrConfigChanged),
 		errors.Is(err, ErrHasRun), errors.Is(err, ErrNotApplied), errors.Is(err, connect.ErrNotStopped),
@@ -41,4 +49,24 @@ func ExitStatus(err error) int {
 		return ExitCheckFailed
 	}
 	return ExitError
+}
+
+// rejected reports an error that says a system rejected the settings, so
+// that the same request will fail the same way: a broker refused the
+// credentials, the TLS handshake, or the protocol (kafkaadmin's
+// *SecurityError), the Connect REST API answered 401 or 403, or the
+// Connect endpoint's certificate did not verify or it does not speak TLS.
+func rejected(err error) bool {
+	var (
+		verification *tls.CertificateVerificationError
+		unknownCA    x509.UnknownAuthorityError
+		hostname     x509.HostnameError
+		invalid      x509.CertificateInvalidError
+		record       tls.RecordHeaderError
+	)
+	return errors.Is(err, kafkaadmin.ErrAuthentication) || errors.Is(err, kafkaadmin.ErrTLS) ||
+		errors.Is(err, kafkaadmin.ErrSecurityProtocol) ||
+		errors.Is(err, connect.ErrUnauthorized) || errors.Is(err, connect.ErrForbidden) ||
+		errors.As(err, &verification) || errors.As(err, &unknownCA) || errors.As(err, &hostname) ||
+		errors.As(err, &invalid) || errors.As(err, &record)
 }

@@ -2,9 +2,14 @@ package cutover
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mm2cutover/mm2cutover/connect"
@@ -37,6 +42,19 @@ func TestExitStatus(t *testing.T) {
 		{fmt.Errorf("mounted plan: %w", plan.ErrTrailingData), ExitRefused},
 		{fmt.Errorf("mounted plan: %w", plan.ErrInconsistent), ExitRefused},
 		{fmt.Errorf("mounted plan: %w", plan.ErrFingerprint), ExitRefused},
+		// Settings a system rejected: no retry helps.
+		{fmt.Errorf("source cluster: %w", &kafkaadmin.SecurityError{Addr: "b:9093", Kind: kafkaadmin.ErrAuthentication, Reason: "rejected"}), ExitUsage},
+		{&kafkaadmin.SecurityError{Addr: "b:9093", Kind: kafkaadmin.ErrTLS, Err: x509.UnknownAuthorityError{}}, ExitUsage},
+		{fmt.Errorf("x: %w", &kafkaadmin.SecurityError{Addr: "b:9092", Kind: kafkaadmin.ErrSecurityProtocol}), ExitUsage},
+		{fmt.Errorf("connector c: %w", &connect.APIError{Method: "GET", Path: "/", StatusCode: http.StatusUnauthorized}), ExitUsage},
+		{&connect.APIError{Method: "GET", Path: "/", StatusCode: http.StatusForbidden}, ExitUsage},
+		{fmt.Errorf("connect: GET /: %w", &url.Error{Op: "Get", URL: "https://c", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}), ExitUsage},
+		{fmt.Errorf("connect: GET /: %w", &url.Error{Op: "Get", URL: "https://c", Err: x509.HostnameError{Host: "c"}}), ExitUsage},
+		{fmt.Errorf("connect: GET /: %w", &url.Error{Op: "Get", URL: "https://c", Err: tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}}), ExitUsage},
+		// Failures that may pass: worth a retry.
+		{&connect.APIError{Method: "GET", Path: "/", StatusCode: http.StatusInternalServerError, Message: "boom"}, ExitError},
+		{fmt.Errorf("connect: GET /: %w", &url.Error{Op: "Get", URL: "https://c", Err: syscall.ECONNREFUSED}), ExitError},
+		{errors.New("x509: certificate signed by unknown authority"), ExitError}, // only types count, never words
 	} {
 		if got := ExitStatus(tc.err); got != tc.want {
 			t.Errorf("ExitStatus(%v) = %d, want %d", tc.err, got, tc.want)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mm2cutover/mm2cutover/redact"
 
@@ -108,10 +109,33 @@ func (f *Flags) Settings() (Settings, error) {
 		return Settings{}, err
 	}
 	s := f.s
-	s.Source = kafkaConfig(f.srcBoot, f.srcSec, f.srcMech, f.srcUser, os.Getenv("MM2CUTOVER_SOURCE_SASL_PASSWORD"), f.srcCA)
-	s.Target = kafkaConfig(f.tgtBoot, f.tgtSec, f.tgtMech, f.tgtUser, os.Getenv("MM2CUTOVER_TARGET_SASL_PASSWORD"), f.tgtCA)
-	s.ConnectPassword = redact.Secret(os.Getenv("MM2CUTOVER_CONNECT_PASSWORD"))
+	srcPassword, tgtPassword := os.Getenv("MM2CUTOVER_SOURCE_SASL_PASSWORD"), os.Getenv("MM2CUTOVER_TARGET_SASL_PASSWORD")
+	connectPassword := os.Getenv("MM2CUTOVER_CONNECT_PASSWORD")
+	for _, c := range []struct{ user, userFlag, password, passwordEnv string }{
+		{f.srcUser, "source-sasl-username", srcPassword, "MM2CUTOVER_SOURCE_SASL_PASSWORD"},
+		{f.tgtUser, "target-sasl-username", tgtPassword, "MM2CUTOVER_TARGET_SASL_PASSWORD"},
+		{s.ConnectUser, "connect-user", connectPassword, "MM2CUTOVER_CONNECT_PASSWORD"},
+	} {
+		if err := checkCredential(c.user, c.userFlag, c.password, c.passwordEnv); err != nil {
+			return Settings{}, err
+		}
+	}
+	if s.ConnectCAFile != "" && !strings.HasPrefix(strings.ToLower(s.ConnectURL), "https://") {
+		return Settings{}, fmt.Errorf("%w: -connect-ca needs an https -connect-url", ErrSettings)
+	}
+	s.Source = kafkaConfig(f.srcBoot, f.srcSec, f.srcMech, f.srcUser, srcPassword, f.srcCA)
+	s.Target = kafkaConfig(f.tgtBoot, f.tgtSec, f.tgtMech, f.tgtUser, tgtPassword, f.tgtCA)
+	s.ConnectPassword = redact.Secret(connectPassword)
+	if strings.ContainsFunc(s.Connector, unicode.IsControl) {
+		// Connect's own rule for connector names (NonEmptyStringWithoutControlChars).
+		return Settings{}, fmt.Errorf("%w: -connector %q: a connector name may not hold control characters", ErrSettings, s.Connector)
+	}
 	s.Topics = splitList(f.topics)
+	for _, t := range s.Topics {
+		if err := (offsets.SourcePartition{Topic: t}).Validate(); err != nil {
+			return Settings{}, fmt.Errorf("%w: -topics: %q is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -)", ErrSettings, t)
+		}
+	}
 	if s.SourceClient, err = readProperties(f.mm2Src); err != nil {
 		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
 	}
@@ -234,6 +258,19 @@ func (f *Flags) checkValues() error {
 	}
 	if s.TasksMax < 1 {
 		return fmt.Errorf("%w: -tasks-max %d: want 1 or more", ErrSettings, s.TasksMax)
+	}
+	return nil
+}
+
+// checkCredential refuses a password without its user, which would be
+// ignored (no SASL, no basic auth), and a user without its password, which
+// would be sent empty: both are a setting forgotten, not a choice.
+func checkCredential(user, userFlag, password, passwordEnv string) error {
+	switch {
+	case password != "" && user == "":
+		return fmt.Errorf("%w: %s is set but -%s is not: give the user too, or unset the password", ErrSettings, passwordEnv, userFlag)
+	case user != "" && password == "":
+		return fmt.Errorf("%w: -%s %q needs its password in the environment, %s", ErrSettings, userFlag, user, passwordEnv)
 	}
 	return nil
 }
