@@ -38,10 +38,15 @@ func (r *Reader) ReadGroup(ctx context.Context, group string, topics []string) (
 	if err := checkTopicNames("ReadGroup", topics); err != nil {
 		return Reading{}, err
 	}
+	return r.readGroup(ctx, group, topics, true)
+}
+
+// readGroup is ReadGroup, reading the bounds only when withBounds is set.
+func (r *Reader) readGroup(ctx context.Context, group string, topics []string, withBounds bool) (Reading, error) {
 	var out Reading
 	err := r.do(ctx, "read group", func(s *session) error {
 		var err error
-		out, err = s.read(group, dedupe(topics))
+		out, err = s.read(group, dedupe(topics), withBounds)
 		return err
 	})
 	var pe *PartitionErrors
@@ -51,7 +56,7 @@ func (r *Reader) ReadGroup(ctx context.Context, group string, topics []string) (
 	return out, err
 }
 
-func (s *session) read(group string, topics []string) (Reading, error) {
+func (s *session) read(group string, topics []string, withBounds bool) (Reading, error) {
 	out := Reading{At: time.Now()}
 	t, err := s.topics(topics)
 	if err != nil {
@@ -64,9 +69,11 @@ func (s *session) read(group string, topics []string) (Reading, error) {
 	if err != nil && !errors.As(err, &pe) {
 		return Reading{}, err
 	}
-	out.Bounds, err = s.bounds(parts)
-	if err != nil && !errors.As(err, &pe) {
-		return Reading{}, err
+	if withBounds {
+		out.Bounds, err = s.bounds(parts)
+		if err != nil && !errors.As(err, &pe) {
+			return Reading{}, err
+		}
 	}
 	return out, readingErrors("ReadGroup", len(parts), out)
 }
@@ -142,10 +149,12 @@ func (s Snapshot) Stable() bool {
 	return len(s.Moved) == 0
 }
 
-// StableSnapshot reads the group's commits and the log bounds of every
-// partition of the named topics, waits for window, reads them again, and
-// reports every partition whose commit moved. Each reading opens its own
-// connections, so none are held during the window.
+// StableSnapshot reads the group's commits over every partition of the
+// named topics, waits for window, reads them again with the partitions' log
+// bounds, and reports every partition whose commit moved. The first
+// reading has no bounds (First.Bounds is nil): only the commits are
+// compared, and the second reading's bounds are the ones a plan uses. Each
+// reading opens its own connections, so none are held during the window.
 //
 // Errors: an [*ArgumentError] for an empty group or topic list or a
 // window that is not positive, a [*TopicsChangedError] (with the
@@ -160,7 +169,13 @@ func (r *Reader) StableSnapshot(ctx context.Context, group string, topics []stri
 	out := Snapshot{Group: group, Window: window}
 	var err error
 	var pe *PartitionErrors
-	out.First, err = r.ReadGroup(ctx, group, topics)
+	if group == "" {
+		return Snapshot{}, &ArgumentError{Op: "StableSnapshot", Reason: "empty group"}
+	}
+	if err := checkTopicNames("StableSnapshot", topics); err != nil {
+		return Snapshot{}, err
+	}
+	out.First, err = r.readGroup(ctx, group, topics, false)
 	if err != nil && !errors.As(err, &pe) {
 		return Snapshot{}, err
 	}
