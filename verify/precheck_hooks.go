@@ -99,8 +99,14 @@ func precheckConnectors(ctx context.Context, cs *Checks, c *connect.Client, sour
 		cs.add("other-mirror-connectors", Warn, "cannot list the Connect cluster's connectors: %v", err)
 		return
 	}
+	states := make(map[string]string, len(infos))
+	if all, err := c.Connectors(ctx); err == nil {
+		for n, st := range all {
+			states[n] = st.Connector.State
+		}
+	} // without states every other writer counts as running
 	ends := newCutoverEnds(spec.Config, source.BootstrapServers(), target.BootstrapServers())
-	checkOtherConnectors(cs, infos, spec.Connector, ends, targetNames(spec))
+	checkOtherConnectors(cs, infos, states, spec.Connector, ends, targetNames(spec))
 }
 
 // connectorState is the state of the named connector, or "" when there is

@@ -234,12 +234,19 @@ func TestCheckOtherConnectors(t *testing.T) {
 			"source.cluster.bootstrap.servers", "third:9092")}, []string{"ok: no other"}, []string{"ok: no other", "warn: connector x reads an unrecognised cluster and writes to the target"}},
 		{"a pattern Go cannot read", map[string]connect.ConnectorInfo{"x": mirror("topics", "(?<=a)b", "replication.policy.class", identity)}, []string{"ok: no other"},
 			[]string{"ok: no other", "warn: connector x writes to the target"}},
+		{"same direction, same topics, STOPPED", map[string]connect.ConnectorInfo{"stopped": mirror("topics", "orders", "replication.policy.class", identity,
+			"source.cluster.bootstrap.servers", "10.26.28.41:9111")},
+			[]string{"ok: no other"}, []string{"ok: no other", "warn: connector stopped reads the source (its bootstrap servers include 10.26.28.41:9111) and writes to the target (it writes to the workers' own cluster, as this cutover's connector does) and would write orders -> orders if resumed; it is STOPPED"}},
+		{"reverse, identity, covering, PAUSED", map[string]connect.ConnectorInfo{"paused": mirror("topics", "orders", "replication.policy.class", identity,
+			"source.cluster.bootstrap.servers", "10.75.12.95:9111", "producer.override.bootstrap.servers", "10.26.28.29:9111")},
+			[]string{"ok: no other"}, []string{"ok: no other", "warn: connector paused reads the target"}},
 		{"not a MirrorSourceConnector", map[string]connect.ConnectorInfo{"hb": {Config: map[string]string{"connector.class": "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector",
 			"producer.override.bootstrap.servers": "10.26.28.41:9111"}}}, []string{"ok: no other"}, []string{"ok: no other"}},
 	} {
 		infos := tc.infos
 		var cs Checks
-		checkOtherConnectors(&cs, infos, "mm2", ours, targets)
+		states := map[string]string{"stopped": connect.StateStopped, "paused": connect.StatePaused, "old": connect.StateRunning}
+		checkOtherConnectors(&cs, infos, states, "mm2", ours, targets)
 		expect(t, tc.what, cs, "reverse-replication", tc.reverse...)
 		expect(t, tc.what, cs, "other-mirror-connectors", tc.another...)
 	}

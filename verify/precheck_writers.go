@@ -189,8 +189,10 @@ func remoteTopic(config map[string]string, topic string) (string, bool) {
 // its source.cluster.bootstrap.servers and producer.override.bootstrap.servers),
 // or by aliases both configurations set explicitly. own names the
 // cutover's connector, which is skipped; targets maps each source topic
-// to its target topic.
-func checkOtherConnectors(cs *Checks, infos map[string]connect.ConnectorInfo, own string, ours cutoverEnds, targets map[string]string) {
+// to its target topic. states holds the connectors' states: a connector
+// STOPPED or PAUSED writes nothing until it is resumed, so it is a warning
+// (it would write if resumed); any other state, or none known, fails.
+func checkOtherConnectors(cs *Checks, infos map[string]connect.ConnectorInfo, states map[string]string, own string, ours cutoverEnds, targets map[string]string) {
 	var reverse, same, warns []string
 	looked := 0
 	for _, n := range sortedKeys(infos) {
@@ -242,6 +244,10 @@ func checkOtherConnectors(cs *Checks, infos map[string]connect.ConnectorInfo, ow
 			from = fmt.Sprintf("the %s (%s)", reads, readWhy)
 		}
 		desc := fmt.Sprintf("connector %s reads %s and writes to the %s (%s)", n, from, writes, writeWhy)
+		if st := states[n]; len(hits) > 0 && (st == connect.StateStopped || st == connect.StatePaused) {
+			warns = append(warns, fmt.Sprintf("%s and would write %s if resumed; it is %s: keep it so, or delete it", desc, listSome(hits, 5), st))
+			continue
+		}
 		switch {
 		case writes == endSource && len(hits) > 0:
 			reverse = append(reverse, fmt.Sprintf("%s and copies %s into the source topics this cutover reads", desc, listSome(hits, 5)))

@@ -98,6 +98,24 @@ func TestPrecheckOtherWriters(t *testing.T) {
 	if got := wantChecks(t, "writers", r, "target-quiet", verify.Fail); len(got) == 1 {
 		mustContain(t, "target-quiet", got[0].Detail, "1 target topic written during the 3s window: "+topic)
 	}
+	// STOPPED, the two connectors write nothing until someone resumes them.
+	wantChecks(t, "stopped writers", r, "reverse-replication", verify.Pass)
+	if got := wantChecks(t, "stopped writers", r, "other-mirror-connectors", verify.Pass, verify.Warn, verify.Warn); len(got) == 3 {
+		mustContain(t, "stopped reverse", got[1].Detail, "connector "+reverse+" reads the target", "writes to the source", topic+" -> "+topic+" if resumed; it is STOPPED")
+		mustContain(t, "stopped other", got[2].Detail, "connector "+other+" reads the source", topic+" -> "+topic+" if resumed; it is STOPPED")
+	}
+
+	// Running, they are a replication loop and a second writer. (They copy
+	// the few records of this test's topic back and forth until deleted.)
+	for _, n := range []string{reverse, other} {
+		if err := c.Resume(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.WaitRunning(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = precheck()
 	if got := wantChecks(t, "writers", r, "reverse-replication", verify.Fail); len(got) == 1 {
 		mustContain(t, "reverse", got[0].Detail, "connector "+reverse+" reads the target", "writes to the source", topic+" -> "+topic, "replication loop")
 	}
