@@ -5,15 +5,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/mm2cutover/mm2cutover/internal/filelock"
 )
 
 // DebianRootfs is a base image made from Debian packages: a debootstrap
@@ -62,7 +62,7 @@ func (d DebianRootfs) Ensure(ctx context.Context, p *Podman, cacheDir string, lo
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lockFile(ctx, filepath.Join(cacheDir, ".containers.lock"))
+	unlock, err := filelock.Lock(ctx, filepath.Join(cacheDir, ".containers.lock"))
 	if err != nil {
 		return "", err
 	}
@@ -172,28 +172,4 @@ func mirrorIn(path string) string {
 		}
 	}
 	return ""
-}
-
-// lockFile takes an exclusive flock on path, polling so that ctx can end the wait.
-func lockFile(ctx context.Context, path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, err
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/mm2cutover/mm2cutover/internal/filelock"
 )
 
 // GoToolchain is an image with this machine's Go toolchain, standing in for
@@ -56,7 +58,7 @@ func (g GoToolchain) Ensure(ctx context.Context, p *Podman, cacheDir string, log
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lockFile(ctx, filepath.Join(cacheDir, ".containers.lock"))
+	unlock, err := filelock.Lock(ctx, filepath.Join(cacheDir, ".containers.lock"))
 	if err != nil {
 		return "", err
 	}

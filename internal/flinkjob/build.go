@@ -14,8 +14,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/mm2cutover/mm2cutover/internal/filelock"
 )
 
 // sources are the job's Maven project: pom.xml and src/.
@@ -130,7 +131,7 @@ func Build(ctx context.Context, version, cacheDir string, log *slog.Logger) (Dis
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return Dist{}, fmt.Errorf("%w: %v", ErrNoFlink, err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(cacheDir, ".lock-flink"))
+	unlock, err := filelock.Lock(ctx, filepath.Join(cacheDir, ".lock-flink"))
 	if err != nil {
 		return Dist{}, fmt.Errorf("%w: lock cache: %v", ErrNoFlink, err)
 	}
@@ -213,30 +214,6 @@ func buildWithMaven(ctx context.Context, v Version, cacheDir, dir string) error 
 		return fmt.Errorf("%w: %v", ErrNoFlink, err)
 	}
 	return nil
-}
-
-// lockFile takes an exclusive flock on path, polling so that ctx can end the wait.
-func lockFile(ctx context.Context, path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, err
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 func lastLines(s string, n int) string {

@@ -10,7 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/mm2cutover/mm2cutover/internal/filelock"
 )
 
 // pom lists the Apache Kafka artifacts the sandbox runs; Maven copies them and
@@ -40,7 +41,7 @@ func distribution(ctx context.Context, cfg Config, log *slog.Logger) (string, er
 	if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrNoKafka, err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(cfg.CacheDir, ".lock"))
+	unlock, err := filelock.Lock(ctx, filepath.Join(cfg.CacheDir, ".lock"))
 	if err != nil {
 		return "", fmt.Errorf("%w: lock cache: %v", ErrNoKafka, err)
 	}
@@ -131,28 +132,6 @@ func hasKafkaLibs(dir string) bool {
 		}
 	}
 	return true
-}
-
-// lockFile takes an exclusive flock on path, polling so that ctx can end the wait.
-func lockFile(ctx context.Context, path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, err
-		}
-		if err := sleep(ctx, pollInterval); err != nil {
-			f.Close()
-			return nil, err
-		}
-	}
 }
 
 // major returns the major version number of a Kafka version such as "3.9.1".

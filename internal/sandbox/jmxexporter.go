@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/mm2cutover/mm2cutover/internal/filelock"
 )
 
 // The Prometheus JMX exporter Java agent the sandbox's workers load when
@@ -47,7 +49,7 @@ func JMXExporterAgent(ctx context.Context, cacheDir string, log *slog.Logger) (s
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lockFile(ctx, filepath.Join(cacheDir, ".lock"))
+	unlock, err := filelock.Lock(ctx, filepath.Join(cacheDir, ".lock"))
 	if err != nil {
 		return "", fmt.Errorf("lock cache: %w", err)
 	}
