@@ -167,6 +167,7 @@ func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan, capture
 		return rep, fmt.Errorf("connector %s: %w", name, err)
 	}
 
+	s.Logger.Info("following MM2 until it copied what the source holds now", "connector", name)
 	lagCtx, cancel := context.WithTimeout(ctx, s.CatchUpTimeout)
 	rep.CatchUp, err = verify.WaitCaughtUp(lagCtx, env.Connect, env.Source, p, name, s.Logger)
 	cancel()
@@ -179,6 +180,7 @@ func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan, capture
 
 	// MM2 has caught up: every source record at C is on the target by now,
 	// except on partitions that stayed idle. Give stragglers a few seconds.
+	s.Logger.Info("comparing MM2's first record on each partition with the source's at C", "partitions", len(p.Entries))
 	bCtx, cancel := context.WithTimeout(ctx, boundaryGrace)
 	rep.Boundary, err = verify.CheckBoundary(bCtx, env.Source, env.Target, p, s.ReplicationPolicy(), capture, s.Logger)
 	cancel()
@@ -190,6 +192,7 @@ func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan, capture
 		rep.Duplicates += b.Duplicates
 	}
 
+	s.Logger.Info("acceptance checks", "connector", name)
 	if rep.Acceptance, err = verify.Acceptance(ctx, env.Connect, env.Source, env.Target, p, name); err != nil {
 		return rep, err
 	}

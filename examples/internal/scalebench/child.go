@@ -33,7 +33,16 @@ type childResult struct {
 	// ToResume is, in a pause run, when the resume request went out; the
 	// rest of Elapsed is Connect starting the connector and its tasks.
 	ToResume time.Duration `json:"to_resume_ns,omitempty"`
-	Steps    []step        `json:"steps,omitempty"`
+	// Verify is, in a pause run, how long `cutover verify` after the resume
+	// took (PostVerify: catch-up, the boundary check on every partition,
+	// acceptance), and VerifyOK whether it passed.
+	Verify   time.Duration `json:"verify_ns,omitempty"`
+	VerifyOK bool          `json:"verify_ok,omitempty"`
+	// CatchUp is the part of Verify spent until MM2 had copied what the
+	// source held when verify began: Connect's time (copying, and storing
+	// its offsets every offset.flush.interval.ms), not the tool's.
+	CatchUp time.Duration `json:"catch_up_ns,omitempty"`
+	Steps   []step        `json:"steps,omitempty"`
 	// MaxRSS is the child's peak resident set size in bytes, read when
 	// its work is done.
 	MaxRSS int64 `json:"max_rss_bytes"`
@@ -186,6 +195,7 @@ func pauseRun(ctx context.Context, j job) childResult {
 		return childResult{Error: "commit: " + err.Error()}
 	}
 	tr := newTracer() // the pause starts when the last commit is done
+	var verifyRun func() (time.Duration, time.Duration, bool, error)
 	err = func() error {
 		p, _, err := planAndApply(ctx, j, tr)
 		if err != nil {
@@ -201,9 +211,30 @@ func pauseRun(ctx context.Context, j job) childResult {
 			return fmt.Errorf("resume: %w", err)
 		}
 		tr.mark("connector " + in.State)
+		verifyRun = func() (time.Duration, time.Duration, bool, error) {
+			start := time.Now()
+			rep, err := cutover.PostVerify(ctx, env, s, p, nil)
+			if err != nil {
+				return 0, 0, false, err
+			}
+			var catchUp time.Duration
+			if n := len(rep.CatchUp.Samples); n > 0 {
+				catchUp = rep.CatchUp.Samples[n-1].At.Sub(start)
+			}
+			return time.Since(start), catchUp, rep.OK, nil
+		}
 		return nil
 	}()
 	res := tr.result(err)
+	if verifyRun != nil {
+		var verr error
+		if res.Verify, res.CatchUp, res.VerifyOK, verr = verifyRun(); verr != nil {
+			res.OK, res.Error = false, "verify: "+verr.Error()
+		}
+		tr.mark("verified")
+		res.Steps = tr.result(nil).Steps // the pause's steps, then verify's
+
+	}
 	for _, st := range res.Steps {
 		if st.What == "resuming the connector" {
 			res.ToResume = st.At

@@ -246,6 +246,12 @@ type sizeResult struct {
 	// stability window and the tool's own reads and writes.
 	PauseToResume time.Duration `json:"pause_to_resume_ns,omitempty"`
 	PauseSteps    []step        `json:"pause_steps,omitempty"`
+	// Verify is `cutover verify` after the resume of a pause run, and
+	// VerifyOK whether one passed.
+	Verify   time.Duration `json:"verify_ns,omitempty"`
+	VerifyOK bool          `json:"verify_ok,omitempty"`
+	// VerifyCatchUp is the part of Verify until MM2 had caught up.
+	VerifyCatchUp time.Duration `json:"verify_catch_up_ns,omitempty"`
 	Errors        []string      `json:"errors,omitempty"`
 
 	// Steps is where the library's time went in its median run: each
@@ -269,20 +275,28 @@ func printTable(w io.Writer, rep report, o options) {
 	fmt.Fprintf(w, "Kafka %s; %d rounds per size after %d warm-up, order alternating; stability window %v; medians\n",
 		rep.KafkaVersion, o.rounds, o.warmup, o.window)
 	fmt.Fprintf(w, "load average (1, 5, 15 min) %s at the start, %s at the end\n\n", rep.LoadStart, rep.LoadEnd)
-	fmt.Fprintf(w, "%-6s %5s %8s %8s %8s %8s %6s %8s %8s %8s %8s %8s\n",
-		"N", "ok", "raw", "library", "(plan", "apply)", "ratio", "lib RSS", "status", "pause", "(tool", "connect)")
+	fmt.Fprintf(w, "%-6s %5s %8s %8s %8s %8s %6s %8s %8s %8s %8s %8s %8s\n",
+		"N", "ok", "raw", "library", "(plan", "apply)", "ratio", "lib RSS", "status", "pause", "(tool", "connect)", "verify")
 	for _, r := range rs {
-		pause, tool, conn := "-", "-", "-"
+		pause, tool, conn, vfy := "-", "-", "-", "-"
 		if r.Pause > 0 {
 			pause, tool, conn = ms(r.Pause), ms(r.PauseToResume), ms(r.Pause-r.PauseToResume)
 		}
-		fmt.Fprintf(w, "%-6d %5s %8s %8s %8s %8s %6.2f %8s %8s %8s %8s %8s\n",
+		if r.Verify > 0 {
+			vfy = ms(r.Verify) + "/" + ms(r.VerifyCatchUp)
+			if !r.VerifyOK {
+				vfy += "!"
+			}
+		}
+		fmt.Fprintf(w, "%-6d %5s %8s %8s %8s %8s %6.2f %8s %8s %8s %8s %8s %8s\n",
 			r.Partitions, fmt.Sprintf("%d/%d", min(r.LibOK, r.RawOK), r.Rounds), ms(r.Raw), ms(r.Lib), ms(r.LibPlan), ms(r.LibApply),
-			r.Ratio, mb(r.LibRSS), ms(r.Status), pause, tool, conn)
+			r.Ratio, mb(r.LibRSS), ms(r.Status), pause, tool, conn, vfy)
 	}
 	fmt.Fprintf(w, "\nok: runs of both paths that succeeded. ratio: library / raw. pause: from the group's last commit to the\n"+
 		"connector RUNNING (plan, apply, resume -yes in one process): (tool) until the resume request, stability\n"+
-		"window included; (connect) the worker starting MM2 and its task, seen by polling.\n")
+		"window included; (connect) the worker starting MM2 and its task, seen by polling. verify: `cutover verify`\n"+
+		"after that resume (catch-up, boundary check on every partition, acceptance) / the part of it until MM2\n"+
+		"caught up (Connect copying and storing its offsets); ! when it did not pass.\n")
 	if len(rs) > 1 {
 		first, last := rs[0], rs[len(rs)-1]
 		scale := float64(last.Partitions) / float64(first.Partitions)

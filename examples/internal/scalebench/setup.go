@@ -163,7 +163,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 	res.Steps = medianRun(libRuns, res.Lib).Steps
 	res.RawSteps = medianRun(rawRuns, res.Raw).Steps
 
-	var pauses, toResume []time.Duration
+	var pauses, toResume, verifies, catchUps []time.Duration
 	var pauseRuns []childResult
 	for r := range o.pause {
 		j := base
@@ -180,6 +180,9 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 		if cr.OK {
 			pauses = append(pauses, cr.Elapsed)
 			toResume = append(toResume, cr.ToResume)
+			verifies = append(verifies, cr.Verify)
+			catchUps = append(catchUps, cr.CatchUp)
+			res.VerifyOK = res.VerifyOK || cr.VerifyOK
 			pauseRuns = append(pauseRuns, cr)
 		} else {
 			res.Errors = append(res.Errors, fmt.Sprintf("pause %d: %s", r, cr.Error))
@@ -188,7 +191,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 			log.Warn("removing the connector", "connector", j.Connector, "error", err)
 		}
 	}
-	res.Pause, res.PauseToResume = median(pauses), median(toResume)
+	res.Pause, res.PauseToResume, res.Verify, res.VerifyCatchUp = median(pauses), median(toResume), median(verifies), median(catchUps)
 	res.PauseSteps = medianRun(pauseRuns, res.Pause).Steps
 	return res, nil
 }
