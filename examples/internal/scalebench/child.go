@@ -42,7 +42,11 @@ type childResult struct {
 	// source held when verify began: Connect's time (copying, and storing
 	// its offsets every offset.flush.interval.ms), not the tool's.
 	CatchUp time.Duration `json:"catch_up_ns,omitempty"`
-	Steps   []step        `json:"steps,omitempty"`
+	// Again is a second `cutover verify` right after the first passed:
+	// MM2 has caught up, so it is the tool's own time (read-back of the
+	// offsets, lag, the boundary check on every partition, acceptance).
+	Again time.Duration `json:"verify_again_ns,omitempty"`
+	Steps []step        `json:"steps,omitempty"`
 	// MaxRSS is the child's peak resident set size in bytes, read when
 	// its work is done.
 	MaxRSS int64 `json:"max_rss_bytes"`
@@ -230,6 +234,12 @@ func pauseRun(ctx context.Context, j job) childResult {
 		var verr error
 		if res.Verify, res.CatchUp, res.VerifyOK, verr = verifyRun(); verr != nil {
 			res.OK, res.Error = false, "verify: "+verr.Error()
+		} else if res.VerifyOK {
+			tr.mark("verifying again, MM2 caught up")
+			var ok bool
+			if res.Again, _, ok, verr = verifyRun(); verr != nil || !ok {
+				res.OK, res.Error, res.VerifyOK = false, fmt.Sprintf("verify again: ok %v, %v", ok, verr), false
+			}
 		}
 		tr.mark("verified")
 		res.Steps = tr.result(nil).Steps // the pause's steps, then verify's

@@ -252,7 +252,10 @@ type sizeResult struct {
 	VerifyOK bool          `json:"verify_ok,omitempty"`
 	// VerifyCatchUp is the part of Verify until MM2 had caught up.
 	VerifyCatchUp time.Duration `json:"verify_catch_up_ns,omitempty"`
-	Errors        []string      `json:"errors,omitempty"`
+	// VerifyAgain is a second `cutover verify` once MM2 had caught up:
+	// the tool's own time.
+	VerifyAgain time.Duration `json:"verify_again_ns,omitempty"`
+	Errors      []string      `json:"errors,omitempty"`
 
 	// Steps is where the library's time went in its median run: each
 	// Connect request and each step the library logged, from the start.
@@ -283,7 +286,7 @@ func printTable(w io.Writer, rep report, o options) {
 			pause, tool, conn = ms(r.Pause), ms(r.PauseToResume), ms(r.Pause-r.PauseToResume)
 		}
 		if r.Verify > 0 {
-			vfy = ms(r.Verify) + "/" + ms(r.VerifyCatchUp)
+			vfy = ms(r.Verify) + "/" + ms(r.VerifyCatchUp) + "/" + ms(r.VerifyAgain)
 			if !r.VerifyOK {
 				vfy += "!"
 			}
@@ -296,7 +299,8 @@ func printTable(w io.Writer, rep report, o options) {
 		"connector RUNNING (plan, apply, resume -yes in one process): (tool) until the resume request, stability\n"+
 		"window included; (connect) the worker starting MM2 and its task, seen by polling. verify: `cutover verify`\n"+
 		"after that resume (catch-up, boundary check on every partition, acceptance) / the part of it until MM2\n"+
-		"caught up (Connect copying and storing its offsets); ! when it did not pass.\n")
+		"caught up (Connect copying and storing its offsets) / a second verify once caught up (the tool's own time);\n"+
+		"! when it did not pass.\n")
 	if len(rs) > 1 {
 		first, last := rs[0], rs[len(rs)-1]
 		scale := float64(last.Partitions) / float64(first.Partitions)

@@ -163,7 +163,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 	res.Steps = medianRun(libRuns, res.Lib).Steps
 	res.RawSteps = medianRun(rawRuns, res.Raw).Steps
 
-	var pauses, toResume, verifies, catchUps []time.Duration
+	var pauses, toResume, verifies, catchUps, agains []time.Duration
 	var pauseRuns []childResult
 	for r := range o.pause {
 		j := base
@@ -182,6 +182,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 			toResume = append(toResume, cr.ToResume)
 			verifies = append(verifies, cr.Verify)
 			catchUps = append(catchUps, cr.CatchUp)
+			agains = append(agains, cr.Again)
 			res.VerifyOK = res.VerifyOK || cr.VerifyOK
 			pauseRuns = append(pauseRuns, cr)
 		} else {
@@ -192,6 +193,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 		}
 	}
 	res.Pause, res.PauseToResume, res.Verify, res.VerifyCatchUp = median(pauses), median(toResume), median(verifies), median(catchUps)
+	res.VerifyAgain = median(agains)
 	res.PauseSteps = medianRun(pauseRuns, res.Pause).Steps
 	return res, nil
 }
