@@ -6,14 +6,18 @@
 //
 // # Values
 //
-// A partition is a [TopicPartition]. A committed offset C is the next offset
-// the group would read (Kafka's convention, and what Flink commits:
-// lastRecord+1). [GroupOffsets] holds C for the partitions that have a
-// commit; a partition without a commit is absent from the map, never -1.
-// [LogBounds] holds a partition's log start offset, its high watermark (the
-// end a read_uncommitted consumer sees) and its last stable offset (the end
-// a read_committed consumer sees; lower than the high watermark while a
-// transaction is open). [Topics] maps topic names to partition counts.
+// A partition is a [TopicPartition] (offsets.SourcePartition). The values
+// are package offsets' own, so that what this package reads is keyed and
+// typed exactly as plans and decisions are. A committed offset C is the
+// next offset the group would read (Kafka's convention, and what Flink
+// commits: lastRecord+1). An offsets.GroupOffsets holds C for the
+// partitions that have a commit; a partition without a commit is absent
+// from the map, never -1. An offsets.LogBounds holds a partition's log
+// start offset, its high watermark (the end a read_uncommitted consumer
+// sees) and its last stable offset (StableEnd, the end a read_committed
+// consumer sees; lower than the high watermark while a transaction is
+// open). [Topics] maps topic names to partition counts. A [Reading] is a
+// group's commits and its partitions' bounds, read together.
 //
 // The rules over these values are pure functions on snapshots already read:
 // [DiffCommitted] compares two readings of a group, [CheckTargets] compares
@@ -43,12 +47,13 @@
 //
 // # Partial failure
 //
-// Calls over many partitions return a result for every partition asked
-// for. A partition that could not be read carries its own Err, and the
-// call then also returns a [*PartitionErrors] that lists them; nil means
-// every partition was read. Whole-call failures (bad input, unknown topics,
-// an active group, a cancelled context) return a typed error and no
-// partial result.
+// Calls over many partitions return what they could read: a partition
+// whose bounds or commit could not be read is left out of the result, and
+// the call then also returns a [*PartitionErrors] that names it with its
+// error ([Reading] keeps the same in its Errors field); nil means every
+// partition was read. Whole-call failures (bad input, unknown topics, an
+// active group, a cancelled context) return a typed error and no partial
+// result.
 //
 // # Requests and batching
 //

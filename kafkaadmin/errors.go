@@ -213,10 +213,11 @@ func (e *TopicsChangedError) Error() string {
 // Is reports whether target is [ErrTopicsChanged].
 func (e *TopicsChangedError) Is(target error) bool { return target == ErrTopicsChanged }
 
-// PartitionErrors is returned, with a complete result, when some
-// partitions of a call failed. Each failed partition also carries its
-// error in the result. It matches [ErrPartial], and errors.Is matches the
-// partitions' own errors too (for example sarama.ErrNotLeaderForPartition).
+// PartitionErrors is returned, with the result of the partitions that
+// were read, when some partitions of a call failed: Errs holds each failed
+// partition's error, and the result leaves the partition out. It matches
+// [ErrPartial], and errors.Is matches the partitions' own errors too (for
+// example sarama.ErrNotLeaderForPartition).
 type PartitionErrors struct {
 	Op    string // the Reader method
 	Total int    // partitions asked for

@@ -13,10 +13,9 @@ import (
 // is that its commits stay put between two readings.
 func ExampleDiffCommitted() {
 	tp := kafkaadmin.TopicPartition{Topic: "orders", Partition: 0}
-	before := kafkaadmin.GroupOffsets{Group: "flink", Partitions: []kafkaadmin.TopicPartition{tp},
-		Committed: map[kafkaadmin.TopicPartition]kafkaadmin.Commit{tp: {Offset: 1200}}}
-	after := kafkaadmin.GroupOffsets{Group: "flink", Partitions: []kafkaadmin.TopicPartition{tp},
-		Committed: map[kafkaadmin.TopicPartition]kafkaadmin.Commit{tp: {Offset: 1250}}}
+	topics := kafkaadmin.Topics{"orders": 1}
+	before := kafkaadmin.Reading{Topics: topics, Committed: offsets.GroupOffsets{tp: 1200}}
+	after := kafkaadmin.Reading{Topics: topics, Committed: offsets.GroupOffsets{tp: 1250}}
 	for _, c := range kafkaadmin.DiffCommitted(before, after) {
 		fmt.Printf("%s moved from %d to %d: the job still commits\n", c.TopicPartition, c.Before, c.After)
 	}

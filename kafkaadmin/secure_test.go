@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/redact"
 
 	"github.com/IBM/sarama"
@@ -253,11 +254,11 @@ func TestSecureLeadershipMovesDuringReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.DeleteTopic(topic) })
-	want := make(map[TopicPartition]LogBounds)
+	want := make(map[TopicPartition]offsets.LogBounds)
 	for p := int32(0); p < parts; p++ {
 		n := int(p) + 1
 		produce(t, bs, topic, p, n)
-		want[tp(topic, p)] = LogBounds{Start: 0, End: int64(n), StableEnd: int64(n)}
+		want[tp(topic, p)] = offsets.LogBounds{Start: 0, End: int64(n), StableEnd: int64(n)}
 	}
 	leaders := func() map[int32]int32 {
 		md, err := a.DescribeTopics([]string{topic})

@@ -111,13 +111,21 @@ func (g GroupOffsets) Lookup(p SourcePartition) GroupOffset {
 // offset the next produced record will get). A consumer may be positioned
 // anywhere in [Start, End]. The zero value is an empty partition that never
 // held a record.
+//
+// StableEnd is the last stable offset: the end a read_committed consumer
+// (MirrorMaker 2's source consumer) sees. It equals End unless a transaction
+// is open on the partition, in which case it is the first offset of that
+// transaction. It is 0 when whoever read the bounds did not read it (a plan
+// does not record it). The decisions of this package ([Decide],
+// [LogBounds.Validate]) use Start and End only.
 type LogBounds struct {
-	Start int64 `json:"log_start"`
-	End   int64 `json:"log_end"`
+	Start     int64 `json:"log_start"`
+	End       int64 `json:"log_end"`
+	StableEnd int64 `json:"stable_end,omitempty"`
 }
 
 // Validate reports whether b can be a partition's bounds: 0 <= Start <= End.
-// The error, if any, matches [ErrInvalidBounds].
+// StableEnd is not checked. The error, if any, matches [ErrInvalidBounds].
 func (b LogBounds) Validate() error {
 	if b.Start < 0 || b.End < b.Start {
 		return &DecisionError{Bounds: b, Err: ErrInvalidBounds}

@@ -566,7 +566,7 @@ func countDuplicates(ctx context.Context, source, target *kafkaadmin.Reader, out
 	}
 	cost := func(b *Boundary) int64 {
 		src := int64(scanWindow)
-		if lb, ok := ends[b.Partition]; ok && lb.Err == nil {
+		if lb, ok := ends[b.Partition]; ok { // absent when it could not be read
 			src = min(src, max(lb.End-b.SourceOffset, 0))
 		}
 		return src + min(int64(scanWindow), b.TargetOffset)

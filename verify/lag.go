@@ -70,7 +70,7 @@ func NextOffsets(p *plan.Plan, got []offsets.ConnectOffset) map[offsets.SourcePa
 // record at or after each partition's next offset (absent when there is
 // none before the last stable offset). It is pure; the result is in plan
 // order when next came from [NextOffsets] of that plan.
-func Lag(p *plan.Plan, next map[offsets.SourcePartition]int64, bounds map[offsets.SourcePartition]kafkaadmin.LogBounds, pending map[offsets.SourcePartition]int64) []PartitionLag {
+func Lag(p *plan.Plan, next map[offsets.SourcePartition]int64, bounds map[offsets.SourcePartition]offsets.LogBounds, pending map[offsets.SourcePartition]int64) []PartitionLag {
 	var out []PartitionLag
 	for _, e := range p.Entries {
 		n, ok := next[e.Partition]
@@ -140,7 +140,7 @@ func LagOf(ctx context.Context, source *kafkaadmin.Reader, p *plan.Plan, got []o
 // firstPending reads, for each partition whose next offset is below its last
 // stable offset, the offset of the first committed data record at or after
 // it.
-func firstPending(ctx context.Context, source *kafkaadmin.Reader, next map[offsets.SourcePartition]int64, bounds map[offsets.SourcePartition]kafkaadmin.LogBounds) (map[offsets.SourcePartition]int64, error) {
+func firstPending(ctx context.Context, source *kafkaadmin.Reader, next map[offsets.SourcePartition]int64, bounds map[offsets.SourcePartition]offsets.LogBounds) (map[offsets.SourcePartition]int64, error) {
 	from := make(map[kafkaadmin.TopicPartition]int64)
 	for tp, n := range next {
 		if n < bounds[tp].StableEnd {

@@ -50,11 +50,7 @@ func Observe(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Pla
 	if err != nil {
 		return o, fmt.Errorf("re-read group %s: %w", p.GroupID, err)
 	}
-	o.At, o.SourceTopics, o.Bounds = reading.At, reading.Topics, reading.Bounds
-	o.Committed = make(map[offsets.SourcePartition]int64, len(reading.Offsets.Committed))
-	for tp, c := range reading.Offsets.Committed {
-		o.Committed[tp] = c.Offset
-	}
+	o.At, o.SourceTopics, o.Bounds, o.Committed = reading.At, reading.Topics, reading.Bounds, reading.Committed
 
 	back := make(map[string]string, len(topics)) // target topic -> source topic
 	var names []string

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -344,13 +345,11 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	}
 	second := snap.Second
 	committed := offsets.GroupOffsets{}
-	r.Bounds = make(map[offsets.SourcePartition]offsets.LogBounds, len(second.Bounds))
-	for _, tp := range second.Offsets.Partitions {
-		if c, ok := second.Offsets.Committed[tp]; ok {
-			committed[tp] = c.Offset
-		}
-		b := second.Bounds[tp]
-		r.Bounds[tp] = offsets.LogBounds{Start: b.Start, End: b.End}
+	maps.Copy(committed, second.Committed)
+	parts := second.Topics.Partitions()
+	r.Bounds = make(map[offsets.SourcePartition]offsets.LogBounds, len(parts))
+	for _, tp := range parts {
+		r.Bounds[tp] = second.Bounds[tp] // zero when unread: offsets-readable failed
 	}
 	groupExists := group.State != kafkaadmin.GroupDead || len(committed) > 0
 
@@ -375,7 +374,6 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	case !groupExists:
 		cs.add("group-exists", Fail, "group %s does not exist (no members, no committed offset on any partition): check the group name; a Flink job commits to its KafkaSource's group.id", spec.Group)
 	}
-	parts := second.Offsets.Partitions
 	if missing := len(parts) - countIn(r.Group, parts); missing > 0 {
 		cs.add("offsets-complete", Fail, "%d of %d partitions have no committed offset in the %s (see the plan's blocked entries)", missing, len(parts), r.OffsetsFrom.Kind)
 	} else {

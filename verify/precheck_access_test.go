@@ -175,7 +175,7 @@ func TestPrecheckPermissions(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				w.Commits = g.Offsets()
+				w.Commits = g
 			}
 			bounds, err := r.LogBounds(ctx, []kafkaadmin.TopicPartition{{Topic: topic, Partition: 0}})
 			if err != nil {

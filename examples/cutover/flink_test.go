@@ -165,7 +165,7 @@ func (fc *flinkCase) committed(ctx context.Context) offsets.GroupOffsets {
 	if err != nil {
 		fc.t.Fatal(err)
 	}
-	return g.Offsets()
+	return g
 }
 
 func (fc *flinkCase) ends(ctx context.Context, r *kafkaadmin.Reader) offsets.GroupOffsets {

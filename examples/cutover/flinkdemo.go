@@ -81,8 +81,8 @@ func (sc *scenario) startRealFlink(ctx context.Context) (err error) {
 	sc.expectedDup = map[offsets.SourcePartition]int{}
 	lagging := 0
 	for p, s := range sp.Offsets {
-		if c, ok := g.Committed[p]; ok && s > c.Offset {
-			sc.expectedDup[p] = int(s - c.Offset)
+		if c, ok := g[p]; ok && s > c {
+			sc.expectedDup[p] = int(s - c)
 			lagging++
 		}
 	}

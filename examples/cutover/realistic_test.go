@@ -220,8 +220,8 @@ func TestRealisticCutover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cStart, _ := committed.Lookup(startAtC.Topic, startAtC.Partition)
-	cExp, _ := committed.Lookup(expired.Topic, expired.Partition)
+	cStart := committed[kafkaadmin.TopicPartition{Topic: startAtC.Topic, Partition: startAtC.Partition}]
+	cExp := committed[kafkaadmin.TopicPartition{Topic: expired.Topic, Partition: expired.Partition}]
 	waitEnd(ctx, t, reader, kafkaadmin.TopicPartition{Topic: expired.Topic, Partition: expired.Partition}, cExp+3)
 	admin, err := sarama.NewClusterAdmin([]string{src}, sandbox.NewSaramaConfig())
 	if err != nil {
@@ -396,8 +396,8 @@ func removedAtC(ctx context.Context, t *testing.T, r *kafkaadmin.Reader, led *le
 		t.Fatal(err)
 	}
 	from := map[kafkaadmin.TopicPartition]int64{}
-	for tp, c := range g.Committed {
-		from[tp] = c.Offset
+	for tp, c := range g {
+		from[tp] = c
 	}
 	atC, err := r.FirstRecords(ctx, from, kafkaadmin.ReadCommitted)
 	if err != nil {

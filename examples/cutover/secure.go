@@ -437,7 +437,7 @@ func (sc *secureScenario) rollback(ctx context.Context) error {
 		return err
 	}
 	for _, tp := range tps {
-		if c := got.Committed[tp].Offset; c != bounds[tp].End {
+		if c := got[tp]; c != bounds[tp].End {
 			return fmt.Errorf("after the rollback %s: C' = %d, want the log end %d", tp, c, bounds[tp].End)
 		}
 	}
