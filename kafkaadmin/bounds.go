@@ -267,7 +267,7 @@ func listBounds(lanes []*sarama.Broker, v sarama.KafkaVersion, tps []TopicPartit
 // Errors: an [*ArgumentError] for an empty list, a [*PartitionErrors]
 // (with the partitions read) when some partitions failed, the context's
 // error, or a Kafka or connection error after retries.
-func (r *Reader) LogBounds(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]offsets.LogBounds, error) {
+func (r *Client) LogBounds(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]offsets.LogBounds, error) {
 	if len(partitions) == 0 {
 		return nil, &ArgumentError{Op: "LogBounds", Reason: "no partitions"}
 	}

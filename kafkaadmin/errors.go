@@ -146,7 +146,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // sent: an empty group ID, a negative offset, an empty partition list. It
 // matches [ErrInvalidArgument].
 type ArgumentError struct {
-	Op     string // the Reader method, e.g. "CommitOffsets"
+	Op     string // the Client method, e.g. "CommitOffsets"
 	Reason string
 }
 
@@ -219,7 +219,7 @@ func (e *TopicsChangedError) Is(target error) bool { return target == ErrTopicsC
 // [ErrPartial], and errors.Is matches the partitions' own errors too (for
 // example sarama.ErrNotLeaderForPartition).
 type PartitionErrors struct {
-	Op    string // the Reader method
+	Op    string // the Client method
 	Total int    // partitions asked for
 	Errs  map[TopicPartition]error
 }

@@ -56,7 +56,7 @@ func (tokenSource) Token() (*sarama.AccessToken, error) {
 // cloud provider's IAM signer work the same way) is set on the sarama
 // configuration by Config.Sarama; TLS stays the package's own settings.
 func ExampleConfig_sarama() {
-	r, err := kafkaadmin.NewReader(kafkaadmin.Config{
+	r, err := kafkaadmin.NewClient(kafkaadmin.Config{
 		BootstrapServers: []string{"kafka-1.example:9093"},
 		SecurityProtocol: kafkaadmin.SSL, // TLS here, SASL in the function
 		TLS:              kafkaadmin.TLSConfig{CAFile: ""},

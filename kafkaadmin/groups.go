@@ -117,7 +117,7 @@ func (s *session) groupOffsets(group string, parts []TopicPartition) (offsets.Gr
 // some partitions could not be read, the context's error, or a Kafka or
 // connection error after retries (for example
 // sarama.ErrGroupAuthorizationFailed).
-func (r *Reader) GroupOffsets(ctx context.Context, group string, topics []string) (offsets.GroupOffsets, error) {
+func (r *Client) GroupOffsets(ctx context.Context, group string, topics []string) (offsets.GroupOffsets, error) {
 	if group == "" {
 		return nil, &ArgumentError{Op: "GroupOffsets", Reason: "empty group"}
 	}
@@ -186,11 +186,11 @@ func (s *session) describeGroup(group string) (Group, error) {
 // A Flink KafkaSource group is reported Empty, with protocol type "" and
 // no members, even while the job runs: Flink assigns partitions itself and
 // only commits offsets. An Empty group does not show that Flink stopped;
-// use [Reader.StableSnapshot] for that.
+// use [Client.StableSnapshot] for that.
 //
 // Errors: an [*ArgumentError] for an empty group, the context's error, or
 // a Kafka or connection error after retries.
-func (r *Reader) DescribeGroup(ctx context.Context, group string) (Group, error) {
+func (r *Client) DescribeGroup(ctx context.Context, group string) (Group, error) {
 	if group == "" {
 		return Group{}, &ArgumentError{Op: "DescribeGroup", Reason: "empty group"}
 	}
@@ -219,7 +219,7 @@ func (r *Reader) DescribeGroup(ctx context.Context, group string) (Group, error)
 // partitions, so the write is not atomic: after an error, some partitions
 // may have been written. Writing the same offsets again is harmless, so
 // the remedy is to call CommitOffsets again.
-func (r *Reader) CommitOffsets(ctx context.Context, group string, offsets map[TopicPartition]int64) error {
+func (r *Client) CommitOffsets(ctx context.Context, group string, offsets map[TopicPartition]int64) error {
 	if group == "" {
 		return &ArgumentError{Op: "CommitOffsets", Reason: "empty group"}
 	}

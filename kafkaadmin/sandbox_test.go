@@ -72,7 +72,7 @@ func createTopic(t testing.TB, a sarama.ClusterAdmin, bootstrap, topic string, p
 	defer cancel()
 	rc := clusterConfig(bootstrap)
 	rc.RetryTimeout = 2 * time.Minute
-	r, err := NewReader(rc)
+	r, err := NewClient(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,18 +196,18 @@ func flinkRead(t testing.TB, bootstrap, topic string, partition int32, want int)
 	return last + 1
 }
 
-func newTestReader(t testing.TB, bootstrap string) *Reader {
+func newTestClient(t testing.TB, bootstrap string) *Client {
 	t.Helper()
 	c := clusterConfig(bootstrap)
 	c.ClientID, c.Logger = "kafkaadmin-test", testLogger(t)
-	r, err := NewReader(c)
+	r, err := NewClient(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-// testLogger sends the Reader's retry notices to the test log.
+// testLogger sends the Client's retry notices to the test log.
 func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(tlogWriter{t}, nil))
 }
@@ -240,7 +240,7 @@ func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
 	c0 := flinkRead(t, bs, topic, 0, 10)
 	flinkCommit(t, bs, group, map[TopicPartition]int64{tp(topic, 0): c0, tp(topic, 1): 3})
 
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 
 	id, err := r.ClusterID(ctx)
 	if err != nil || id != src.ClusterID() {
@@ -338,7 +338,7 @@ func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
 	var logged bytes.Buffer
 	rc := clusterConfig(bs)
 	rc.Logger = slog.New(slog.NewTextHandler(&logged, nil))
-	lr, err := NewReader(rc)
+	lr, err := NewClient(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func testSandboxLogStartAfterDeleteRecords(t *testing.T, src *sandbox.Broker) {
 	if err := a.DeleteRecords(topic, map[int32]int64{0: 6}); err != nil {
 		t.Fatalf("DeleteRecords: %v", err)
 	}
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 	b, err := r.LogBounds(testCtx(t), []TopicPartition{tp(topic, 0), tp(topic, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -399,7 +399,7 @@ func testSandboxOpenTransaction(t *testing.T, src *sandbox.Broker) {
 			t.Fatal(err)
 		}
 	}
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 	ctx := testCtx(t)
 	b, err := r.LogBounds(ctx, []TopicPartition{tp(topic, 0)})
 	if err != nil {
@@ -457,7 +457,7 @@ func testSandboxActiveGroupAndRollbackCommit(t *testing.T, src *sandbox.Broker) 
 	createTopic(t, a, bs, topic, 2)
 	produce(t, bs, topic, 0, 5)
 	ctx := testCtx(t)
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 
 	// Bad input writes nothing.
 	for _, bad := range []map[TopicPartition]int64{

@@ -15,7 +15,7 @@ import (
 )
 
 // commitAll commits offset p%7 for every partition of the topics.
-func commitAll(t testing.TB, ctx context.Context, r *Reader, group string, topics Topics) {
+func commitAll(t testing.TB, ctx context.Context, r *Client, group string, topics Topics) {
 	t.Helper()
 	offs := make(map[TopicPartition]int64)
 	for _, tp := range topics.Partitions() {
@@ -33,7 +33,7 @@ func TestSandboxRequestsIndependentOfPartitions(t *testing.T) {
 	bs := sb.Source().Bootstrap()
 	a := testAdmin(t, bs)
 	ctx := testCtx(t)
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 	group := uniq(t, "g")
 
 	requests := make(map[int]int64)
@@ -101,7 +101,7 @@ func TestCancelUnresponsiveBroker(t *testing.T) {
 		}
 	}()
 
-	r, err := NewReader(Config{BootstrapServers: []string{ln.Addr().String()}, RequestTimeout: time.Minute})
+	r, err := NewClient(Config{BootstrapServers: []string{ln.Addr().String()}, RequestTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestSandboxBrokerRestartDuringReads(t *testing.T) {
 	flinkCommit(t, bs, group, map[TopicPartition]int64{tp(topic, 2): 4, tp(topic, 3): 0})
 	a.Close()
 
-	r, err := NewReader(Config{BootstrapServers: []string{bs}, RetryTimeout: 3 * time.Minute, RequestTimeout: 10 * time.Second})
+	r, err := NewClient(Config{BootstrapServers: []string{bs}, RetryTimeout: 3 * time.Minute, RequestTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func BenchmarkSandboxReadGroup10k(b *testing.B) {
 	bs := sb.Source().Bootstrap()
 	a := testAdmin(b, bs)
 	ctx := context.Background()
-	r := newTestReader(b, bs)
+	r := newTestClient(b, bs)
 	group := uniq(b, "g")
 	topics := make(Topics)
 	for i := range 5 {

@@ -58,7 +58,7 @@ func clusterSarama(bootstrap string) *sarama.Config {
 	return c
 }
 
-// clusterConfig returns the Reader configuration for the cluster at
+// clusterConfig returns the Client configuration for the cluster at
 // bootstrap: SASL_SSL with SCRAM-SHA-512 as the admin user, every node as
 // a bootstrap server, when it is a secure one.
 func clusterConfig(bootstrap string) Config {
@@ -102,7 +102,7 @@ func TestSecureMechanisms(t *testing.T) {
 	sb, src := secureSource(t)
 	for _, m := range []SASLMechanism{ScramSHA512, ScramSHA256, Plain} {
 		t.Run(string(m), func(t *testing.T) {
-			r, err := NewReader(Config{
+			r, err := NewClient(Config{
 				BootstrapServers: src.Addrs(), SecurityProtocol: SASLSSL, SASLMechanism: m,
 				Username: src.Admin().Name, Password: redact.Secret(src.Admin().Password),
 				TLS: TLSConfig{CAFile: sb.CAFile()},
@@ -153,7 +153,7 @@ func TestSecureFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := good()
 			tc.edit(&c)
-			r, err := NewReader(c)
+			r, err := NewClient(c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,7 +206,7 @@ func TestSecureBringYourOwnSarama(t *testing.T) {
 	sb, src := secureSource(t)
 	own := src.SaramaConfig() // TLS trusting the sandbox CA, SASL PLAIN as admin
 	called := 0
-	r, err := NewReader(Config{
+	r, err := NewClient(Config{
 		BootstrapServers: src.Addrs(),
 		Sarama: func(c *sarama.Config) error {
 			called++
@@ -232,7 +232,7 @@ func TestSecureBringYourOwnSarama(t *testing.T) {
 	_ = sb
 
 	boom := errors.New("no token")
-	r, _ = NewReader(Config{BootstrapServers: src.Addrs(), Sarama: func(*sarama.Config) error { return boom }})
+	r, _ = NewClient(Config{BootstrapServers: src.Addrs(), Sarama: func(*sarama.Config) error { return boom }})
 	var ce *ConfigError
 	if _, err := r.ClusterID(testCtx(t)); !errors.As(err, &ce) || ce.Field != "Sarama" || !errors.Is(err, boom) {
 		t.Errorf("failing completion: %v, want a *ConfigError for Sarama wrapping its error", err)
@@ -283,7 +283,7 @@ func TestSecureLeadershipMovesDuringReads(t *testing.T) {
 		t.Fatalf("leaders not spread over the brokers: %v", before)
 	}
 
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 	ctx := testCtx(t)
 	stop := make(chan struct{})
 	type result struct {

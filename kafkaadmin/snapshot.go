@@ -53,10 +53,10 @@ func (rd Reading) Missing() []TopicPartition {
 // leader. The commits are read before the bounds, so a commit made by a
 // running job is never above the end offsets it is compared with.
 //
-// Errors: as [Reader.GroupOffsets] and [Reader.LogBounds]; a
+// Errors: as [Client.GroupOffsets] and [Client.LogBounds]; a
 // [*PartitionErrors] comes with the Reading, whose Errors holds the same
 // partitions.
-func (r *Reader) ReadGroup(ctx context.Context, group string, topics []string) (Reading, error) {
+func (r *Client) ReadGroup(ctx context.Context, group string, topics []string) (Reading, error) {
 	if group == "" {
 		return Reading{}, &ArgumentError{Op: "ReadGroup", Reason: "empty group"}
 	}
@@ -67,7 +67,7 @@ func (r *Reader) ReadGroup(ctx context.Context, group string, topics []string) (
 }
 
 // readGroup is ReadGroup, reading the bounds only when withBounds is set.
-func (r *Reader) readGroup(ctx context.Context, group string, topics []string, withBounds bool) (Reading, error) {
+func (r *Client) readGroup(ctx context.Context, group string, topics []string, withBounds bool) (Reading, error) {
 	var out Reading
 	err := r.do(ctx, "read group", func(s *session) error {
 		var err error
@@ -192,8 +192,8 @@ func (s Snapshot) Stable() bool {
 // snapshot) when a partition count changed between the readings, a
 // [*PartitionErrors] (with the snapshot) when some partitions could not be
 // read in either reading, the context's error (also while waiting), or the
-// errors of [Reader.ReadGroup].
-func (r *Reader) StableSnapshot(ctx context.Context, group string, topics []string, window time.Duration) (Snapshot, error) {
+// errors of [Client.ReadGroup].
+func (r *Client) StableSnapshot(ctx context.Context, group string, topics []string, window time.Duration) (Snapshot, error) {
 	if window <= 0 {
 		return Snapshot{}, &ArgumentError{Op: "StableSnapshot", Reason: "window must be positive"}
 	}

@@ -9,7 +9,7 @@ import (
 
 // TopicPartition names one partition of a Kafka topic, on either cluster.
 // It is offsets.SourcePartition under this package's name, so that what
-// the Reader returns is keyed exactly as plans and decisions are: comparable,
+// the Client returns is keyed exactly as plans and decisions are: comparable,
 // a map key, printed "topic-partition", ordered by Compare.
 type TopicPartition = offsets.SourcePartition
 

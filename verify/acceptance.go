@@ -22,7 +22,7 @@ const offsetSyncsTopics = `mm2-offset-syncs.*internal`
 // configuration names, on the cluster it names; and the running connector's
 // configuration still has the plan's digest. It returns the checks, passed
 // or failed, and an error only when a check could not run.
-func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadmin.Reader, p *plan.Plan, connector string) (Checks, error) {
+func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadmin.Client, p *plan.Plan, connector string) (Checks, error) {
 	var out Checks
 	statuses, err := c.Connectors(ctx)
 	if err != nil {
@@ -64,7 +64,7 @@ func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadm
 	}
 	for _, side := range []struct {
 		name string
-		r    *kafkaadmin.Reader
+		r    *kafkaadmin.Client
 	}{{"source", source}, {"target", target}} {
 		topics, err := side.r.TopicsMatching(ctx, offsetSyncsTopics)
 		if err != nil {

@@ -53,7 +53,7 @@ func transactionalTopic(ctx context.Context, t *testing.T, sb *sandbox.Sandbox) 
 	}
 	// The coordinator writes the markers after the commit returns: wait
 	// until the last stable offset is past the last one.
-	source, _ := readers(t, sb)
+	source, _ := clients(t, sb)
 	for {
 		b, err := source.LogBounds(ctx, []kafkaadmin.TopicPartition{{Topic: topic}})
 		if err != nil {
@@ -77,7 +77,7 @@ func transactionalTopic(ctx context.Context, t *testing.T, sb *sandbox.Sandbox) 
 // cries wolf; an offset shifted by one still fails.
 func TestBoundaryTransactional(t *testing.T) {
 	sb := sandboxtest.Shared(t)
-	source, target := readers(t, sb)
+	source, target := clients(t, sb)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	topic := transactionalTopic(ctx, t, sb)
@@ -118,7 +118,7 @@ func TestBoundaryTransactional(t *testing.T) {
 // high watermark minus the next offset (the old rule) says 1 forever.
 func TestLagTransactional(t *testing.T) {
 	sb := sandboxtest.Shared(t)
-	source, _ := readers(t, sb)
+	source, _ := clients(t, sb)
 	c, err := connect.New(sb.ConnectURL())
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestLagTransactional(t *testing.T) {
 // the source no longer holds it.
 func TestBoundaryCompacted(t *testing.T) {
 	sb := sandboxtest.Shared(t)
-	source, target := readers(t, sb)
+	source, target := clients(t, sb)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	topic := unique("verify-compact")
@@ -271,7 +271,7 @@ func TestBoundaryCompacted(t *testing.T) {
 // r2 again; the report says 2 duplicates are expected, none is lost.
 func TestBoundaryDuplicates(t *testing.T) {
 	sb := sandboxtest.Shared(t)
-	source, target := readers(t, sb)
+	source, target := clients(t, sb)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	topic := unique("verify-dups")

@@ -22,8 +22,8 @@ import (
 // pass that input: it is read again (a restarted dedicated-mode MirrorMaker
 // moves them). Other plans take nil.
 //
-// Errors: the readers' errors, except unknown topics.
-func Observe(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy offsets.ReplicationPolicy, input OffsetsInput) (Observation, error) {
+// Errors: the clients' errors, except unknown topics.
+func Observe(ctx context.Context, source, target *kafkaadmin.Client, p *plan.Plan, policy offsets.ReplicationPolicy, input OffsetsInput) (Observation, error) {
 	var o Observation
 	var err error
 	if input != nil {
@@ -86,7 +86,7 @@ func Observe(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Pla
 }
 
 // readExisting is ReadGroup over the topics that exist.
-func readExisting(ctx context.Context, r *kafkaadmin.Reader, group string, topics []string) (kafkaadmin.Reading, error) {
+func readExisting(ctx context.Context, r *kafkaadmin.Client, group string, topics []string) (kafkaadmin.Reading, error) {
 	for {
 		rd, err := r.ReadGroup(ctx, group, topics)
 		var ute *kafkaadmin.UnknownTopicsError
@@ -101,7 +101,7 @@ func readExisting(ctx context.Context, r *kafkaadmin.Reader, group string, topic
 }
 
 // existingTopics returns the partition counts of the named topics that exist.
-func existingTopics(ctx context.Context, r *kafkaadmin.Reader, names []string) (kafkaadmin.Topics, error) {
+func existingTopics(ctx context.Context, r *kafkaadmin.Client, names []string) (kafkaadmin.Topics, error) {
 	for {
 		t, err := r.Topics(ctx, names...)
 		var ute *kafkaadmin.UnknownTopicsError

@@ -70,7 +70,7 @@ func (sc *scenario) startRealFlink(ctx context.Context) (err error) {
 		return fmt.Errorf("flink job: %w", err)
 	}
 	sp, _ := job.LastCheckpoint()
-	r, err := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{src}, ClientID: "mm2cutover-demo"})
+	r, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{src}, ClientID: "mm2cutover-demo"})
 	if err != nil {
 		return err
 	}

@@ -157,7 +157,7 @@ type fixture struct {
 	group   string
 	parts   []flinklike.Partition
 	traffic *flinklike.Traffic
-	src     *kafkaadmin.Reader
+	src     *kafkaadmin.Client
 	log     *slog.Logger
 }
 
@@ -179,7 +179,7 @@ func newFixture(t *testing.T, ctx context.Context, name string) *fixture {
 		t.Fatal(err)
 	}
 	var err error
-	if f.src, err = kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{sb.Source().Bootstrap()}}); err != nil {
+	if f.src, err = kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{sb.Source().Bootstrap()}}); err != nil {
 		t.Fatal(err)
 	}
 	return f
