@@ -21,7 +21,9 @@ const offsetSyncsTopics = `mm2-offset-syncs.*internal`
 // worker below Kafka 3.9, which always writes them), exactly the topic that
 // configuration names, on the cluster it names; and the running connector's
 // configuration still has the plan's digest. It returns the checks, passed
-// or failed, and an error only when a check could not run.
+// or failed, and an error only when a check could not run. Like
+// [Precheck], it takes the clients themselves (it lists connectors, reads
+// their configurations and matches topics on both clusters).
 func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadmin.Client, p *plan.Plan, connector string) (Checks, error) {
 	var out Checks
 	statuses, err := c.Connectors(ctx)

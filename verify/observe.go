@@ -22,8 +22,11 @@ import (
 // pass that input: it is read again (a restarted dedicated-mode MirrorMaker
 // moves them). Other plans take nil.
 //
+// source and target are usually *kafkaadmin.Client; a test may pass fakes
+// of [ClusterReader].
+//
 // Errors: the clients' errors, except unknown topics.
-func Observe(ctx context.Context, source, target *kafkaadmin.Client, p *plan.Plan, policy offsets.ReplicationPolicy, input OffsetsInput) (Observation, error) {
+func Observe(ctx context.Context, source, target ClusterReader, p *plan.Plan, policy offsets.ReplicationPolicy, input OffsetsInput) (Observation, error) {
 	var o Observation
 	var err error
 	if input != nil {
@@ -86,7 +89,7 @@ func Observe(ctx context.Context, source, target *kafkaadmin.Client, p *plan.Pla
 }
 
 // readExisting is ReadGroup over the topics that exist.
-func readExisting(ctx context.Context, r *kafkaadmin.Client, group string, topics []string) (kafkaadmin.Reading, error) {
+func readExisting(ctx context.Context, r ClusterReader, group string, topics []string) (kafkaadmin.Reading, error) {
 	for {
 		rd, err := r.ReadGroup(ctx, group, topics)
 		var ute *kafkaadmin.UnknownTopicsError
@@ -101,7 +104,7 @@ func readExisting(ctx context.Context, r *kafkaadmin.Client, group string, topic
 }
 
 // existingTopics returns the partition counts of the named topics that exist.
-func existingTopics(ctx context.Context, r *kafkaadmin.Client, names []string) (kafkaadmin.Topics, error) {
+func existingTopics(ctx context.Context, r ClusterReader, names []string) (kafkaadmin.Topics, error) {
 	for {
 		t, err := r.Topics(ctx, names...)
 		var ute *kafkaadmin.UnknownTopicsError

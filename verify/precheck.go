@@ -116,7 +116,7 @@ func (f FileOffsets) Read(context.Context) (offsets.GroupOffsets, error) {
 // MirrorSourceConnector — and turns them into C = M+1 for the topics in
 // scope (offsets.Reverse). Alias is that connector's source.cluster.alias.
 type ConnectorOffsets struct {
-	Reader    *kafkaadmin.Client
+	Reader    ConnectOffsetsReader
 	Topic     string
 	Connector string
 	Alias     string
@@ -263,6 +263,12 @@ func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
 //
 // An error is returned only when a check could not run at all; failed
 // checks are in the report (see PrecheckReport.Err).
+//
+// Unlike the other I/O helpers, Precheck takes the clients themselves, not
+// small interfaces: it reads some fifteen kinds of facts (groups, commits,
+// bounds, records, topic and broker configurations, permissions,
+// connectors, plugins, worker versions), and a fake of all of them would be
+// a second implementation of Kafka and Connect. Test it against real ones.
 func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin.Client, spec PrecheckSpec) (*PrecheckReport, error) {
 	log := spec.Logger
 	if log == nil {
@@ -442,7 +448,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 
 // TargetEnds reads the end offset of every target partition of the source
 // topics (named by policy), keyed by the source partition it receives.
-func TargetEnds(ctx context.Context, target *kafkaadmin.Client, topics kafkaadmin.Topics, policy offsets.ReplicationPolicy) (map[offsets.SourcePartition]int64, error) {
+func TargetEnds(ctx context.Context, target BoundsReader, topics kafkaadmin.Topics, policy offsets.ReplicationPolicy) (map[offsets.SourcePartition]int64, error) {
 	var tps []kafkaadmin.TopicPartition
 	back := make(map[kafkaadmin.TopicPartition]offsets.SourcePartition)
 	for topic, n := range topics {
