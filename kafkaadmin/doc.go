@@ -54,7 +54,8 @@
 // error ([Reading] keeps the same in its Errors field); nil means every
 // partition was read. Whole-call failures (bad input, unknown topics, an
 // active group, a cancelled context) return a typed error and no partial
-// result.
+// result. Configuration reads, over topics and brokers rather than
+// partitions, carry a per-item Err instead ([Configs]).
 //
 // # Requests and batching
 //
@@ -117,6 +118,6 @@
 // # Secrets and logging
 //
 // The package never prints. It logs retries to Config.Logger (discarded
-// when nil) and never logs or formats a password: [Secret] and [Config]
+// when nil) and never logs or formats a password: redact.Secret and [Config]
 // redact it. It does not touch sarama's global Logger.
 package kafkaadmin

@@ -164,8 +164,9 @@ type Snapshot struct {
 	Group string
 	// Window is the requested time between the two readings.
 	Window time.Duration
-	// First and Second are the two readings. Use Second's offsets and
-	// bounds for a plan.
+	// First and Second are the two readings. First holds the commits only
+	// (its Bounds is nil); Second holds the commits and the bounds: use
+	// Second's for a plan.
 	First, Second Reading
 	// Moved lists every partition whose commit changed between the
 	// readings. Empty means the offsets were stable over the window.

@@ -93,8 +93,9 @@ func (g GroupOffset) String() string {
 }
 
 // GroupOffsets is a snapshot of one consumer group's committed offsets: C per
-// source partition. A partition without a key has no committed offset; there
-// is no in-band value for "missing".
+// source partition, as kafkaadmin.Client.GroupOffsets reads them. A partition
+// without a key has no committed offset; there is no in-band value for
+// "missing".
 type GroupOffsets map[SourcePartition]int64
 
 // Lookup returns the committed offset of p, absent when the group has none.
@@ -106,7 +107,7 @@ func (g GroupOffsets) Lookup(p SourcePartition) GroupOffset {
 	return NewGroupOffset(c)
 }
 
-// LogBounds are a source partition's log start offset (the first offset not
+// LogBounds are a partition's log start offset (the first offset not
 // yet deleted by retention) and log end offset (the high watermark, the
 // offset the next produced record will get). A consumer may be positioned
 // anywhere in [Start, End]. The zero value is an empty partition that never
