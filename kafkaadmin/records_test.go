@@ -25,7 +25,7 @@ func TestSandboxReadRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := time.UnixMilli(1_760_000_000_123)
+	ts := time.Now().Truncate(time.Millisecond) // older than retention.ms, the segment may be deleted mid-test
 	for _, v := range []string{"a", "b", "c"} {
 		if _, _, err := p.SendMessage(&sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder("k" + v), Value: sarama.StringEncoder(v),
 			Headers: []sarama.RecordHeader{{Key: []byte("h"), Value: []byte("x" + v)}}, Timestamp: ts}); err != nil {

@@ -16,9 +16,16 @@ import (
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 
+// recordTime is the timestamp of the records the tests write on both
+// clusters, so that a copy compares equal. It is recent: a record older than
+// retention.ms (7 days by default) lets the broker's retention check delete
+// its segment in the middle of a test, and the read then finds the offset
+// out of range.
+var recordTime = time.Now().Truncate(time.Millisecond)
+
 func msg(topic, key, value string) *sarama.ProducerMessage {
 	return &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(key), Value: sarama.StringEncoder(value),
-		Headers: []sarama.RecordHeader{{Key: []byte("h"), Value: []byte(value)}}, Timestamp: time.UnixMilli(1_700_000_000_000)}
+		Headers: []sarama.RecordHeader{{Key: []byte("h"), Value: []byte(value)}}, Timestamp: recordTime}
 }
 
 // transactionalTopic writes, on partition 0 of a new topic of the source

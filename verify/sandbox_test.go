@@ -69,7 +69,7 @@ func produce(ctx context.Context, t *testing.T, bootstrap, topic string, values 
 	for _, v := range values {
 		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder("k-" + v), Value: sarama.StringEncoder(v),
 			Headers:   []sarama.RecordHeader{{Key: []byte("h"), Value: []byte(v)}},
-			Timestamp: time.UnixMilli(1_700_000_000_000)})
+			Timestamp: recordTime})
 	}
 	if err := sandbox.Produce(ctx, bootstrap, msgs); err != nil {
 		t.Fatal(err)
