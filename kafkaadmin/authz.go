@@ -99,13 +99,13 @@ const (
 	AuthorizerUnknown AuthorizerState = "unknown"
 )
 
-// Access is what the brokers of one cluster let the principal this Reader
+// Access is what the brokers of one cluster let the principal this Client
 // connects as do. It describes that principal only: another client with
 // other credentials — MirrorMaker 2's connector, configured with its own
 // source.cluster.* and target.cluster.* settings — may be allowed more or
 // less.
 type Access struct {
-	// Principal is the SASL user the Reader authenticates as; "" when it
+	// Principal is the SASL user the Client authenticates as; "" when it
 	// does not use SASL with a user name (the broker then sees ANONYMOUS,
 	// or the TLS client certificate's name).
 	Principal string `json:"principal"`
@@ -122,7 +122,7 @@ type Access struct {
 	Groups map[string]ResourceAccess `json:"groups"`
 }
 
-// Access asks the brokers what the principal this Reader connects as may
+// Access asks the brokers what the principal this Client connects as may
 // do: to the cluster (DescribeCluster with the cluster's authorized
 // operations), to each named topic (Metadata with each topic's authorized
 // operations; also for topics that do not exist), to each named consumer
@@ -132,7 +132,7 @@ type Access struct {
 //
 // Errors: an [*ArgumentError] for an empty topic or group name, the
 // context's error, or a Kafka or connection error after retries.
-func (r *Reader) Access(ctx context.Context, topics, groups []string) (Access, error) {
+func (r *Client) Access(ctx context.Context, topics, groups []string) (Access, error) {
 	for _, n := range topics {
 		if n == "" {
 			return Access{}, &ArgumentError{Op: "Access", Reason: "empty topic name"}
@@ -294,7 +294,7 @@ func (s *session) authorizer(out *Access) error {
 	return nil
 }
 
-// BootstrapServers returns the addresses the Reader was configured with.
-func (r *Reader) BootstrapServers() []string {
+// BootstrapServers returns the addresses the Client was configured with.
+func (r *Client) BootstrapServers() []string {
 	return append([]string(nil), r.cfg.BootstrapServers...)
 }

@@ -39,7 +39,7 @@ func TestSandboxAccessWithoutAuthorizer(t *testing.T) {
 	boot := sandboxtest.Shared(t).Source().Bootstrap()
 	topic := uniq(t, "t")
 	createTopic(t, testAdmin(t, boot), boot, topic, 1)
-	got, err := newTestReader(t, boot).Access(testCtx(t), []string{topic}, []string{uniq(t, "g")})
+	got, err := newTestClient(t, boot).Access(testCtx(t), []string{topic}, []string{uniq(t, "g")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestSandboxAccessWithAuthorizer(t *testing.T) {
 	allow(sarama.AclResourceTopic, missing, sarama.AclOperationCreate)
 	allow(sarama.AclResourceGroup, group, sarama.AclOperationDescribe)
 
-	r, err := NewReader(Config{BootstrapServers: src.Addrs(), SecurityProtocol: SASLSSL, SASLMechanism: ScramSHA512,
+	r, err := NewClient(Config{BootstrapServers: src.Addrs(), SecurityProtocol: SASLSSL, SASLMechanism: ScramSHA512,
 		Username: user.Name, Password: redact.Secret(user.Password), TLS: TLSConfig{CAFile: sb.CAFile()}, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -148,12 +148,12 @@ func TestSandboxAccessWithAuthorizer(t *testing.T) {
 		t.Errorf("cluster granted DESCRIBE: %+v (authorizer %s)", got.Cluster, got.Authorizer)
 	}
 
-	adminReader, err := NewReader(Config{BootstrapServers: src.Addrs(), SecurityProtocol: SASLSSL, SASLMechanism: ScramSHA512,
+	superUser, err := NewClient(Config{BootstrapServers: src.Addrs(), SecurityProtocol: SASLSSL, SASLMechanism: ScramSHA512,
 		Username: src.Admin().Name, Password: redact.Secret(src.Admin().Password), TLS: TLSConfig{CAFile: sb.CAFile()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err = adminReader.Access(ctx, []string{hidden}, []string{hiddenGroup}); err != nil {
+	if got, err = superUser.Access(ctx, []string{hidden}, []string{hiddenGroup}); err != nil {
 		t.Fatal(err)
 	}
 	if !got.Cluster.Allows(OpCreate) || !got.Topics[hidden].Allows(OpWrite) || !got.Groups[hiddenGroup].Allows(OpRead) || got.Authorizer != AuthorizerPresent {

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/IBM/sarama"
+
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // errUnknownPartition is the per-partition error for a partition that the
@@ -36,9 +38,11 @@ const parallelListMin = 1000
 // request of each kind, leaders in parallel (and, for a leader of at least
 // parallelListMin partitions, the three kinds in parallel on three
 // connections). Partitions whose leader moved or is unknown are retried
-// after a metadata refresh.
-func (s *session) bounds(parts []TopicPartition) (map[TopicPartition]LogBounds, error) {
-	out := make(map[TopicPartition]LogBounds, len(parts))
+// after a metadata refresh. It returns the bounds of the partitions read
+// and, for the others, a [*PartitionErrors].
+func (s *session) bounds(parts []TopicPartition) (map[TopicPartition]offsets.LogBounds, error) {
+	out := make(map[TopicPartition]offsets.LogBounds, len(parts))
+	errs := make(map[TopicPartition]error)
 	pending := make(map[TopicPartition]error, len(parts))
 	for _, tp := range parts {
 		pending[tp] = nil
@@ -56,7 +60,7 @@ func (s *session) bounds(parts []TopicPartition) (map[TopicPartition]LogBounds, 
 				if tp.Partition < s.counts[tp.Topic] {
 					pending[tp] = sarama.ErrLeaderNotAvailable
 				} else {
-					out[tp] = LogBounds{Err: errUnknownPartition}
+					errs[tp] = errUnknownPartition
 					delete(pending, tp)
 				}
 				continue
@@ -64,14 +68,14 @@ func (s *session) bounds(parts []TopicPartition) (map[TopicPartition]LogBounds, 
 			byLeader[leader] = append(byLeader[leader], tp)
 		}
 		type result struct {
-			got    map[TopicPartition]LogBounds
+			got    map[TopicPartition]offsets.LogBounds
+			errs   map[TopicPartition]error
 			failed error // for every partition of the leader
 			broker *sarama.Broker
 			lanes  []*sarama.Broker // the connections the three kinds use
 			failOn *sarama.Broker   // the connection that failed
 		}
 		results := make(map[int32]*result, len(byLeader))
-		brokers := make(map[int32]*sarama.Broker, len(byLeader))
 		for leader, tps := range byLeader {
 			b, err := s.node(leader)
 			if err != nil {
@@ -80,7 +84,6 @@ func (s *session) bounds(parts []TopicPartition) (map[TopicPartition]LogBounds, 
 				}
 				continue
 			}
-			brokers[leader] = b
 			res := &result{broker: b, lanes: []*sarama.Broker{b}}
 			if len(tps) >= parallelListMin {
 				res.lanes = append(res.lanes, s.extraConn(b.Addr()), s.extraConn(b.Addr()))
@@ -90,7 +93,7 @@ func (s *session) bounds(parts []TopicPartition) (map[TopicPartition]LogBounds, 
 		var wg sync.WaitGroup
 		for leader, res := range results {
 			wg.Go(func() {
-				res.got, res.failOn, res.failed = listBounds(res.lanes, s.conf.Version, byLeader[leader])
+				res.got, res.errs, res.failOn, res.failed = listBounds(res.lanes, s.conf.Version, byLeader[leader])
 			})
 		}
 		wg.Wait()
@@ -112,14 +115,14 @@ func (s *session) bounds(parts []TopicPartition) (map[TopicPartition]LogBounds, 
 				continue
 			}
 			for tp, lb := range res.got {
-				switch {
-				case lb.Err == nil:
-					out[tp] = lb
-					delete(pending, tp)
-				case retriable(lb.Err):
-					pending[tp] = lb.Err
-				default:
-					out[tp] = lb
+				out[tp] = lb
+				delete(pending, tp)
+			}
+			for tp, err := range res.errs {
+				if retriable(err) {
+					pending[tp] = err
+				} else {
+					errs[tp] = err
 					delete(pending, tp)
 				}
 			}
@@ -135,17 +138,11 @@ func (s *session) bounds(parts []TopicPartition) (map[TopicPartition]LogBounds, 
 	if err != nil && len(pending) == 0 {
 		return nil, err
 	}
-	errs := make(map[TopicPartition]error)
 	for tp, perr := range pending {
 		if perr == nil {
 			perr = err
 		}
-		out[tp] = LogBounds{Err: perr}
-	}
-	for tp, lb := range out {
-		if lb.Err != nil {
-			errs[tp] = lb.Err
-		}
+		errs[tp] = perr
 	}
 	return out, partitionErrors("LogBounds", len(parts), errs)
 }
@@ -181,12 +178,14 @@ func (s *session) extraConn(addr string) *sarama.Broker {
 
 // listBounds sends the three ListOffsets requests for partitions led by
 // one broker: on lanes[0] one after the other, or, given three
-// connections, one on each at once. A non-nil error is a transport error
-// for all of them; failOn is the connection it came from.
-func listBounds(lanes []*sarama.Broker, v sarama.KafkaVersion, tps []TopicPartition) (out map[TopicPartition]LogBounds, failOn *sarama.Broker, err error) {
+// connections, one on each at once. It returns the bounds of the
+// partitions read and the error of each other partition. A non-nil err is
+// a transport error for all of them; failOn is the connection it came
+// from.
+func listBounds(lanes []*sarama.Broker, v sarama.KafkaVersion, tps []TopicPartition) (out map[TopicPartition]offsets.LogBounds, errs map[TopicPartition]error, failOn *sarama.Broker, err error) {
 	kinds := []listKind{listStart, listEnd, listStableEnd}
 	var resps [3]*sarama.OffsetResponse
-	var errs [3]error
+	var sendErrs [3]error
 	send := func(i int, b *sarama.Broker) {
 		req := sarama.NewOffsetRequest(v)
 		query := sarama.OffsetNewest
@@ -199,7 +198,7 @@ func listBounds(lanes []*sarama.Broker, v sarama.KafkaVersion, tps []TopicPartit
 		for _, tp := range tps {
 			req.AddBlock(tp.Topic, tp.Partition, query, 1)
 		}
-		resps[i], errs[i] = b.GetAvailableOffsets(req)
+		resps[i], sendErrs[i] = b.GetAvailableOffsets(req)
 	}
 	if len(lanes) >= len(kinds) {
 		var wg sync.WaitGroup
@@ -209,65 +208,70 @@ func listBounds(lanes []*sarama.Broker, v sarama.KafkaVersion, tps []TopicPartit
 		wg.Wait()
 	} else {
 		for i := range kinds {
-			if send(i, lanes[0]); errs[i] != nil {
+			if send(i, lanes[0]); sendErrs[i] != nil {
 				break
 			}
 		}
 	}
-	for i, err := range errs {
+	for i, err := range sendErrs {
 		if err != nil {
-			return nil, lanes[min(i, len(lanes)-1)], err
+			return nil, nil, lanes[min(i, len(lanes)-1)], err
 		}
 	}
-	out = make(map[TopicPartition]LogBounds, len(tps))
+	out = make(map[TopicPartition]offsets.LogBounds, len(tps))
+	errs = make(map[TopicPartition]error)
 	for i, kind := range kinds {
 		resp := resps[i]
 		for _, tp := range tps {
-			lb := out[tp]
-			if lb.Err != nil {
+			if errs[tp] != nil {
 				continue
 			}
 			blk := resp.GetBlock(tp.Topic, tp.Partition)
 			switch {
 			case blk == nil:
-				lb = LogBounds{Err: sarama.ErrIncompleteResponse}
+				errs[tp] = sarama.ErrIncompleteResponse
+				delete(out, tp)
+				continue
 			case kerr(blk.Err) != nil:
-				lb = LogBounds{Err: blk.Err}
-			default:
-				off := blk.Offset
-				if resp.Version == 0 && len(blk.Offsets) > 0 {
-					off = blk.Offsets[0]
-				}
-				switch kind {
-				case listStart:
-					lb.Start = off
-				case listEnd:
-					lb.End = off
-				case listStableEnd:
-					lb.StableEnd = off
-				}
+				errs[tp] = blk.Err
+				delete(out, tp)
+				continue
+			}
+			off := blk.Offset
+			if resp.Version == 0 && len(blk.Offsets) > 0 {
+				off = blk.Offsets[0]
+			}
+			lb := out[tp]
+			switch kind {
+			case listStart:
+				lb.Start = off
+			case listEnd:
+				lb.End = off
+			case listStableEnd:
+				lb.StableEnd = off
 			}
 			out[tp] = lb
 		}
 	}
-	return out, nil, nil
+	return out, errs, nil, nil
 }
 
 // LogBounds reads the log start offset, high watermark and last stable
 // offset of each partition, with three ListOffsets requests per partition
 // leader whatever the number of partitions. Partitions whose leader moved
-// are retried after a metadata refresh. Every partition asked for is in
-// the result; one that could not be read carries its Err (a partition
-// that does not exist carries an error matching [ErrUnknownTopic]).
+// are retried after a metadata refresh. The result holds the partitions
+// read; each partition that could not be read is left out of it and named
+// in a [*PartitionErrors] (a partition that does not exist with an error
+// matching [ErrUnknownTopic]).
 //
 // Errors: an [*ArgumentError] for an empty list, a [*PartitionErrors]
-// (with the result) when some partitions failed, the context's error, or
-// a Kafka or connection error after retries.
-func (r *Reader) LogBounds(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]LogBounds, error) {
+// (with the partitions read) when some partitions failed, the context's
+// error, or a Kafka or connection error after retries.
+func (r *Client) LogBounds(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]offsets.LogBounds, error) {
 	if len(partitions) == 0 {
 		return nil, &ArgumentError{Op: "LogBounds", Reason: "no partitions"}
 	}
-	var out map[TopicPartition]LogBounds
+	var out map[TopicPartition]offsets.LogBounds
 	err := r.do(ctx, "log bounds", func(s *session) error {
 		var err error
 		out, err = s.bounds(partitions)

@@ -42,7 +42,7 @@ const (
 )
 
 // TLSConfig holds the TLS settings used with the SSL and SASL_SSL
-// protocols. Files are PEM encoded and read by [NewReader].
+// protocols. Files are PEM encoded and read by [NewClient].
 type TLSConfig struct {
 	// CAFile holds the certificates that sign the brokers' certificates
 	// (ssl.truststore). Empty means the system roots.
@@ -56,7 +56,7 @@ type TLSConfig struct {
 	ServerName string
 }
 
-// Config configures a [Reader]. The zero value is not usable:
+// Config configures a [Client]. The zero value is not usable:
 // BootstrapServers is required. Printing a Config never shows the
 // password.
 type Config struct {
@@ -89,7 +89,7 @@ type Config struct {
 	// your own client settings, such as SASL OAUTHBEARER with a
 	// TokenProvider, GSSAPI, a cloud provider's IAM mechanism, or TLS set
 	// up in code. Leave SASLMechanism, Username and Password empty for a
-	// mechanism set here. It is called once per Reader call (it must be
+	// mechanism set here. It is called once per Client call (it must be
 	// safe for concurrent use). Whatever it sets, the package keeps its own
 	// dialer (cancellation and request counting), its retries (sarama's
 	// are off) and no topic auto-creation; TLS enabled here (Net.TLS) is

@@ -63,11 +63,11 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-func TestNewReaderMissingCAFile(t *testing.T) {
-	_, err := NewReader(Config{BootstrapServers: []string{"h:1"}, SecurityProtocol: SSL, TLS: TLSConfig{CAFile: "/nonexistent/ca.pem"}})
+func TestNewClientMissingCAFile(t *testing.T) {
+	_, err := NewClient(Config{BootstrapServers: []string{"h:1"}, SecurityProtocol: SSL, TLS: TLSConfig{CAFile: "/nonexistent/ca.pem"}})
 	var ce *ConfigError
 	if !errors.As(err, &ce) || ce.Field != "TLS.CAFile" {
-		t.Fatalf("NewReader() = %v, want a *ConfigError for TLS.CAFile", err)
+		t.Fatalf("NewClient() = %v, want a *ConfigError for TLS.CAFile", err)
 	}
 }
 

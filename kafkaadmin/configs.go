@@ -97,7 +97,7 @@ func (c Configs) Int(name string) (int64, bool) {
 // gives sarama.ErrUnknownTopicOrPartition); transient errors are retried.
 // Errors: an [*ArgumentError] for no topic or no name, the context's
 // error, or a Kafka or connection error after retries.
-func (r *Reader) TopicConfigs(ctx context.Context, topics []string, names ...string) (map[string]Configs, error) {
+func (r *Client) TopicConfigs(ctx context.Context, topics []string, names ...string) (map[string]Configs, error) {
 	if err := checkTopicNames("TopicConfigs", topics); err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func (r *Reader) TopicConfigs(ctx context.Context, topics []string, names ...str
 // cluster); transient errors are retried. Errors: an [*ArgumentError] for
 // no name, the context's error, or a Kafka or connection error after
 // retries.
-func (r *Reader) BrokerConfigs(ctx context.Context, names ...string) (map[int32]Configs, error) {
+func (r *Client) BrokerConfigs(ctx context.Context, names ...string) (map[int32]Configs, error) {
 	if err := checkConfigNames("BrokerConfigs", names); err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func TestSandboxConfigs(t *testing.T) {
 	if err := a.AlterConfig(sarama.TopicResource, big, map[string]*string{"max.message.bytes": &five}, false); err != nil {
 		t.Fatal(err)
 	}
-	r := newTestReader(t, boot)
+	r := newTestClient(t, boot)
 
 	// The override reaches the brokers through the metadata log shortly
 	// after AlterConfigs answers.

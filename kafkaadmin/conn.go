@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// callDialer opens the connections of one Reader call. Every connection is
+// callDialer opens the connections of one Client call. Every connection is
 // bound to the call's context: when the context is done the socket is
 // closed, so a sarama request blocked on it fails at once. closeAll closes
 // whatever is still open when the call ends. It implements the Dial method

@@ -98,7 +98,7 @@ func DecodeMirrorOffset(partition json.RawMessage, value []byte) (offsets.Connec
 // *UnknownTopicsError when the topic does not exist, an error matching
 // ErrMalformedOffsetRecord that names the record's partition and offset,
 // the context's error, or a Kafka or connection error after retries.
-func (r *Reader) ReadConnectOffsets(ctx context.Context, topic, connector string) ([]offsets.ConnectOffset, error) {
+func (r *Client) ReadConnectOffsets(ctx context.Context, topic, connector string) ([]offsets.ConnectOffset, error) {
 	if topic == "" || connector == "" {
 		return nil, &ArgumentError{Op: "ReadConnectOffsets", Reason: "the offsets topic and the connector must be named"}
 	}

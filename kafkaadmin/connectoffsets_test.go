@@ -148,7 +148,7 @@ func TestSandboxDedicatedMM2Offsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mm2.Close() })
-	target := newTestReader(t, sb.Target().Bootstrap())
+	target := newTestClient(t, sb.Target().Bootstrap())
 	for {
 		b, err := target.LogBounds(ctx, []TopicPartition{tp(topic, 0), tp(topic, 1)})
 		if err == nil && b[tp(topic, 0)].End == 30 && b[tp(topic, 1)].End == 12 {
@@ -249,7 +249,7 @@ func TestSandboxConnectOffsetsMalformed(t *testing.T) {
 	}
 	send(0, `["MirrorSourceConnector",{"cluster":"source","partition":0,"topic":"t"}]`, `{"offset":4}`)
 	send(1, `["MirrorHeartbeatConnector",{"sourceClusterAlias":"source","targetClusterAlias":"target"}]`, `{"offset":1}`)
-	r := newTestReader(t, sb.Target().Bootstrap())
+	r := newTestClient(t, sb.Target().Bootstrap())
 	got, err := r.ReadConnectOffsets(ctx, topic, MirrorSourceConnectorName)
 	if err != nil || len(got) != 1 {
 		t.Fatalf("got %v, %v; want the one MirrorSourceConnector entry", got, err)

@@ -1,28 +1,33 @@
 // Package kafkaadmin reads what a cutover needs from a Kafka cluster, built
 // on github.com/IBM/sarama: the cluster ID, topics and their partition
-// counts, a consumer group's committed offsets and state, and each
-// partition's log bounds. It writes one thing, a group's committed offsets,
-// for rolling a cutover back.
+// counts, a consumer group's committed offsets and state, each partition's
+// log bounds, records, configurations and permissions. Its [Client] writes
+// one thing, a group's committed offsets ([Client.CommitOffsets]), for
+// rolling a cutover back.
 //
 // # Values
 //
-// A partition is a [TopicPartition]. A committed offset C is the next offset
-// the group would read (Kafka's convention, and what Flink commits:
-// lastRecord+1). [GroupOffsets] holds C for the partitions that have a
-// commit; a partition without a commit is absent from the map, never -1.
-// [LogBounds] holds a partition's log start offset, its high watermark (the
-// end a read_uncommitted consumer sees) and its last stable offset (the end
-// a read_committed consumer sees; lower than the high watermark while a
-// transaction is open). [Topics] maps topic names to partition counts.
+// A partition is a [TopicPartition] (offsets.SourcePartition). The values
+// are package offsets' own, so that what this package reads is keyed and
+// typed exactly as plans and decisions are. A committed offset C is the
+// next offset the group would read (Kafka's convention, and what Flink
+// commits: lastRecord+1). An offsets.GroupOffsets holds C for the
+// partitions that have a commit; a partition without a commit is absent
+// from the map, never -1. An offsets.LogBounds holds a partition's log
+// start offset, its high watermark (the end a read_uncommitted consumer
+// sees) and its last stable offset (StableEnd, the end a read_committed
+// consumer sees; lower than the high watermark while a transaction is
+// open). [Topics] maps topic names to partition counts. A [Reading] is a
+// group's commits and its partitions' bounds, read together.
 //
 // The rules over these values are pure functions on snapshots already read:
 // [DiffCommitted] compares two readings of a group, [CheckTargets] compares
 // source topics with target topics under an offsets.ReplicationPolicy. The
-// [Reader] methods only fetch.
+// [Client] methods only fetch (CommitOffsets only writes).
 //
 // # Records
 //
-// [Reader.FirstRecords] and [Reader.ReadSpans] read records, batched per
+// [Client.FirstRecords] and [Client.ReadSpans] read records, batched per
 // partition leader, at an [Isolation] level. [ReadCommitted] sees what
 // MirrorMaker 2 reads: records outside transactions and those of committed
 // transactions, up to the last stable offset; records of aborted
@@ -33,22 +38,24 @@
 //
 // # Configurations and permissions
 //
-// [Reader.TopicConfigs] and [Reader.BrokerConfigs] read effective
+// [Client.TopicConfigs] and [Client.BrokerConfigs] read effective
 // configuration values with DescribeConfigs (one request for all the
 // topics; one per broker, sent to that broker), with where each value
 // comes from ([ConfigSource]): only the names asked for, so no secret is
-// read. [Reader.Access] asks the brokers what the principal the Reader
+// read. [Client.Access] asks the brokers what the principal the Client
 // connects as may do to the cluster, to topics and to groups (their
 // authorized operations), and whether they run an authorizer at all.
 //
 // # Partial failure
 //
-// Calls over many partitions return a result for every partition asked
-// for. A partition that could not be read carries its own Err, and the
-// call then also returns a [*PartitionErrors] that lists them; nil means
-// every partition was read. Whole-call failures (bad input, unknown topics,
-// an active group, a cancelled context) return a typed error and no
-// partial result.
+// Calls over many partitions return what they could read: a partition
+// whose bounds or commit could not be read is left out of the result, and
+// the call then also returns a [*PartitionErrors] that names it with its
+// error ([Reading] keeps the same in its Errors field); nil means every
+// partition was read. Whole-call failures (bad input, unknown topics, an
+// active group, a cancelled context) return a typed error and no partial
+// result. Configuration reads, over topics and brokers rather than
+// partitions, carry a per-item Err instead ([Configs]).
 //
 // # Requests and batching
 //
@@ -56,8 +63,8 @@
 // leader: three requests per broker (earliest, latest read_uncommitted,
 // latest read_committed) whatever the number of partitions. Committed
 // offsets are read with one OffsetFetch request to the group coordinator.
-// [Reader.Requests] counts the requests a Reader has sent, so the cost can
-// be measured.
+// [Client.Requests] counts the requests a Client has sent: a cost meter,
+// which the scale benchmark reads.
 //
 // # Retries
 //
@@ -69,23 +76,23 @@
 //
 // # Cancellation
 //
-// sarama's ClusterAdmin and Broker calls take no context. Each Reader call
+// sarama's ClusterAdmin and Broker calls take no context. Each Client call
 // therefore opens its own connections through a dialer bound to the call's
 // context and closes them before it returns: when the context is done, the
 // sockets are closed, blocked reads fail at once, and the call returns the
 // context's error with no goroutine left running. The cost is a connection
 // setup (ApiVersions, and SASL if configured) per broker per call, which
-// [Reader.Requests] includes.
+// [Client.Requests] includes.
 //
 // # Flink groups
 //
 // Flink's KafkaSource assigns partitions itself (assign(), not group
 // membership) and commits offsets when a checkpoint completes. Its group is
-// therefore a "simple" group: [Reader.DescribeGroup] reports it Empty, with
+// therefore a "simple" group: [Client.DescribeGroup] reports it Empty, with
 // protocol type "" and no members, even while the Flink job is running. An
 // empty group proves nothing. The signal that Flink has stopped is that the
 // group's committed offsets stay unchanged over a window:
-// [Reader.StableSnapshot] reads twice, a window apart, and reports every
+// [Client.StableSnapshot] reads twice, a window apart, and reports every
 // partition whose commit moved.
 //
 // # Security
@@ -111,6 +118,6 @@
 // # Secrets and logging
 //
 // The package never prints. It logs retries to Config.Logger (discarded
-// when nil) and never logs or formats a password: [Secret] and [Config]
+// when nil) and never logs or formats a password: redact.Secret and [Config]
 // redact it. It does not touch sarama's global Logger.
 package kafkaadmin

@@ -146,7 +146,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // sent: an empty group ID, a negative offset, an empty partition list. It
 // matches [ErrInvalidArgument].
 type ArgumentError struct {
-	Op     string // the Reader method, e.g. "CommitOffsets"
+	Op     string // the Client method, e.g. "CommitOffsets"
 	Reason string
 }
 
@@ -213,12 +213,13 @@ func (e *TopicsChangedError) Error() string {
 // Is reports whether target is [ErrTopicsChanged].
 func (e *TopicsChangedError) Is(target error) bool { return target == ErrTopicsChanged }
 
-// PartitionErrors is returned, with a complete result, when some
-// partitions of a call failed. Each failed partition also carries its
-// error in the result. It matches [ErrPartial], and errors.Is matches the
-// partitions' own errors too (for example sarama.ErrNotLeaderForPartition).
+// PartitionErrors is returned, with the result of the partitions that
+// were read, when some partitions of a call failed: Errs holds each failed
+// partition's error, and the result leaves the partition out. It matches
+// [ErrPartial], and errors.Is matches the partitions' own errors too (for
+// example sarama.ErrNotLeaderForPartition).
 type PartitionErrors struct {
-	Op    string // the Reader method
+	Op    string // the Client method
 	Total int    // partitions asked for
 	Errs  map[TopicPartition]error
 }

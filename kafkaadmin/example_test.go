@@ -13,10 +13,9 @@ import (
 // is that its commits stay put between two readings.
 func ExampleDiffCommitted() {
 	tp := kafkaadmin.TopicPartition{Topic: "orders", Partition: 0}
-	before := kafkaadmin.GroupOffsets{Group: "flink", Partitions: []kafkaadmin.TopicPartition{tp},
-		Committed: map[kafkaadmin.TopicPartition]kafkaadmin.Commit{tp: {Offset: 1200}}}
-	after := kafkaadmin.GroupOffsets{Group: "flink", Partitions: []kafkaadmin.TopicPartition{tp},
-		Committed: map[kafkaadmin.TopicPartition]kafkaadmin.Commit{tp: {Offset: 1250}}}
+	topics := kafkaadmin.Topics{"orders": 1}
+	before := kafkaadmin.Reading{Topics: topics, Committed: offsets.GroupOffsets{tp: 1200}}
+	after := kafkaadmin.Reading{Topics: topics, Committed: offsets.GroupOffsets{tp: 1250}}
 	for _, c := range kafkaadmin.DiffCommitted(before, after) {
 		fmt.Printf("%s moved from %d to %d: the job still commits\n", c.TopicPartition, c.Before, c.After)
 	}
@@ -57,7 +56,7 @@ func (tokenSource) Token() (*sarama.AccessToken, error) {
 // cloud provider's IAM signer work the same way) is set on the sarama
 // configuration by Config.Sarama; TLS stays the package's own settings.
 func ExampleConfig_sarama() {
-	r, err := kafkaadmin.NewReader(kafkaadmin.Config{
+	r, err := kafkaadmin.NewClient(kafkaadmin.Config{
 		BootstrapServers: []string{"kafka-1.example:9093"},
 		SecurityProtocol: kafkaadmin.SSL, // TLS here, SASL in the function
 		TLS:              kafkaadmin.TLSConfig{CAFile: ""},

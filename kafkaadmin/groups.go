@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/IBM/sarama"
+
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // coordinator returns the group's coordinator, finding it if needed.
@@ -62,9 +64,11 @@ func (s *session) coordinatorFailed(group string, b *sarama.Broker, err error) {
 }
 
 // groupOffsets reads the group's commits for the partitions with one
-// OffsetFetch request to the coordinator.
-func (s *session) groupOffsets(group string, parts []TopicPartition) (GroupOffsets, error) {
-	out := GroupOffsets{Group: group, Partitions: parts}
+// OffsetFetch request to the coordinator. It returns the commits read and,
+// for the partitions whose commit could not be read, a [*PartitionErrors].
+func (s *session) groupOffsets(group string, parts []TopicPartition) (offsets.GroupOffsets, error) {
+	var out offsets.GroupOffsets
+	var errs map[TopicPartition]error
 	byTopic := make(map[string][]int32)
 	for _, tp := range parts {
 		byTopic[tp.Topic] = append(byTopic[tp.Topic], tp.Partition)
@@ -82,52 +86,45 @@ func (s *session) groupOffsets(group string, parts []TopicPartition) (GroupOffse
 			s.coordinatorFailed(group, c, err)
 			return err
 		}
-		out.Committed = make(map[TopicPartition]Commit, len(parts))
-		out.Errors = nil
+		out = make(offsets.GroupOffsets, len(parts))
+		errs = make(map[TopicPartition]error)
 		for _, tp := range parts {
 			b := resp.GetBlock(tp.Topic, tp.Partition)
 			switch {
 			case b == nil:
-				out.setErr(tp, sarama.ErrIncompleteResponse)
+				errs[tp] = sarama.ErrIncompleteResponse
 			case kerr(b.Err) != nil:
-				out.setErr(tp, b.Err)
+				errs[tp] = b.Err
 			case b.Offset >= 0: // -1 means no commit
-				out.Committed[tp] = Commit{Offset: b.Offset, Metadata: b.Metadata}
+				out[tp] = b.Offset
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return GroupOffsets{}, err
+		return nil, err
 	}
-	return out, partitionErrors("GroupOffsets", len(parts), out.Errors)
-}
-
-func (g *GroupOffsets) setErr(tp TopicPartition, err error) {
-	if g.Errors == nil {
-		g.Errors = make(map[TopicPartition]error)
-	}
-	g.Errors[tp] = err
+	return out, partitionErrors("GroupOffsets", len(parts), errs)
 }
 
 // GroupOffsets reads the group's committed offsets for every partition of
 // the named topics, with one OffsetFetch request to the group
-// coordinator. A partition without a commit is absent from Committed and
-// listed by Missing; it is never reported as -1.
+// coordinator. A partition without a commit is absent from the result; it
+// is never reported as -1. The commit's metadata string is not returned.
 //
 // Errors: an [*ArgumentError] for an empty group or topic list, an
-// [*UnknownTopicsError], a [*PartitionErrors] (with the result) when some
-// partitions could not be read, the context's error, or a Kafka or
+// [*UnknownTopicsError], a [*PartitionErrors] (with the commits read) when
+// some partitions could not be read, the context's error, or a Kafka or
 // connection error after retries (for example
 // sarama.ErrGroupAuthorizationFailed).
-func (r *Reader) GroupOffsets(ctx context.Context, group string, topics []string) (GroupOffsets, error) {
+func (r *Client) GroupOffsets(ctx context.Context, group string, topics []string) (offsets.GroupOffsets, error) {
 	if group == "" {
-		return GroupOffsets{}, &ArgumentError{Op: "GroupOffsets", Reason: "empty group"}
+		return nil, &ArgumentError{Op: "GroupOffsets", Reason: "empty group"}
 	}
 	if err := checkTopicNames("GroupOffsets", topics); err != nil {
-		return GroupOffsets{}, err
+		return nil, err
 	}
-	var out GroupOffsets
+	var out offsets.GroupOffsets
 	err := r.do(ctx, "group offsets", func(s *session) error {
 		t, err := s.topics(dedupe(topics))
 		if err != nil {
@@ -136,6 +133,10 @@ func (r *Reader) GroupOffsets(ctx context.Context, group string, topics []string
 		out, err = s.groupOffsets(group, t.Partitions())
 		return err
 	})
+	var pe *PartitionErrors
+	if err != nil && !errors.As(err, &pe) {
+		return nil, err
+	}
 	return out, err
 }
 
@@ -185,11 +186,11 @@ func (s *session) describeGroup(group string) (Group, error) {
 // A Flink KafkaSource group is reported Empty, with protocol type "" and
 // no members, even while the job runs: Flink assigns partitions itself and
 // only commits offsets. An Empty group does not show that Flink stopped;
-// use [Reader.StableSnapshot] for that.
+// use [Client.StableSnapshot] for that.
 //
 // Errors: an [*ArgumentError] for an empty group, the context's error, or
 // a Kafka or connection error after retries.
-func (r *Reader) DescribeGroup(ctx context.Context, group string) (Group, error) {
+func (r *Client) DescribeGroup(ctx context.Context, group string) (Group, error) {
 	if group == "" {
 		return Group{}, &ArgumentError{Op: "DescribeGroup", Reason: "empty group"}
 	}
@@ -218,7 +219,7 @@ func (r *Reader) DescribeGroup(ctx context.Context, group string) (Group, error)
 // partitions, so the write is not atomic: after an error, some partitions
 // may have been written. Writing the same offsets again is harmless, so
 // the remedy is to call CommitOffsets again.
-func (r *Reader) CommitOffsets(ctx context.Context, group string, offsets map[TopicPartition]int64) error {
+func (r *Client) CommitOffsets(ctx context.Context, group string, offsets map[TopicPartition]int64) error {
 	if group == "" {
 		return &ArgumentError{Op: "CommitOffsets", Reason: "empty group"}
 	}

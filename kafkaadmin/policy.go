@@ -58,12 +58,12 @@ func CheckTargets(source, target Topics, policy offsets.ReplicationPolicy) ([]Ta
 	return out, nil
 }
 
-// CheckTargets reads, from the cluster this Reader is configured for (the
+// CheckTargets reads, from the cluster this Client is configured for (the
 // target), the topics the policy maps the source topics to, and checks
 // that each exists with the source's partition count. A missing target is
 // a failed check, not an error. Errors: the policy's Validate error, the
 // context's error, or a Kafka or connection error after retries.
-func (r *Reader) CheckTargets(ctx context.Context, source Topics, policy offsets.ReplicationPolicy) ([]TargetCheck, error) {
+func (r *Client) CheckTargets(ctx context.Context, source Topics, policy offsets.ReplicationPolicy) ([]TargetCheck, error) {
 	if err := policy.Validate(); err != nil {
 		return nil, err
 	}

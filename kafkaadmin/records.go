@@ -91,7 +91,7 @@ const (
 // and a *PartitionErrors, with the records of the other partitions, when
 // some partitions failed (sarama.ErrOffsetOutOfRange when the offset is
 // below the log start, ErrUnknownTopic for a partition that does not exist).
-func (r *Reader) FirstRecords(ctx context.Context, from map[TopicPartition]int64, iso Isolation) (map[TopicPartition]Record, error) {
+func (r *Client) FirstRecords(ctx context.Context, from map[TopicPartition]int64, iso Isolation) (map[TopicPartition]Record, error) {
 	for tp, off := range from {
 		if off < 0 || tp.Topic == "" || tp.Partition < 0 {
 			return nil, &ArgumentError{Op: "FirstRecords", Reason: fmt.Sprintf("read %s at %d: the topic must be named and offset and partition must not be negative", tp, off)}
@@ -126,12 +126,12 @@ func (r *Reader) FirstRecords(ctx context.Context, from map[TopicPartition]int64
 }
 
 // ReadRecord returns the first record of the partition at or after offset
-// that a consumer with isolation iso sees (see [Reader.FirstRecords]).
+// that a consumer with isolation iso sees (see [Client.FirstRecords]).
 // Errors: ErrNoRecord when the partition has none at or after offset yet
 // (callers wait and retry), an *ArgumentError for a negative offset, the
 // context's error, or a Kafka or connection error after retries
 // (sarama.ErrOffsetOutOfRange when offset is below the log start).
-func (r *Reader) ReadRecord(ctx context.Context, tp TopicPartition, offset int64, iso Isolation) (Record, error) {
+func (r *Client) ReadRecord(ctx context.Context, tp TopicPartition, offset int64, iso Isolation) (Record, error) {
 	got, err := r.FirstRecords(ctx, map[TopicPartition]int64{tp: offset}, iso)
 	var pe *PartitionErrors
 	if errors.As(err, &pe) {
@@ -157,13 +157,13 @@ type Span struct {
 // order. A span is read until its Until or the partition's end (the last
 // stable offset for ReadCommitted, the high watermark for ReadUncommitted),
 // whichever comes first; a partition with no record in its span is absent
-// from the result. Reads are batched as in [Reader.FirstRecords]. It holds
+// from the result. Reads are batched as in [Client.FirstRecords]. It holds
 // every record in memory: it is meant for bounded spans, such as the last
 // few offsets before a position.
 //
-// Errors: as [Reader.FirstRecords]; an empty span (Until <= From) is no
+// Errors: as [Client.FirstRecords]; an empty span (Until <= From) is no
 // error and gives no records.
-func (r *Reader) ReadSpans(ctx context.Context, spans map[TopicPartition]Span, iso Isolation) (map[TopicPartition][]Record, error) {
+func (r *Client) ReadSpans(ctx context.Context, spans map[TopicPartition]Span, iso Isolation) (map[TopicPartition][]Record, error) {
 	todo := make(map[TopicPartition]Span, len(spans))
 	for tp, sp := range spans {
 		if sp.From < 0 || tp.Topic == "" || tp.Partition < 0 {

@@ -25,7 +25,7 @@ func TestSandboxReadRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := time.UnixMilli(1_760_000_000_123)
+	ts := time.Now().Truncate(time.Millisecond) // older than retention.ms, the segment may be deleted mid-test
 	for _, v := range []string{"a", "b", "c"} {
 		if _, _, err := p.SendMessage(&sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder("k" + v), Value: sarama.StringEncoder(v),
 			Headers: []sarama.RecordHeader{{Key: []byte("h"), Value: []byte("x" + v)}}, Timestamp: ts}); err != nil {
@@ -33,7 +33,7 @@ func TestSandboxReadRecord(t *testing.T) {
 		}
 	}
 	p.Close()
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 	ctx := testCtx(t)
 	rec, err := r.ReadRecord(ctx, tp(topic, 0), 1, ReadCommitted)
 	if err != nil {
@@ -121,7 +121,7 @@ func TestSandboxReadTransactional(t *testing.T) {
 	inTxn(t, p, topic, true, "c1", "c2")
 	inTxn(t, p, topic, false, "a4", "a5")
 	inTxn(t, p, topic, true, "c7")
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 	ctx := testCtx(t)
 	part := tp(topic, 0)
 
@@ -222,7 +222,7 @@ func TestSandboxFirstRecordsBatched(t *testing.T) {
 	if err := a.DeleteRecords(t2, map[int32]int64{0: 1}); err != nil {
 		t.Fatal(err)
 	}
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 	ctx := testCtx(t)
 	from := map[TopicPartition]int64{}
 	for p := range int32(5) {

@@ -8,14 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/google/go-cmp/cmp"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 func TestMain(m *testing.M) { sandboxtest.Main(m) }
@@ -69,7 +72,7 @@ func createTopic(t testing.TB, a sarama.ClusterAdmin, bootstrap, topic string, p
 	defer cancel()
 	rc := clusterConfig(bootstrap)
 	rc.RetryTimeout = 2 * time.Minute
-	r, err := NewReader(rc)
+	r, err := NewClient(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,18 +196,18 @@ func flinkRead(t testing.TB, bootstrap, topic string, partition int32, want int)
 	return last + 1
 }
 
-func newTestReader(t testing.TB, bootstrap string) *Reader {
+func newTestClient(t testing.TB, bootstrap string) *Client {
 	t.Helper()
 	c := clusterConfig(bootstrap)
 	c.ClientID, c.Logger = "kafkaadmin-test", testLogger(t)
-	r, err := NewReader(c)
+	r, err := NewClient(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-// testLogger sends the Reader's retry notices to the test log.
+// testLogger sends the Client's retry notices to the test log.
 func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(tlogWriter{t}, nil))
 }
@@ -237,7 +240,7 @@ func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
 	c0 := flinkRead(t, bs, topic, 0, 10)
 	flinkCommit(t, bs, group, map[TopicPartition]int64{tp(topic, 0): c0, tp(topic, 1): 3})
 
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 
 	id, err := r.ClusterID(ctx)
 	if err != nil || id != src.ClusterID() {
@@ -265,17 +268,18 @@ func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
 	if c0 != 10 {
 		t.Fatalf("Flink-like reader would commit %d, want 10", c0)
 	}
-	if off, ok := g.Lookup(topic, 0); !ok || off != 10 {
-		t.Errorf("committed %s-0 = %d, %v; want 10", topic, off, ok)
+	if diff := cmp.Diff(offsets.GroupOffsets{tp(topic, 0): 10, tp(topic, 1): 3}, g); diff != "" {
+		t.Errorf("GroupOffsets mismatch (-want +got):\n%s", diff)
 	}
-	if off, ok := g.Lookup(topic, 1); !ok || off != 3 {
-		t.Errorf("committed %s-1 = %d, %v; want 3", topic, off, ok)
+	rd, err := r.ReadGroup(ctx, group, []string{topic})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if m := g.Missing(); len(m) != 2 || m[0] != tp(topic, 2) || m[1] != tp(topic, 3) {
+	if m := rd.Missing(); len(m) != 2 || m[0] != tp(topic, 2) || m[1] != tp(topic, 3) {
 		t.Errorf("Missing() = %v, want partitions 2 and 3", m)
 	}
-	if g.Committed[tp(topic, 0)].Metadata != "flink" {
-		t.Errorf("metadata = %q", g.Committed[tp(topic, 0)].Metadata)
+	if rd.Errors != nil || !maps.Equal(rd.Committed, g) {
+		t.Errorf("ReadGroup = %+v, want the commits %v and no errors", rd, g)
 	}
 
 	desc, err := r.DescribeGroup(ctx, group)
@@ -291,18 +295,16 @@ func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
 
 	bounds, err := r.LogBounds(ctx, append(topics.Partitions(), tp(topic, 9)))
 	var pe *PartitionErrors
-	if !errors.As(err, &pe) || len(pe.Errs) != 1 || !errors.Is(bounds[tp(topic, 9)].Err, ErrUnknownTopic) {
+	if _, read := bounds[tp(topic, 9)]; !errors.As(err, &pe) || len(pe.Errs) != 1 || !errors.Is(pe.Errs[tp(topic, 9)], ErrUnknownTopic) || read {
 		t.Errorf("LogBounds with a missing partition: %v, want one ErrUnknownTopic", err)
 	}
-	want := map[TopicPartition]LogBounds{
+	want := map[TopicPartition]offsets.LogBounds{
 		tp(topic, 0): {Start: 0, End: 10, StableEnd: 10},
 		tp(topic, 1): {Start: 0, End: 5, StableEnd: 5},
 		tp(topic, 2): {}, tp(topic, 3): {},
 	}
-	for k, w := range want {
-		if got := bounds[k]; got != w {
-			t.Errorf("bounds %s = %+v, want %+v", k, got, w)
-		}
+	if diff := cmp.Diff(want, bounds); diff != "" {
+		t.Errorf("LogBounds mismatch (-want +got):\n%s", diff)
 	}
 
 	// A stable window, then one in which "Flink" commits again.
@@ -336,7 +338,7 @@ func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
 	var logged bytes.Buffer
 	rc := clusterConfig(bs)
 	rc.Logger = slog.New(slog.NewTextHandler(&logged, nil))
-	lr, err := NewReader(rc)
+	lr, err := NewClient(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,12 +363,12 @@ func testSandboxLogStartAfterDeleteRecords(t *testing.T, src *sandbox.Broker) {
 	if err := a.DeleteRecords(topic, map[int32]int64{0: 6}); err != nil {
 		t.Fatalf("DeleteRecords: %v", err)
 	}
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 	b, err := r.LogBounds(testCtx(t), []TopicPartition{tp(topic, 0), tp(topic, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := b[tp(topic, 0)], (LogBounds{Start: 6, End: 8, StableEnd: 8}); got != want {
+	if got, want := b[tp(topic, 0)], (offsets.LogBounds{Start: 6, End: 8, StableEnd: 8}); got != want {
 		t.Errorf("bounds after DeleteRecords = %+v, want %+v", got, want)
 	}
 }
@@ -397,13 +399,13 @@ func testSandboxOpenTransaction(t *testing.T, src *sandbox.Broker) {
 			t.Fatal(err)
 		}
 	}
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 	ctx := testCtx(t)
 	b, err := r.LogBounds(ctx, []TopicPartition{tp(topic, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := b[tp(topic, 0)], (LogBounds{Start: 0, End: 7, StableEnd: 3}); got != want {
+	if got, want := b[tp(topic, 0)], (offsets.LogBounds{Start: 0, End: 7, StableEnd: 3}); got != want {
 		t.Errorf("bounds with an open transaction = %+v, want %+v (LSO at the transaction's first offset)", got, want)
 	}
 	if err := p.CommitTxn(); err != nil {
@@ -455,7 +457,7 @@ func testSandboxActiveGroupAndRollbackCommit(t *testing.T, src *sandbox.Broker) 
 	createTopic(t, a, bs, topic, 2)
 	produce(t, bs, topic, 0, 5)
 	ctx := testCtx(t)
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 
 	// Bad input writes nothing.
 	for _, bad := range []map[TopicPartition]int64{
@@ -467,8 +469,8 @@ func testSandboxActiveGroupAndRollbackCommit(t *testing.T, src *sandbox.Broker) 
 			t.Errorf("CommitOffsets(%v) = %v, want a rejection", bad, err)
 		}
 	}
-	if g, err := r.GroupOffsets(ctx, group, []string{topic}); err != nil || len(g.Committed) != 0 {
-		t.Fatalf("after rejected commits: %+v, %v; want no commits", g.Committed, err)
+	if g, err := r.GroupOffsets(ctx, group, []string{topic}); err != nil || len(g) != 0 {
+		t.Fatalf("after rejected commits: %+v, %v; want no commits", g, err)
 	}
 
 	conf := clusterSarama(bs)
@@ -530,7 +532,7 @@ func testSandboxActiveGroupAndRollbackCommit(t *testing.T, src *sandbox.Broker) 
 		t.Fatal(err)
 	}
 	for k, v := range rollback {
-		if got, ok := g.Committed[k]; !ok || got.Offset != v {
+		if got, ok := g[k]; !ok || got != v {
 			t.Errorf("after rollback %s = %+v, %v; want %d", k, got, ok, v)
 		}
 	}

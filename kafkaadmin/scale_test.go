@@ -15,7 +15,7 @@ import (
 )
 
 // commitAll commits offset p%7 for every partition of the topics.
-func commitAll(t testing.TB, ctx context.Context, r *Reader, group string, topics Topics) {
+func commitAll(t testing.TB, ctx context.Context, r *Client, group string, topics Topics) {
 	t.Helper()
 	offs := make(map[TopicPartition]int64)
 	for _, tp := range topics.Partitions() {
@@ -33,7 +33,7 @@ func TestSandboxRequestsIndependentOfPartitions(t *testing.T) {
 	bs := sb.Source().Bootstrap()
 	a := testAdmin(t, bs)
 	ctx := testCtx(t)
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 	group := uniq(t, "g")
 
 	requests := make(map[int]int64)
@@ -49,15 +49,15 @@ func TestSandboxRequestsIndependentOfPartitions(t *testing.T) {
 			t.Fatalf("ReadGroup(%d partitions): %v", n, err)
 		}
 		requests[int(n)] = r.Requests() - before
-		if len(rd.Offsets.Committed) != int(n) || len(rd.Bounds) != int(n) {
-			t.Fatalf("read %d commits and %d bounds, want %d", len(rd.Offsets.Committed), len(rd.Bounds), n)
+		if len(rd.Committed) != int(n) || len(rd.Bounds) != int(n) {
+			t.Fatalf("read %d commits and %d bounds, want %d", len(rd.Committed), len(rd.Bounds), n)
 		}
 		last := tp(topic, n-1)
-		if rd.Bounds[last].End != 3 || rd.Offsets.Committed[last].Offset != int64((n-1)%7) {
-			t.Errorf("%s: bounds %+v, commit %+v", last, rd.Bounds[last], rd.Offsets.Committed[last])
+		if rd.Bounds[last].End != 3 || rd.Committed[last] != int64((n-1)%7) {
+			t.Errorf("%s: bounds %+v, commit %+v", last, rd.Bounds[last], rd.Committed[last])
 		}
 		for p, b := range rd.Bounds {
-			if want := int64(0); p != last && (b.Start != 0 || b.End != want || b.StableEnd != want) || b.StableEnd != b.End || b.Err != nil {
+			if want := int64(0); p != last && (b.Start != 0 || b.End != want || b.StableEnd != want) || b.StableEnd != b.End {
 				t.Errorf("%s: bounds %+v", p, b)
 			}
 		}
@@ -101,7 +101,7 @@ func TestCancelUnresponsiveBroker(t *testing.T) {
 		}
 	}()
 
-	r, err := NewReader(Config{BootstrapServers: []string{ln.Addr().String()}, RequestTimeout: time.Minute})
+	r, err := NewClient(Config{BootstrapServers: []string{ln.Addr().String()}, RequestTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestSandboxBrokerRestartDuringReads(t *testing.T) {
 	flinkCommit(t, bs, group, map[TopicPartition]int64{tp(topic, 2): 4, tp(topic, 3): 0})
 	a.Close()
 
-	r, err := NewReader(Config{BootstrapServers: []string{bs}, RetryTimeout: 3 * time.Minute, RequestTimeout: 10 * time.Second})
+	r, err := NewClient(Config{BootstrapServers: []string{bs}, RetryTimeout: 3 * time.Minute, RequestTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +174,8 @@ func TestSandboxBrokerRestartDuringReads(t *testing.T) {
 			start := time.Now()
 			rd, err := r.ReadGroup(ctx, group, []string{topic})
 			if err == nil {
-				if c, ok := rd.Offsets.Committed[tp(topic, 2)]; !ok || c.Offset != 4 || rd.Bounds[tp(topic, 2)].End != 4 || len(rd.Offsets.Committed) != 2 {
-					err = fmt.Errorf("wrong reading: %+v %+v", rd.Offsets.Committed, rd.Bounds[tp(topic, 2)])
+				if c, ok := rd.Committed[tp(topic, 2)]; !ok || c != 4 || rd.Bounds[tp(topic, 2)].End != 4 || len(rd.Committed) != 2 {
+					err = fmt.Errorf("wrong reading: %+v %+v", rd.Committed, rd.Bounds[tp(topic, 2)])
 				}
 			}
 			results <- outcome{time.Since(start), err}
@@ -214,7 +214,7 @@ func BenchmarkSandboxReadGroup10k(b *testing.B) {
 	bs := sb.Source().Bootstrap()
 	a := testAdmin(b, bs)
 	ctx := context.Background()
-	r := newTestReader(b, bs)
+	r := newTestClient(b, bs)
 	group := uniq(b, "g")
 	topics := make(Topics)
 	for i := range 5 {
@@ -242,8 +242,8 @@ func BenchmarkSandboxReadGroup10k(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		rd, err := r.ReadGroup(ctx, group, names)
-		if err != nil || len(rd.Bounds) != 10000 || len(rd.Offsets.Committed) != 10000 {
-			b.Fatalf("ReadGroup: %d bounds, %d commits, %v", len(rd.Bounds), len(rd.Offsets.Committed), err)
+		if err != nil || len(rd.Bounds) != 10000 || len(rd.Committed) != 10000 {
+			b.Fatalf("ReadGroup: %d bounds, %d commits, %v", len(rd.Bounds), len(rd.Committed), err)
 		}
 	}
 	b.ReportMetric(float64(r.Requests()-before)/float64(b.N), "requests/op")

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/redact"
 
 	"github.com/IBM/sarama"
@@ -57,7 +58,7 @@ func clusterSarama(bootstrap string) *sarama.Config {
 	return c
 }
 
-// clusterConfig returns the Reader configuration for the cluster at
+// clusterConfig returns the Client configuration for the cluster at
 // bootstrap: SASL_SSL with SCRAM-SHA-512 as the admin user, every node as
 // a bootstrap server, when it is a secure one.
 func clusterConfig(bootstrap string) Config {
@@ -101,7 +102,7 @@ func TestSecureMechanisms(t *testing.T) {
 	sb, src := secureSource(t)
 	for _, m := range []SASLMechanism{ScramSHA512, ScramSHA256, Plain} {
 		t.Run(string(m), func(t *testing.T) {
-			r, err := NewReader(Config{
+			r, err := NewClient(Config{
 				BootstrapServers: src.Addrs(), SecurityProtocol: SASLSSL, SASLMechanism: m,
 				Username: src.Admin().Name, Password: redact.Secret(src.Admin().Password),
 				TLS: TLSConfig{CAFile: sb.CAFile()},
@@ -152,7 +153,7 @@ func TestSecureFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := good()
 			tc.edit(&c)
-			r, err := NewReader(c)
+			r, err := NewClient(c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +206,7 @@ func TestSecureBringYourOwnSarama(t *testing.T) {
 	sb, src := secureSource(t)
 	own := src.SaramaConfig() // TLS trusting the sandbox CA, SASL PLAIN as admin
 	called := 0
-	r, err := NewReader(Config{
+	r, err := NewClient(Config{
 		BootstrapServers: src.Addrs(),
 		Sarama: func(c *sarama.Config) error {
 			called++
@@ -231,7 +232,7 @@ func TestSecureBringYourOwnSarama(t *testing.T) {
 	_ = sb
 
 	boom := errors.New("no token")
-	r, _ = NewReader(Config{BootstrapServers: src.Addrs(), Sarama: func(*sarama.Config) error { return boom }})
+	r, _ = NewClient(Config{BootstrapServers: src.Addrs(), Sarama: func(*sarama.Config) error { return boom }})
 	var ce *ConfigError
 	if _, err := r.ClusterID(testCtx(t)); !errors.As(err, &ce) || ce.Field != "Sarama" || !errors.Is(err, boom) {
 		t.Errorf("failing completion: %v, want a *ConfigError for Sarama wrapping its error", err)
@@ -253,11 +254,11 @@ func TestSecureLeadershipMovesDuringReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.DeleteTopic(topic) })
-	want := make(map[TopicPartition]LogBounds)
+	want := make(map[TopicPartition]offsets.LogBounds)
 	for p := int32(0); p < parts; p++ {
 		n := int(p) + 1
 		produce(t, bs, topic, p, n)
-		want[tp(topic, p)] = LogBounds{Start: 0, End: int64(n), StableEnd: int64(n)}
+		want[tp(topic, p)] = offsets.LogBounds{Start: 0, End: int64(n), StableEnd: int64(n)}
 	}
 	leaders := func() map[int32]int32 {
 		md, err := a.DescribeTopics([]string{topic})
@@ -282,7 +283,7 @@ func TestSecureLeadershipMovesDuringReads(t *testing.T) {
 		t.Fatalf("leaders not spread over the brokers: %v", before)
 	}
 
-	r := newTestReader(t, bs)
+	r := newTestClient(t, bs)
 	ctx := testCtx(t)
 	stop := make(chan struct{})
 	type result struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/internal/progress"
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // Reading is one reading of a group over a full partition set: its
@@ -17,10 +18,33 @@ type Reading struct {
 	At time.Time
 	// Topics are the topics read, with their partition counts.
 	Topics Topics
-	// Offsets are the group's committed offsets.
-	Offsets GroupOffsets
-	// Bounds are the log bounds of every partition of Topics.
-	Bounds map[TopicPartition]LogBounds
+	// Committed holds the group's commit C of every partition of Topics
+	// that has one. A partition without a commit is absent; so is one whose
+	// commit could not be read (it is in Errors).
+	Committed offsets.GroupOffsets
+	// Bounds holds the log bounds of every partition of Topics that could
+	// be read (the others are in Errors). It is nil when the reading did
+	// not read bounds (the first reading of a [Snapshot]).
+	Bounds map[TopicPartition]offsets.LogBounds
+	// Errors holds, per partition, why its commit or its bounds could not
+	// be read. It is nil when everything was read.
+	Errors map[TopicPartition]error
+}
+
+// Missing returns, sorted, the partitions of Topics that have no commit
+// and no read error: the partitions a cutover must block on.
+func (rd Reading) Missing() []TopicPartition {
+	var out []TopicPartition
+	for _, tp := range rd.Topics.Partitions() {
+		if _, ok := rd.Committed[tp]; ok {
+			continue
+		}
+		if _, failed := rd.Errors[tp]; failed {
+			continue
+		}
+		out = append(out, tp)
+	}
+	return out
 }
 
 // ReadGroup reads, in one call, the group's committed offsets and the log
@@ -29,9 +53,10 @@ type Reading struct {
 // leader. The commits are read before the bounds, so a commit made by a
 // running job is never above the end offsets it is compared with.
 //
-// Errors: as [Reader.GroupOffsets] and [Reader.LogBounds]; a
-// [*PartitionErrors] comes with the complete Reading.
-func (r *Reader) ReadGroup(ctx context.Context, group string, topics []string) (Reading, error) {
+// Errors: as [Client.GroupOffsets] and [Client.LogBounds]; a
+// [*PartitionErrors] comes with the Reading, whose Errors holds the same
+// partitions.
+func (r *Client) ReadGroup(ctx context.Context, group string, topics []string) (Reading, error) {
 	if group == "" {
 		return Reading{}, &ArgumentError{Op: "ReadGroup", Reason: "empty group"}
 	}
@@ -42,7 +67,7 @@ func (r *Reader) ReadGroup(ctx context.Context, group string, topics []string) (
 }
 
 // readGroup is ReadGroup, reading the bounds only when withBounds is set.
-func (r *Reader) readGroup(ctx context.Context, group string, topics []string, withBounds bool) (Reading, error) {
+func (r *Client) readGroup(ctx context.Context, group string, topics []string, withBounds bool) (Reading, error) {
 	var out Reading
 	err := r.do(ctx, "read group", func(s *session) error {
 		var err error
@@ -64,32 +89,38 @@ func (s *session) read(group string, topics []string, withBounds bool) (Reading,
 	}
 	out.Topics = t
 	parts := t.Partitions()
-	var pe *PartitionErrors
-	out.Offsets, err = s.groupOffsets(group, parts)
-	if err != nil && !errors.As(err, &pe) {
+	out.Committed, err = s.groupOffsets(group, parts)
+	if err := out.addErrors(err); err != nil {
 		return Reading{}, err
 	}
 	if withBounds {
 		out.Bounds, err = s.bounds(parts)
-		if err != nil && !errors.As(err, &pe) {
+		if err := out.addErrors(err); err != nil {
 			return Reading{}, err
 		}
 	}
-	return out, readingErrors("ReadGroup", len(parts), out)
+	return out, partitionErrors("ReadGroup", len(parts), out.Errors)
 }
 
-// readingErrors gathers a reading's per-partition errors.
-func readingErrors(op string, total int, readings ...Reading) error {
-	errs := make(map[TopicPartition]error)
-	for _, rd := range readings {
-		maps.Copy(errs, rd.Offsets.Errors)
-		for tp, lb := range rd.Bounds {
-			if lb.Err != nil {
-				errs[tp] = lb.Err
-			}
+// addErrors records the partitions of a [*PartitionErrors] in Errors and
+// returns any other non-nil error.
+func (rd *Reading) addErrors(err error) error {
+	var pe *PartitionErrors
+	if err == nil {
+		return nil
+	}
+	if !errors.As(err, &pe) {
+		return err
+	}
+	if rd.Errors == nil {
+		rd.Errors = make(map[TopicPartition]error, len(pe.Errs))
+	}
+	for tp, perr := range pe.Errs {
+		if _, seen := rd.Errors[tp]; !seen {
+			rd.Errors[tp] = perr
 		}
 	}
-	return partitionErrors(op, total, errs)
+	return nil
 }
 
 // OffsetChange is a partition whose commit differs between two readings.
@@ -103,26 +134,26 @@ type OffsetChange struct {
 	HadBefore, HasAfter bool
 }
 
-// DiffCommitted compares two readings of a group's commits and returns,
-// sorted, every partition whose commit changed, appeared or disappeared.
-// It looks at the partitions of before; partitions that could not be read
-// in either reading are skipped (they are reported as errors instead).
-// An empty result means the group's offsets were stable.
-func DiffCommitted(before, after GroupOffsets) []OffsetChange {
+// DiffCommitted compares the commits of two readings of a group and
+// returns, sorted, every partition whose commit changed, appeared or
+// disappeared. It looks at the partitions of before.Topics; partitions in
+// either reading's Errors are skipped (they are reported as errors
+// instead). An empty result means the group's offsets were stable.
+func DiffCommitted(before, after Reading) []OffsetChange {
 	var out []OffsetChange
-	for _, tp := range before.Partitions {
+	for _, tp := range before.Topics.Partitions() {
 		if before.Errors[tp] != nil || after.Errors[tp] != nil {
 			continue
 		}
 		b, hadB := before.Committed[tp]
 		a, hasA := after.Committed[tp]
-		if hadB == hasA && b.Offset == a.Offset {
+		if hadB == hasA && b == a {
 			continue
 		}
 		out = append(out, OffsetChange{
 			TopicPartition: tp,
-			Before:         b.Offset, HadBefore: hadB,
-			After: a.Offset, HasAfter: hasA,
+			Before:         b, HadBefore: hadB,
+			After: a, HasAfter: hasA,
 		})
 	}
 	return out
@@ -133,8 +164,9 @@ type Snapshot struct {
 	Group string
 	// Window is the requested time between the two readings.
 	Window time.Duration
-	// First and Second are the two readings. Use Second's offsets and
-	// bounds for a plan.
+	// First and Second are the two readings. First holds the commits only
+	// (its Bounds is nil); Second holds the commits and the bounds: use
+	// Second's for a plan.
 	First, Second Reading
 	// Moved lists every partition whose commit changed between the
 	// readings. Empty means the offsets were stable over the window.
@@ -161,8 +193,8 @@ func (s Snapshot) Stable() bool {
 // snapshot) when a partition count changed between the readings, a
 // [*PartitionErrors] (with the snapshot) when some partitions could not be
 // read in either reading, the context's error (also while waiting), or the
-// errors of [Reader.ReadGroup].
-func (r *Reader) StableSnapshot(ctx context.Context, group string, topics []string, window time.Duration) (Snapshot, error) {
+// errors of [Client.ReadGroup].
+func (r *Client) StableSnapshot(ctx context.Context, group string, topics []string, window time.Duration) (Snapshot, error) {
 	if window <= 0 {
 		return Snapshot{}, &ArgumentError{Op: "StableSnapshot", Reason: "window must be positive"}
 	}
@@ -187,9 +219,12 @@ func (r *Reader) StableSnapshot(ctx context.Context, group string, topics []stri
 	if err != nil && !errors.As(err, &pe) {
 		return Snapshot{}, err
 	}
-	out.Moved = DiffCommitted(out.First.Offsets, out.Second.Offsets)
+	out.Moved = DiffCommitted(out.First, out.Second)
 	if !maps.Equal(out.First.Topics, out.Second.Topics) {
 		return out, &TopicsChangedError{Before: out.First.Topics, After: out.Second.Topics}
 	}
-	return out, readingErrors("StableSnapshot", len(out.Second.Offsets.Partitions), out.First, out.Second)
+	errs := make(map[TopicPartition]error)
+	maps.Copy(errs, out.First.Errors)
+	maps.Copy(errs, out.Second.Errors)
+	return out, partitionErrors("StableSnapshot", len(out.Second.Topics.Partitions()), errs)
 }

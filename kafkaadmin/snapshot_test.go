@@ -6,30 +6,32 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/google/go-cmp/cmp"
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 func TestDiffCommitted(t *testing.T) {
 	tp := func(p int32) TopicPartition { return TopicPartition{Topic: "t", Partition: p} }
-	parts := []TopicPartition{tp(0), tp(1), tp(2), tp(3), tp(4), tp(5), tp(6)}
-	before := GroupOffsets{
-		Group: "g", Partitions: parts,
-		Committed: map[TopicPartition]Commit{
-			tp(0): {Offset: 10},               // unchanged
-			tp(1): {Offset: 10},               // advanced
-			tp(3): {Offset: 7},                // disappeared
-			tp(4): {Offset: 0},                // unchanged at zero
-			tp(5): {Offset: 5},                // read error after: skipped
-			tp(6): {Offset: 9, Metadata: "a"}, // metadata changed only
+	topics := Topics{"t": 7}
+	before := Reading{
+		Topics: topics,
+		Committed: offsets.GroupOffsets{
+			tp(0): 10, // unchanged
+			tp(1): 10, // advanced
+			tp(3): 7,  // disappeared
+			tp(4): 0,  // unchanged at zero
+			tp(5): 5,  // read error after: skipped
+			tp(6): 9,  // read error before: skipped
 		},
+		Errors: map[TopicPartition]error{tp(6): sarama.ErrRequestTimedOut},
 	}
-	after := GroupOffsets{
-		Group: "g", Partitions: parts,
-		Committed: map[TopicPartition]Commit{
-			tp(0): {Offset: 10},
-			tp(1): {Offset: 12},
-			tp(2): {Offset: 0}, // appeared
-			tp(4): {Offset: 0},
-			tp(6): {Offset: 9, Metadata: "b"},
+	after := Reading{
+		Topics: topics,
+		Committed: offsets.GroupOffsets{
+			tp(0): 10,
+			tp(1): 12,
+			tp(2): 0, // appeared
+			tp(4): 0,
+			tp(6): 11,
 		},
 		Errors: map[TopicPartition]error{tp(5): sarama.ErrRequestTimedOut},
 	}
@@ -49,27 +51,21 @@ func TestDiffCommitted(t *testing.T) {
 	}
 }
 
-func TestGroupOffsetsHelpers(t *testing.T) {
-	g := GroupOffsets{
-		Partitions: Topics{"b": 1, "a": 3}.Partitions(),
-		Committed:  map[TopicPartition]Commit{{Topic: "a", Partition: 1}: {Offset: 4}},
-		Errors:     map[TopicPartition]error{{Topic: "b", Partition: 0}: errors.New("x")},
+func TestReadingMissing(t *testing.T) {
+	rd := Reading{
+		Topics:    Topics{"b": 1, "a": 3},
+		Committed: offsets.GroupOffsets{{Topic: "a", Partition: 1}: 4},
+		Errors:    map[TopicPartition]error{{Topic: "b", Partition: 0}: errors.New("x")},
 	}
 	wantParts := []TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 1}, {Topic: "a", Partition: 2}, {Topic: "b", Partition: 0}}
-	if diff := cmp.Diff(wantParts, g.Partitions); diff != "" {
+	if diff := cmp.Diff(wantParts, rd.Topics.Partitions()); diff != "" {
 		t.Errorf("Partitions mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 2}}, g.Missing()); diff != "" {
+	if diff := cmp.Diff([]TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 2}}, rd.Missing()); diff != "" {
 		t.Errorf("Missing mismatch (-want +got):\n%s", diff)
 	}
-	if off, ok := g.Lookup("a", 1); !ok || off != 4 {
-		t.Errorf("Lookup(a, 1) = %d, %v; want 4, true", off, ok)
-	}
-	if _, ok := g.Lookup("a", 0); ok {
-		t.Error("Lookup(a, 0) found a commit that does not exist")
-	}
-	if diff := cmp.Diff(map[TopicPartition]int64{{Topic: "a", Partition: 1}: 4}, g.Offsets()); diff != "" {
-		t.Errorf("Offsets mismatch (-want +got):\n%s", diff)
+	if got := (Reading{Topics: Topics{"a": 1}, Committed: offsets.GroupOffsets{{Topic: "a", Partition: 0}: 0}}).Missing(); got != nil {
+		t.Errorf("Missing() of a fully committed reading = %v, want none", got)
 	}
 	if s := (TopicPartition{Topic: "orders", Partition: 7}).String(); s != "orders-7" {
 		t.Errorf("String() = %q", s)

@@ -2,7 +2,10 @@
 // source partition, a consumer group's committed offset, a partition's log
 // bounds and MirrorSourceConnector's Connect source offset, and the pure rules
 // that turn one into the other. Nothing here does I/O; callers fetch snapshots
-// (package kafkaadmin, package connect) and pass them in.
+// (package kafkaadmin, package connect) and pass them in. The I/O packages
+// return these types as they are: kafkaadmin reads a group's commits as a
+// [GroupOffsets] and partitions' bounds as [LogBounds], connect reads
+// MirrorSourceConnector's offsets as [ConnectOffset] values.
 //
 // # Two kinds of offset
 //

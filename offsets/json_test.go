@@ -73,6 +73,11 @@ func TestJSONRoundTrips(t *testing.T) {
 			t.Errorf("Unmarshal(%s): no error", bad)
 		}
 	}
+	// The last stable offset, when read, is written; a decision ignores it.
+	withStable := offsets.LogBounds{Start: 1, End: 100, StableEnd: 90}
+	if b, err := json.Marshal(withStable); err != nil || string(b) != `{"log_start":1,"log_end":100,"stable_end":90}` {
+		t.Errorf("Marshal(%+v) = %s, %v", withStable, b, err)
+	}
 	d := offsets.Decide(offsets.SourcePartition{Topic: "orders", Partition: 3}, offsets.GroupOffset{}, offsets.LogBounds{End: 5})
 	b, err = json.Marshal(d)
 	if err != nil {

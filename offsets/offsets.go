@@ -93,8 +93,9 @@ func (g GroupOffset) String() string {
 }
 
 // GroupOffsets is a snapshot of one consumer group's committed offsets: C per
-// source partition. A partition without a key has no committed offset; there
-// is no in-band value for "missing".
+// source partition, as kafkaadmin.Client.GroupOffsets reads them. A partition
+// without a key has no committed offset; there is no in-band value for
+// "missing".
 type GroupOffsets map[SourcePartition]int64
 
 // Lookup returns the committed offset of p, absent when the group has none.
@@ -106,18 +107,26 @@ func (g GroupOffsets) Lookup(p SourcePartition) GroupOffset {
 	return NewGroupOffset(c)
 }
 
-// LogBounds are a source partition's log start offset (the first offset not
+// LogBounds are a partition's log start offset (the first offset not
 // yet deleted by retention) and log end offset (the high watermark, the
 // offset the next produced record will get). A consumer may be positioned
 // anywhere in [Start, End]. The zero value is an empty partition that never
 // held a record.
+//
+// StableEnd is the last stable offset: the end a read_committed consumer
+// (MirrorMaker 2's source consumer) sees. It equals End unless a transaction
+// is open on the partition, in which case it is the first offset of that
+// transaction. It is 0 when whoever read the bounds did not read it (a plan
+// does not record it). The decisions of this package ([Decide],
+// [LogBounds.Validate]) use Start and End only.
 type LogBounds struct {
-	Start int64 `json:"log_start"`
-	End   int64 `json:"log_end"`
+	Start     int64 `json:"log_start"`
+	End       int64 `json:"log_end"`
+	StableEnd int64 `json:"stable_end,omitempty"`
 }
 
 // Validate reports whether b can be a partition's bounds: 0 <= Start <= End.
-// The error, if any, matches [ErrInvalidBounds].
+// StableEnd is not checked. The error, if any, matches [ErrInvalidBounds].
 func (b LogBounds) Validate() error {
 	if b.Start < 0 || b.End < b.Start {
 		return &DecisionError{Bounds: b, Err: ErrInvalidBounds}

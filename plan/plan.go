@@ -100,7 +100,8 @@ type Entry struct {
 	Partition offsets.SourcePartition
 	// GroupOffset is C, the group's committed offset (absent when none).
 	GroupOffset offsets.GroupOffset
-	// Bounds are the source partition's log start and end offsets.
+	// Bounds are the source partition's log start and end offsets. A plan
+	// does not record the last stable offset: Bounds.StableEnd is 0.
 	Bounds offsets.LogBounds
 	// TargetEnd is the end offset of the target partition when the snapshot
 	// was taken; MM2's first record for this partition lands at or after it.
@@ -159,7 +160,8 @@ type Snapshot struct {
 	// not list is an error.
 	Group offsets.GroupOffsets
 	// Source lists every source partition in scope with its log bounds. It
-	// defines the scope: every partition of every topic that moves.
+	// defines the scope: every partition of every topic that moves. Only
+	// Start and End are used; StableEnd is ignored.
 	Source map[offsets.SourcePartition]offsets.LogBounds
 	// TargetEnd holds the end offset of each target partition, one for every
 	// partition in Source.
@@ -210,7 +212,7 @@ func Build(spec Spec, snap Snapshot) (*Plan, error) {
 	badTarget := -1 // the first partition without a usable target end offset
 	for i, pt := range parts {
 		e := &entries[i]
-		e.Partition, e.Bounds = pt.p, pt.b
+		e.Partition, e.Bounds = pt.p, offsets.LogBounds{Start: pt.b.Start, End: pt.b.End}
 		if c, ok := snap.Group[pt.p]; ok {
 			e.GroupOffset = offsets.NewGroupOffset(c)
 			groupMatched++

@@ -303,6 +303,27 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestStableEndNotRecorded: bounds as kafkaadmin reads them carry the last
+// stable offset; a plan records only the log start and end, so the file, its
+// fingerprint and the decoded plan are those of bounds without it.
+func TestStableEndNotRecorded(t *testing.T) {
+	snap := applicableSnapshot()
+	withStable := applicableSnapshot()
+	for p, b := range withStable.Source {
+		b.StableEnd = max(b.End-1, b.Start) // an open transaction
+		withStable.Source[p] = b
+	}
+	want := mustBuild(t, blockedSpec(), snap)
+	got := mustBuild(t, blockedSpec(), withStable)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("plan built from bounds with StableEnd mismatch (-without +with):\n%s", diff)
+	}
+	if !bytes.Equal(encode(t, want), encode(t, got)) || want.Fingerprint != got.Fingerprint {
+		t.Errorf("StableEnd changed the plan file or its fingerprint")
+	}
+	golden(t, "applicable.plan.json", encode(t, got))
+}
+
 // TestDecodeErrors edits a valid encoded plan one way at a time; each edit
 // must give its own error. Edits of entries keep the old fingerprint: entry
 // rules are checked before it.

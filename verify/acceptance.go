@@ -21,8 +21,10 @@ const offsetSyncsTopics = `mm2-offset-syncs.*internal`
 // worker below Kafka 3.9, which always writes them), exactly the topic that
 // configuration names, on the cluster it names; and the running connector's
 // configuration still has the plan's digest. It returns the checks, passed
-// or failed, and an error only when a check could not run.
-func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadmin.Reader, p *plan.Plan, connector string) (Checks, error) {
+// or failed, and an error only when a check could not run. Like
+// [Precheck], it takes the clients themselves (it lists connectors, reads
+// their configurations and matches topics on both clusters).
+func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadmin.Client, p *plan.Plan, connector string) (Checks, error) {
 	var out Checks
 	statuses, err := c.Connectors(ctx)
 	if err != nil {
@@ -64,7 +66,7 @@ func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadm
 	}
 	for _, side := range []struct {
 		name string
-		r    *kafkaadmin.Reader
+		r    *kafkaadmin.Client
 	}{{"source", source}, {"target", target}} {
 		topics, err := side.r.TopicsMatching(ctx, offsetSyncsTopics)
 		if err != nil {

@@ -138,8 +138,8 @@ type BoundaryRecord struct {
 // Fetch per leader, read_committed as MM2 reads) and returns its offset and
 // digest, in plan order. Call it while the connector is still STOPPED, just
 // before resuming it, and keep the result (the CLI writes it to the audit
-// file) for [CheckBoundary]. Errors: the reader's.
-func CaptureBoundary(ctx context.Context, source *kafkaadmin.Reader, p *plan.Plan) ([]BoundaryRecord, error) {
+// file) for [CheckBoundary]. Errors: the source client's.
+func CaptureBoundary(ctx context.Context, source FirstRecordReader, p *plan.Plan) ([]BoundaryRecord, error) {
 	from := make(map[kafkaadmin.TopicPartition]int64)
 	for _, e := range p.Entries {
 		if e.Action != offsets.ActionBlock {
@@ -269,7 +269,7 @@ const lookBack = 16
 // seconds; log may be nil.
 //
 // Errors: a read that failed, or a policy that cannot name a target topic.
-func CheckBoundary(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy offsets.ReplicationPolicy, capture []BoundaryRecord, log *slog.Logger) ([]Boundary, error) {
+func CheckBoundary(ctx context.Context, source BoundarySource, target RecordReader, p *plan.Plan, policy offsets.ReplicationPolicy, capture []BoundaryRecord, log *slog.Logger) ([]Boundary, error) {
 	captured := make(map[offsets.SourcePartition]BoundaryRecord, len(capture))
 	for _, c := range capture {
 		captured[c.Partition] = c
@@ -386,7 +386,7 @@ func countPending(out []Boundary) int {
 // since removed from the source, or, with no capture, the first record the
 // source holds now at C, which compaction may have made later than the one
 // MM2 copied (see CheckBoundary).
-func placeAfterCompaction(ctx context.Context, source, target *kafkaadmin.Reader, out []Boundary) error {
+func placeAfterCompaction(ctx context.Context, source, target RecordReader, out []Boundary) error {
 	srcSpans := make(map[kafkaadmin.TopicPartition]kafkaadmin.Span)
 	tgtSpans := make(map[kafkaadmin.TopicPartition]kafkaadmin.Span)
 	for _, b := range out {
@@ -479,7 +479,7 @@ func (b *Boundary) targetPartition() kafkaadmin.TopicPartition {
 
 // checkCaptured reads the source at the captured partitions' starting
 // offsets and marks those whose captured record is gone.
-func checkCaptured(ctx context.Context, source *kafkaadmin.Reader, out []Boundary, captured map[offsets.SourcePartition]BoundaryRecord) error {
+func checkCaptured(ctx context.Context, source FirstRecordReader, out []Boundary, captured map[offsets.SourcePartition]BoundaryRecord) error {
 	from := make(map[kafkaadmin.TopicPartition]int64)
 	for _, b := range out {
 		if b.Captured {
@@ -511,7 +511,7 @@ func checkCaptured(ctx context.Context, source *kafkaadmin.Reader, out []Boundar
 // otherwise the number of target records before the target end that are
 // copies of source records at or after C (the captured one, or those the
 // source still holds).
-func countDuplicates(ctx context.Context, source, target *kafkaadmin.Reader, out []Boundary, want map[offsets.SourcePartition]RecordDigest) error {
+func countDuplicates(ctx context.Context, source BoundarySource, target RecordReader, out []Boundary, want map[offsets.SourcePartition]RecordDigest) error {
 	srcSpans := make(map[kafkaadmin.TopicPartition]kafkaadmin.Span)
 	tgtSpans := make(map[kafkaadmin.TopicPartition]kafkaadmin.Span)
 	for _, b := range out {
@@ -566,7 +566,7 @@ func countDuplicates(ctx context.Context, source, target *kafkaadmin.Reader, out
 	}
 	cost := func(b *Boundary) int64 {
 		src := int64(scanWindow)
-		if lb, ok := ends[b.Partition]; ok && lb.Err == nil {
+		if lb, ok := ends[b.Partition]; ok { // absent when it could not be read
 			src = min(src, max(lb.End-b.SourceOffset, 0))
 		}
 		return src + min(int64(scanWindow), b.TargetOffset)

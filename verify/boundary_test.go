@@ -16,9 +16,16 @@ import (
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 
+// recordTime is the timestamp of the records the tests write on both
+// clusters, so that a copy compares equal. It is recent: a record older than
+// retention.ms (7 days by default) lets the broker's retention check delete
+// its segment in the middle of a test, and the read then finds the offset
+// out of range.
+var recordTime = time.Now().Truncate(time.Millisecond)
+
 func msg(topic, key, value string) *sarama.ProducerMessage {
 	return &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(key), Value: sarama.StringEncoder(value),
-		Headers: []sarama.RecordHeader{{Key: []byte("h"), Value: []byte(value)}}, Timestamp: time.UnixMilli(1_700_000_000_000)}
+		Headers: []sarama.RecordHeader{{Key: []byte("h"), Value: []byte(value)}}, Timestamp: recordTime}
 }
 
 // transactionalTopic writes, on partition 0 of a new topic of the source
@@ -53,7 +60,7 @@ func transactionalTopic(ctx context.Context, t *testing.T, sb *sandbox.Sandbox) 
 	}
 	// The coordinator writes the markers after the commit returns: wait
 	// until the last stable offset is past the last one.
-	source, _ := readers(t, sb)
+	source, _ := clients(t, sb)
 	for {
 		b, err := source.LogBounds(ctx, []kafkaadmin.TopicPartition{{Topic: topic}})
 		if err != nil {
@@ -77,7 +84,7 @@ func transactionalTopic(ctx context.Context, t *testing.T, sb *sandbox.Sandbox) 
 // cries wolf; an offset shifted by one still fails.
 func TestBoundaryTransactional(t *testing.T) {
 	sb := sandboxtest.Shared(t)
-	source, target := readers(t, sb)
+	source, target := clients(t, sb)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	topic := transactionalTopic(ctx, t, sb)
@@ -118,7 +125,7 @@ func TestBoundaryTransactional(t *testing.T) {
 // high watermark minus the next offset (the old rule) says 1 forever.
 func TestLagTransactional(t *testing.T) {
 	sb := sandboxtest.Shared(t)
-	source, _ := readers(t, sb)
+	source, _ := clients(t, sb)
 	c, err := connect.New(sb.ConnectURL())
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +172,7 @@ func TestLagTransactional(t *testing.T) {
 // the source no longer holds it.
 func TestBoundaryCompacted(t *testing.T) {
 	sb := sandboxtest.Shared(t)
-	source, target := readers(t, sb)
+	source, target := clients(t, sb)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	topic := unique("verify-compact")
@@ -271,7 +278,7 @@ func TestBoundaryCompacted(t *testing.T) {
 // r2 again; the report says 2 duplicates are expected, none is lost.
 func TestBoundaryDuplicates(t *testing.T) {
 	sb := sandboxtest.Shared(t)
-	source, target := readers(t, sb)
+	source, target := clients(t, sb)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	topic := unique("verify-dups")

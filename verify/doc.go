@@ -22,6 +22,14 @@
 //   - ReadLag and WaitCaughtUp follow MM2's progress.
 //   - Acceptance checks the shape the design insists on.
 //
+// The thin I/O helpers take small interfaces that *kafkaadmin.Client and
+// *connect.Client implement — [BoundsReader], [FirstRecordReader],
+// [RecordReader], [BoundarySource], [LagSource], [ClusterReader],
+// [MirrorOffsetsReader], [ConnectOffsetsReader] — so a tool's tests can
+// drive them with fakes.
+// Precheck and Acceptance read many kinds of facts and take the clients
+// themselves.
+//
 // What Connect holds is compared elsewhere, without Kafka: the comparison is
 // offsets.CompareReadBack, the guard before an apply is plan.Guard, and
 // connect.Client.WaitMirrorOffsets reads back until they match — so a tool

@@ -29,8 +29,8 @@ func Example_guardedApply() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	source, _ := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{"source-kafka:9092"}})
-	target, _ := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{"target-kafka:9092"}})
+	source, _ := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{"source-kafka:9092"}})
+	target, _ := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{"target-kafka:9092"}})
 	c, _ := connect.New("http://connect:8083")
 	name := p.ConnectorName
 

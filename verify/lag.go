@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/internal/progress"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
@@ -70,7 +69,7 @@ func NextOffsets(p *plan.Plan, got []offsets.ConnectOffset) map[offsets.SourcePa
 // record at or after each partition's next offset (absent when there is
 // none before the last stable offset). It is pure; the result is in plan
 // order when next came from [NextOffsets] of that plan.
-func Lag(p *plan.Plan, next map[offsets.SourcePartition]int64, bounds map[offsets.SourcePartition]kafkaadmin.LogBounds, pending map[offsets.SourcePartition]int64) []PartitionLag {
+func Lag(p *plan.Plan, next map[offsets.SourcePartition]int64, bounds map[offsets.SourcePartition]offsets.LogBounds, pending map[offsets.SourcePartition]int64) []PartitionLag {
 	var out []PartitionLag
 	for _, e := range p.Entries {
 		n, ok := next[e.Partition]
@@ -110,7 +109,7 @@ func startOf(e plan.Entry) int64 {
 // partitions whose next offset is below the last stable offset, the first
 // committed record MM2 has yet to copy (one batched Fetch per leader), and
 // returns the lag of every partition of the plan in plan order.
-func ReadLag(ctx context.Context, c *connect.Client, source *kafkaadmin.Reader, p *plan.Plan, connector string) ([]PartitionLag, error) {
+func ReadLag(ctx context.Context, c MirrorOffsetsReader, source LagSource, p *plan.Plan, connector string) ([]PartitionLag, error) {
 	got, err := c.MirrorOffsets(ctx, connector)
 	if err != nil {
 		return nil, err
@@ -120,7 +119,7 @@ func ReadLag(ctx context.Context, c *connect.Client, source *kafkaadmin.Reader, 
 
 // LagOf is ReadLag for connector offsets already read (got): it reads only
 // the source.
-func LagOf(ctx context.Context, source *kafkaadmin.Reader, p *plan.Plan, got []offsets.ConnectOffset) ([]PartitionLag, error) {
+func LagOf(ctx context.Context, source LagSource, p *plan.Plan, got []offsets.ConnectOffset) ([]PartitionLag, error) {
 	next := NextOffsets(p, got)
 	tps := make([]kafkaadmin.TopicPartition, 0, len(next))
 	for tp := range next {
@@ -140,7 +139,7 @@ func LagOf(ctx context.Context, source *kafkaadmin.Reader, p *plan.Plan, got []o
 // firstPending reads, for each partition whose next offset is below its last
 // stable offset, the offset of the first committed data record at or after
 // it.
-func firstPending(ctx context.Context, source *kafkaadmin.Reader, next map[offsets.SourcePartition]int64, bounds map[offsets.SourcePartition]kafkaadmin.LogBounds) (map[offsets.SourcePartition]int64, error) {
+func firstPending(ctx context.Context, source FirstRecordReader, next map[offsets.SourcePartition]int64, bounds map[offsets.SourcePartition]offsets.LogBounds) (map[offsets.SourcePartition]int64, error) {
 	from := make(map[kafkaadmin.TopicPartition]int64)
 	for tp, n := range next {
 		if n < bounds[tp].StableEnd {
@@ -207,7 +206,7 @@ func behind(lags []PartitionLag, goal map[offsets.SourcePartition]int64) int {
 // While it waits it logs the lag on log, at most every few seconds; log may
 // be nil. On timeout it returns what it saw and an error wrapping the
 // context's.
-func WaitCaughtUp(ctx context.Context, c *connect.Client, source *kafkaadmin.Reader, p *plan.Plan, connector string, log *slog.Logger) (CatchUp, error) {
+func WaitCaughtUp(ctx context.Context, c MirrorOffsetsReader, source LagSource, p *plan.Plan, connector string, log *slog.Logger) (CatchUp, error) {
 	var res CatchUp
 	var goal map[offsets.SourcePartition]int64
 	wait := newPoll(100*time.Millisecond, time.Second)

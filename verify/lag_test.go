@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -39,13 +38,13 @@ func testPlan(t *testing.T) *plan.Plan {
 func TestLag(t *testing.T) {
 	p := testPlan(t)
 	a0, a1 := offsets.SourcePartition{Topic: "a", Partition: 0}, offsets.SourcePartition{Topic: "a", Partition: 1}
-	bounds := func(end0, stable0, end1 int64) map[offsets.SourcePartition]kafkaadmin.LogBounds {
-		return map[offsets.SourcePartition]kafkaadmin.LogBounds{a0: {End: end0, StableEnd: stable0}, a1: {End: end1, StableEnd: end1}}
+	bounds := func(end0, stable0, end1 int64) map[offsets.SourcePartition]offsets.LogBounds {
+		return map[offsets.SourcePartition]offsets.LogBounds{a0: {End: end0, StableEnd: stable0}, a1: {End: end1, StableEnd: end1}}
 	}
 	for _, tc := range []struct {
 		name    string
 		got     []offsets.ConnectOffset
-		bounds  map[offsets.SourcePartition]kafkaadmin.LogBounds
+		bounds  map[offsets.SourcePartition]offsets.LogBounds
 		pending map[offsets.SourcePartition]int64
 		want    []verify.PartitionLag
 	}{

@@ -22,8 +22,11 @@ import (
 // pass that input: it is read again (a restarted dedicated-mode MirrorMaker
 // moves them). Other plans take nil.
 //
-// Errors: the readers' errors, except unknown topics.
-func Observe(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Plan, policy offsets.ReplicationPolicy, input OffsetsInput) (Observation, error) {
+// source and target are usually *kafkaadmin.Client; a test may pass fakes
+// of [ClusterReader].
+//
+// Errors: the clients' errors, except unknown topics.
+func Observe(ctx context.Context, source, target ClusterReader, p *plan.Plan, policy offsets.ReplicationPolicy, input OffsetsInput) (Observation, error) {
 	var o Observation
 	var err error
 	if input != nil {
@@ -50,11 +53,7 @@ func Observe(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Pla
 	if err != nil {
 		return o, fmt.Errorf("re-read group %s: %w", p.GroupID, err)
 	}
-	o.At, o.SourceTopics, o.Bounds = reading.At, reading.Topics, reading.Bounds
-	o.Committed = make(map[offsets.SourcePartition]int64, len(reading.Offsets.Committed))
-	for tp, c := range reading.Offsets.Committed {
-		o.Committed[tp] = c.Offset
-	}
+	o.At, o.SourceTopics, o.Bounds, o.Committed = reading.At, reading.Topics, reading.Bounds, reading.Committed
 
 	back := make(map[string]string, len(topics)) // target topic -> source topic
 	var names []string
@@ -90,7 +89,7 @@ func Observe(ctx context.Context, source, target *kafkaadmin.Reader, p *plan.Pla
 }
 
 // readExisting is ReadGroup over the topics that exist.
-func readExisting(ctx context.Context, r *kafkaadmin.Reader, group string, topics []string) (kafkaadmin.Reading, error) {
+func readExisting(ctx context.Context, r ClusterReader, group string, topics []string) (kafkaadmin.Reading, error) {
 	for {
 		rd, err := r.ReadGroup(ctx, group, topics)
 		var ute *kafkaadmin.UnknownTopicsError
@@ -105,7 +104,7 @@ func readExisting(ctx context.Context, r *kafkaadmin.Reader, group string, topic
 }
 
 // existingTopics returns the partition counts of the named topics that exist.
-func existingTopics(ctx context.Context, r *kafkaadmin.Reader, names []string) (kafkaadmin.Topics, error) {
+func existingTopics(ctx context.Context, r ClusterReader, names []string) (kafkaadmin.Topics, error) {
 	for {
 		t, err := r.Topics(ctx, names...)
 		var ute *kafkaadmin.UnknownTopicsError

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -115,7 +116,7 @@ func (f FileOffsets) Read(context.Context) (offsets.GroupOffsets, error) {
 // MirrorSourceConnector — and turns them into C = M+1 for the topics in
 // scope (offsets.Reverse). Alias is that connector's source.cluster.alias.
 type ConnectorOffsets struct {
-	Reader    *kafkaadmin.Reader
+	Reader    ConnectOffsetsReader
 	Topic     string
 	Connector string
 	Alias     string
@@ -262,7 +263,13 @@ func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
 //
 // An error is returned only when a check could not run at all; failed
 // checks are in the report (see PrecheckReport.Err).
-func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin.Reader, spec PrecheckSpec) (*PrecheckReport, error) {
+//
+// Unlike the other I/O helpers, Precheck takes the clients themselves, not
+// small interfaces: it reads some fifteen kinds of facts (groups, commits,
+// bounds, records, topic and broker configurations, permissions,
+// connectors, plugins, worker versions), and a fake of all of them would be
+// a second implementation of Kafka and Connect. Test it against real ones.
+func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin.Client, spec PrecheckSpec) (*PrecheckReport, error) {
 	log := spec.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -344,13 +351,11 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	}
 	second := snap.Second
 	committed := offsets.GroupOffsets{}
-	r.Bounds = make(map[offsets.SourcePartition]offsets.LogBounds, len(second.Bounds))
-	for _, tp := range second.Offsets.Partitions {
-		if c, ok := second.Offsets.Committed[tp]; ok {
-			committed[tp] = c.Offset
-		}
-		b := second.Bounds[tp]
-		r.Bounds[tp] = offsets.LogBounds{Start: b.Start, End: b.End}
+	maps.Copy(committed, second.Committed)
+	parts := second.Topics.Partitions()
+	r.Bounds = make(map[offsets.SourcePartition]offsets.LogBounds, len(parts))
+	for _, tp := range parts {
+		r.Bounds[tp] = second.Bounds[tp] // zero when unread: offsets-readable failed
 	}
 	groupExists := group.State != kafkaadmin.GroupDead || len(committed) > 0
 
@@ -375,7 +380,6 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	case !groupExists:
 		cs.add("group-exists", Fail, "group %s does not exist (no members, no committed offset on any partition): check the group name; a Flink job commits to its KafkaSource's group.id", spec.Group)
 	}
-	parts := second.Offsets.Partitions
 	if missing := len(parts) - countIn(r.Group, parts); missing > 0 {
 		cs.add("offsets-complete", Fail, "%d of %d partitions have no committed offset in the %s (see the plan's blocked entries)", missing, len(parts), r.OffsetsFrom.Kind)
 	} else {
@@ -444,7 +448,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 
 // TargetEnds reads the end offset of every target partition of the source
 // topics (named by policy), keyed by the source partition it receives.
-func TargetEnds(ctx context.Context, target *kafkaadmin.Reader, topics kafkaadmin.Topics, policy offsets.ReplicationPolicy) (map[offsets.SourcePartition]int64, error) {
+func TargetEnds(ctx context.Context, target BoundsReader, topics kafkaadmin.Topics, policy offsets.ReplicationPolicy) (map[offsets.SourcePartition]int64, error) {
 	var tps []kafkaadmin.TopicPartition
 	back := make(map[kafkaadmin.TopicPartition]offsets.SourcePartition)
 	for topic, n := range topics {

@@ -19,10 +19,10 @@ import (
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 
-// secureReader connects to a secure cluster as user, with SCRAM-SHA-512.
-func secureReader(t *testing.T, sb *sandbox.Sandbox, b *sandbox.Broker, user sandbox.User) *kafkaadmin.Reader {
+// secureClient connects to a secure cluster as user, with SCRAM-SHA-512.
+func secureClient(t *testing.T, sb *sandbox.Sandbox, b *sandbox.Broker, user sandbox.User) *kafkaadmin.Client {
 	t.Helper()
-	r, err := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: b.Addrs(), SecurityProtocol: kafkaadmin.SASLSSL,
+	r, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: b.Addrs(), SecurityProtocol: kafkaadmin.SASLSSL,
 		SASLMechanism: kafkaadmin.ScramSHA512, Username: user.Name, Password: redact.Secret(user.Password),
 		TLS: kafkaadmin.TLSConfig{CAFile: sb.CAFile()}})
 	if err != nil {
@@ -72,7 +72,7 @@ func TestPrecheckPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	pinReplicaFetch(t, src, topic)
-	adminSrc, adminTgt := secureReader(t, sb, src, src.Admin()), secureReader(t, sb, tgt, tgt.Admin())
+	adminSrc, adminTgt := secureClient(t, sb, src, src.Admin()), secureClient(t, sb, tgt, tgt.Admin())
 	if err := adminSrc.CommitOffsets(ctx, group, map[kafkaadmin.TopicPartition]int64{{Topic: topic, Partition: 0}: 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestPrecheckPermissions(t *testing.T) {
 		}
 		users[i] = u
 	}
-	toolSrc, toolTgt := secureReader(t, sb, src, users[0]), secureReader(t, sb, tgt, users[1])
+	toolSrc, toolTgt := secureClient(t, sb, src, users[0]), secureClient(t, sb, tgt, users[1])
 	admins := map[*sandbox.Broker]sarama.ClusterAdmin{}
 	for _, b := range []*sandbox.Broker{src, tgt} {
 		a, err := sarama.NewClusterAdmin(b.Addrs(), b.SaramaConfig())
@@ -169,13 +169,13 @@ func TestPrecheckPermissions(t *testing.T) {
 				t.Fatal(err)
 			}
 			w := written{Topics: slices.Sorted(maps.Keys(ts))}
-			r := map[string]*kafkaadmin.Reader{"source": adminSrc, "target": adminTgt}[name]
+			r := map[string]*kafkaadmin.Client{"source": adminSrc, "target": adminTgt}[name]
 			if name == "source" {
 				g, err := r.GroupOffsets(ctx, group, []string{topic})
 				if err != nil {
 					t.Fatal(err)
 				}
-				w.Commits = g.Offsets()
+				w.Commits = g
 			}
 			bounds, err := r.LogBounds(ctx, []kafkaadmin.TopicPartition{{Topic: topic, Partition: 0}})
 			if err != nil {

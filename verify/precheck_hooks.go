@@ -28,7 +28,7 @@ func targetNames(spec PrecheckSpec) map[string]string {
 // precheckAccess asks both clusters what the tool's principal may do and
 // checks it against what the cutover needs. It returns false when the
 // principal may not DESCRIBE what Precheck reads next.
-func precheckAccess(ctx context.Context, cs *Checks, source, target *kafkaadmin.Reader, spec PrecheckSpec, workerVersion string) bool {
+func precheckAccess(ctx context.Context, cs *Checks, source, target *kafkaadmin.Client, spec PrecheckSpec, workerVersion string) bool {
 	targets := targetNames(spec)
 	var syncsOn, syncsTopic string
 	if workerVersion != "" {
@@ -67,7 +67,7 @@ func precheckAccess(ctx context.Context, cs *Checks, source, target *kafkaadmin.
 // targetEndsNow reads the target topics' end offsets, before the
 // stability window; nil when they cannot be read (the target-topics check
 // then says why).
-func targetEndsNow(ctx context.Context, source, target *kafkaadmin.Reader, spec PrecheckSpec) map[offsets.SourcePartition]int64 {
+func targetEndsNow(ctx context.Context, source, target *kafkaadmin.Client, spec PrecheckSpec) map[offsets.SourcePartition]int64 {
 	topics, err := source.Topics(ctx, spec.Topics...)
 	if err != nil {
 		return nil
@@ -81,7 +81,7 @@ func targetEndsNow(ctx context.Context, source, target *kafkaadmin.Reader, spec 
 
 // precheckRecordSizes reads the size limits of both clusters and checks
 // them (checkRecordSizes).
-func precheckRecordSizes(ctx context.Context, cs *Checks, source, target *kafkaadmin.Reader, spec PrecheckSpec) {
+func precheckRecordSizes(ctx context.Context, cs *Checks, source, target *kafkaadmin.Client, spec PrecheckSpec) {
 	f, err := readSizeFacts(ctx, source, target, targetNames(spec))
 	if err != nil {
 		cs.add("record-size", Warn, "cannot read the size limits: %v; record sizes are not checked", err)
@@ -93,7 +93,7 @@ func precheckRecordSizes(ctx context.Context, cs *Checks, source, target *kafkaa
 
 // precheckConnectors lists the Connect cluster's connectors and looks for
 // other writers of the cutover's topics (checkOtherConnectors).
-func precheckConnectors(ctx context.Context, cs *Checks, c *connect.Client, source, target *kafkaadmin.Reader, spec PrecheckSpec) {
+func precheckConnectors(ctx context.Context, cs *Checks, c *connect.Client, source, target *kafkaadmin.Client, spec PrecheckSpec) {
 	infos, err := c.ConnectorInfos(ctx)
 	if err != nil {
 		cs.add("other-mirror-connectors", Warn, "cannot list the Connect cluster's connectors: %v", err)

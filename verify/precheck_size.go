@@ -64,7 +64,7 @@ type sizeFacts struct {
 // max.message.bytes of every source and target topic, message.max.bytes
 // and replica.fetch.max.bytes of every broker of both clusters. A read that
 // fails is returned as an error for the check to report.
-func readSizeFacts(ctx context.Context, source, target *kafkaadmin.Reader, targets map[string]string) (sizeFacts, error) {
+func readSizeFacts(ctx context.Context, source, target *kafkaadmin.Client, targets map[string]string) (sizeFacts, error) {
 	f := sizeFacts{targets: targets}
 	var srcNames, tgtNames []string
 	for s, t := range targets {

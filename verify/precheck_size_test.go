@@ -146,7 +146,7 @@ func forward(t *testing.T, addr string) string {
 // loopback and do not.
 func TestPrecheckRecordSize(t *testing.T) {
 	sb := sandboxtest.Shared(t)
-	source, target := readers(t, sb)
+	source, target := clients(t, sb)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	src, dst := sb.Source().Bootstrap(), sb.Target().Bootstrap()
@@ -264,7 +264,7 @@ func TestPrecheckRecordSize(t *testing.T) {
 }
 
 // waitTopicConfig waits until the brokers report a topic's new setting.
-func waitTopicConfig(ctx context.Context, t *testing.T, r *kafkaadmin.Reader, topic, key, want string) {
+func waitTopicConfig(ctx context.Context, t *testing.T, r *kafkaadmin.Client, topic, key, want string) {
 	t.Helper()
 	for {
 		got, err := r.TopicConfigs(ctx, []string{topic}, key)

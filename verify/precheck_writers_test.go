@@ -25,7 +25,7 @@ import (
 // STOPPED: they need not run to be found.
 func TestPrecheckOtherWriters(t *testing.T) {
 	sb := sandboxtest.Shared(t)
-	source, target := readers(t, sb)
+	source, target := clients(t, sb)
 	c, err := connect.New(sb.ConnectURL())
 	if err != nil {
 		t.Fatal(err)

@@ -26,12 +26,12 @@ type Observation struct {
 	Group kafkaadmin.Group
 	// Committed holds the group's commits for the plan's partitions; a
 	// partition without a commit is absent.
-	Committed map[offsets.SourcePartition]int64
+	Committed offsets.GroupOffsets
 	// SourceTopics holds the partition count of each of the plan's source
 	// topics that exists.
 	SourceTopics kafkaadmin.Topics
 	// Bounds are the source partitions' log bounds.
-	Bounds map[offsets.SourcePartition]kafkaadmin.LogBounds
+	Bounds map[offsets.SourcePartition]offsets.LogBounds
 	// TargetTopics holds, keyed by source topic, the partition count of its
 	// target topic under the replication policy, for target topics that exist.
 	TargetTopics kafkaadmin.Topics

@@ -26,13 +26,13 @@ func unique(name string) string {
 	return name + "-" + strconv.FormatInt(time.Now().UnixNano()%1_000_000_000, 36)
 }
 
-func readers(t *testing.T, sb *sandbox.Sandbox) (source, target *kafkaadmin.Reader) {
+func clients(t *testing.T, sb *sandbox.Sandbox) (source, target *kafkaadmin.Client) {
 	t.Helper()
 	var err error
-	if source, err = kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{sb.Source().Bootstrap()}}); err != nil {
+	if source, err = kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{sb.Source().Bootstrap()}}); err != nil {
 		t.Fatal(err)
 	}
-	if target, err = kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{sb.Target().Bootstrap()}}); err != nil {
+	if target, err = kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{sb.Target().Bootstrap()}}); err != nil {
 		t.Fatal(err)
 	}
 	return source, target
@@ -69,7 +69,7 @@ func produce(ctx context.Context, t *testing.T, bootstrap, topic string, values 
 	for _, v := range values {
 		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder("k-" + v), Value: sarama.StringEncoder(v),
 			Headers:   []sarama.RecordHeader{{Key: []byte("h"), Value: []byte(v)}},
-			Timestamp: time.UnixMilli(1_700_000_000_000)})
+			Timestamp: recordTime})
 	}
 	if err := sandbox.Produce(ctx, bootstrap, msgs); err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func produce(ctx context.Context, t *testing.T, bootstrap, topic string, values 
 // never reached the target is a failure.
 func TestCheckBoundary(t *testing.T) {
 	sb := sandboxtest.Shared(t)
-	source, target := readers(t, sb)
+	source, target := clients(t, sb)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	topic := unique("verify-boundary")
@@ -130,7 +130,7 @@ func TestCheckBoundary(t *testing.T) {
 // whose configuration changed after the plan.
 func TestAcceptanceFindsWhatTheDesignForbids(t *testing.T) {
 	sb := sandboxtest.Dedicated(t, sandbox.Config{Workers: 1})
-	source, target := readers(t, sb)
+	source, target := clients(t, sb)
 	c, err := connect.New(sb.ConnectURL())
 	if err != nil {
 		t.Fatal(err)

@@ -47,7 +47,7 @@ type flinkCase struct {
 	topics    map[string]int32
 	parts     []flinklike.Partition
 	traffic   *flinklike.Traffic
-	src, tgt  *kafkaadmin.Reader
+	src, tgt  *kafkaadmin.Client
 	log       *slog.Logger
 }
 
@@ -75,10 +75,10 @@ func newFlinkCase(t *testing.T, ctx context.Context, name, version string) *flin
 		t.Fatal(err)
 	}
 	var err error
-	if fc.src, err = kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{sb.Source().Bootstrap()}}); err != nil {
+	if fc.src, err = kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{sb.Source().Bootstrap()}}); err != nil {
 		t.Fatal(err)
 	}
-	if fc.tgt, err = kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{sb.Target().Bootstrap()}}); err != nil {
+	if fc.tgt, err = kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{sb.Target().Bootstrap()}}); err != nil {
 		t.Fatal(err)
 	}
 	if fc.traffic, err = flinklike.StartTraffic(ctx, sb.Source().Bootstrap(), fc.parts, 2, 100*time.Millisecond); err != nil {
@@ -165,10 +165,10 @@ func (fc *flinkCase) committed(ctx context.Context) offsets.GroupOffsets {
 	if err != nil {
 		fc.t.Fatal(err)
 	}
-	return g.Offsets()
+	return g
 }
 
-func (fc *flinkCase) ends(ctx context.Context, r *kafkaadmin.Reader) offsets.GroupOffsets {
+func (fc *flinkCase) ends(ctx context.Context, r *kafkaadmin.Client) offsets.GroupOffsets {
 	fc.t.Helper()
 	b, err := r.LogBounds(ctx, fc.tps())
 	if err != nil {

@@ -70,7 +70,7 @@ func (sc *scenario) startRealFlink(ctx context.Context) (err error) {
 		return fmt.Errorf("flink job: %w", err)
 	}
 	sp, _ := job.LastCheckpoint()
-	r, err := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{src}, ClientID: "mm2cutover-demo"})
+	r, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{src}, ClientID: "mm2cutover-demo"})
 	if err != nil {
 		return err
 	}
@@ -81,8 +81,8 @@ func (sc *scenario) startRealFlink(ctx context.Context) (err error) {
 	sc.expectedDup = map[offsets.SourcePartition]int{}
 	lagging := 0
 	for p, s := range sp.Offsets {
-		if c, ok := g.Committed[p]; ok && s > c.Offset {
-			sc.expectedDup[p] = int(s - c.Offset)
+		if c, ok := g[p]; ok && s > c {
+			sc.expectedDup[p] = int(s - c)
 			lagging++
 		}
 	}

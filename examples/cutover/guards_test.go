@@ -166,7 +166,7 @@ func TestPrecheckNamesWhatIsWrong(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := g.Lookup(orders0.Topic, orders0.Partition)
+	c := g[kafkaadmin.TopicPartition{Topic: orders0.Topic, Partition: orders0.Partition}]
 	waitEnd(ctx, t, sc.cli.env.Source, kafkaadmin.TopicPartition{Topic: orders0.Topic, Partition: orders0.Partition}, c+2)
 	admin, err := sarama.NewClusterAdmin([]string{src}, sandbox.NewSaramaConfig())
 	if err != nil {

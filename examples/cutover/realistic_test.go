@@ -212,7 +212,7 @@ func TestRealisticCutover(t *testing.T) {
 	t.Log("the old job stopped; traffic goes on")
 
 	// Retention: log start = C on one partition, log start > C (expired) on another.
-	reader, err := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{src}})
+	reader, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{src}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,8 +220,8 @@ func TestRealisticCutover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cStart, _ := committed.Lookup(startAtC.Topic, startAtC.Partition)
-	cExp, _ := committed.Lookup(expired.Topic, expired.Partition)
+	cStart := committed[kafkaadmin.TopicPartition{Topic: startAtC.Topic, Partition: startAtC.Partition}]
+	cExp := committed[kafkaadmin.TopicPartition{Topic: expired.Topic, Partition: expired.Partition}]
 	waitEnd(ctx, t, reader, kafkaadmin.TopicPartition{Topic: expired.Topic, Partition: expired.Partition}, cExp+3)
 	admin, err := sarama.NewClusterAdmin([]string{src}, sandbox.NewSaramaConfig())
 	if err != nil {
@@ -308,7 +308,7 @@ func TestRealisticCutover(t *testing.T) {
 }
 
 // waitEnd waits until a partition's high watermark reaches end.
-func waitEnd(ctx context.Context, t *testing.T, r *kafkaadmin.Reader, tp kafkaadmin.TopicPartition, end int64) {
+func waitEnd(ctx context.Context, t *testing.T, r *kafkaadmin.Client, tp kafkaadmin.TopicPartition, end int64) {
 	t.Helper()
 	for {
 		b, err := r.LogBounds(ctx, []kafkaadmin.TopicPartition{tp})
@@ -389,15 +389,15 @@ func nonLeader(t *testing.T, sb *sandbox.Sandbox) string {
 // removedAtC gives the keys of the records at C of the busy compacted
 // partitions new values until compaction has removed at least one of those
 // records from the source (MM2 copied them first, right after resume).
-func removedAtC(ctx context.Context, t *testing.T, r *kafkaadmin.Reader, led *ledger, plain sarama.SyncProducer, group string) {
+func removedAtC(ctx context.Context, t *testing.T, r *kafkaadmin.Client, led *ledger, plain sarama.SyncProducer, group string) {
 	t.Helper()
 	g, err := r.GroupOffsets(ctx, group, []string{compactTopic})
 	if err != nil {
 		t.Fatal(err)
 	}
 	from := map[kafkaadmin.TopicPartition]int64{}
-	for tp, c := range g.Committed {
-		from[tp] = c.Offset
+	for tp, c := range g {
+		from[tp] = c
 	}
 	atC, err := r.FirstRecords(ctx, from, kafkaadmin.ReadCommitted)
 	if err != nil {
@@ -437,7 +437,7 @@ func removedAtC(ctx context.Context, t *testing.T, r *kafkaadmin.Reader, led *le
 func checkLedger(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, led *ledger, topics map[string]int32) {
 	t.Helper()
 	read := func(bootstrap string) map[kafkaadmin.TopicPartition][]kafkaadmin.Record {
-		r, err := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{bootstrap}})
+		r, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{bootstrap}})
 		if err != nil {
 			t.Fatal(err)
 		}

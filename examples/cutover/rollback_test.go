@@ -148,7 +148,7 @@ func TestRollbackAfterResume(t *testing.T) {
 	advanced := 0
 	for _, e := range p.Entries {
 		tp := e.Partition
-		cPrime := got.Committed[tp].Offset
+		cPrime := got[tp]
 		if want := ends[tp].End; cPrime != want {
 			t.Errorf("%s: C' = %d, want the next unreplicated offset %d", tp, cPrime, want)
 		}

@@ -292,9 +292,9 @@ func copyOf(m *sarama.ConsumerMessage) *sarama.ProducerMessage {
 	return &sarama.ProducerMessage{Topic: m.Topic, Partition: m.Partition, Key: sarama.ByteEncoder(m.Key), Value: sarama.ByteEncoder(m.Value), Headers: hs}
 }
 
-// admin returns a reader of b as its admin user, over SASL_SSL.
-func (sc *secureScenario) admin(b *sandbox.Broker) (*kafkaadmin.Reader, error) {
-	return kafkaadmin.NewReader(kafkaadmin.Config{
+// admin returns a client of b as its admin user, over SASL_SSL.
+func (sc *secureScenario) admin(b *sandbox.Broker) (*kafkaadmin.Client, error) {
+	return kafkaadmin.NewClient(kafkaadmin.Config{
 		BootstrapServers: b.Addrs(), ClientID: "mm2cutover-secure-demo", SecurityProtocol: kafkaadmin.SASLSSL,
 		SASLMechanism: kafkaadmin.ScramSHA512, Username: b.Admin().Name, Password: redact.Secret(b.Admin().Password),
 		TLS: kafkaadmin.TLSConfig{CAFile: sc.sb.CAFile()},
@@ -437,7 +437,7 @@ func (sc *secureScenario) rollback(ctx context.Context) error {
 		return err
 	}
 	for _, tp := range tps {
-		if c := got.Committed[tp].Offset; c != bounds[tp].End {
+		if c := got[tp]; c != bounds[tp].End {
 			return fmt.Errorf("after the rollback %s: C' = %d, want the log end %d", tp, c, bounds[tp].End)
 		}
 	}

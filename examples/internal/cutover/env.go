@@ -17,8 +17,8 @@ import (
 
 // Env holds the clients of the three systems a cutover talks to.
 type Env struct {
-	Source  *kafkaadmin.Reader // the source cluster, where the group and the data are
-	Target  *kafkaadmin.Reader // the target cluster
+	Source  *kafkaadmin.Client // the source cluster, where the group and the data are
+	Target  *kafkaadmin.Client // the target cluster
 	Connect *connect.Client    // the Connect cluster running MM2
 
 	// observed is the last observation of the clusters (the precheck's, or
@@ -35,11 +35,11 @@ func Open(s Settings) (*Env, error) {
 	s = s.WithDefaults()
 	src, tgt := s.Source, s.Target
 	src.Logger, tgt.Logger = s.Logger, s.Logger
-	source, err := kafkaadmin.NewReader(src)
+	source, err := kafkaadmin.NewClient(src)
 	if err != nil {
 		return nil, fmt.Errorf("%w: source cluster: %w", ErrSettings, err)
 	}
-	target, err := kafkaadmin.NewReader(tgt)
+	target, err := kafkaadmin.NewClient(tgt)
 	if err != nil {
 		return nil, fmt.Errorf("%w: target cluster: %w", ErrSettings, err)
 	}

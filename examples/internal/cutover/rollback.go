@@ -201,8 +201,8 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 		return res, err
 	}
 	for tp, c := range write {
-		if have, ok := after.Committed[tp]; !ok || have.Offset != c {
-			return res, fmt.Errorf("group %s: %s reads back %v, want %d", group, tp, after.Committed[tp], c)
+		if have := after.Lookup(tp); have != offsets.NewGroupOffset(c) {
+			return res, fmt.Errorf("group %s: %s reads back %v, want %d", group, tp, have, c)
 		}
 	}
 	res.Committed = len(write)
@@ -217,7 +217,7 @@ func guardGroup(ctx context.Context, env *Env, forward *plan.Plan, group string,
 	if err != nil {
 		return err
 	}
-	return verify.CheckRollbackGroup(forward, group, current.Offsets(), reverse)
+	return verify.CheckRollbackGroup(forward, group, current, reverse)
 }
 
 // settledOffsets reads the connector's offsets until two reads a second
@@ -260,10 +260,6 @@ func bounds(ctx context.Context, env *Env, s Settings, forward *plan.Plan) (map[
 	if err != nil {
 		return nil, nil, fmt.Errorf("source log bounds: %w", err)
 	}
-	out := make(map[offsets.SourcePartition]offsets.LogBounds, len(b))
-	for tp, lb := range b {
-		out[tp] = offsets.LogBounds{Start: lb.Start, End: lb.End}
-	}
 	ends, err := verify.TargetEnds(ctx, env.Target, topics, s.ReplicationPolicy())
-	return out, ends, err
+	return b, ends, err
 }

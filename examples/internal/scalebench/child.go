@@ -185,7 +185,7 @@ func statusRun(ctx context.Context, j job) childResult {
 // plans, applies and resumes with approval until the connector runs: the
 // operator pause at its shortest, the stability window included.
 func pauseRun(ctx context.Context, j job) childResult {
-	src, err := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{j.Source}, ClientID: "scalebench-job"})
+	src, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{j.Source}, ClientID: "scalebench-job"})
 	if err != nil {
 		return childResult{Error: err.Error()}
 	}

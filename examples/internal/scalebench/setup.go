@@ -273,16 +273,16 @@ func runJob(ctx context.Context, j job) (childResult, error) {
 // setUp creates the topics on both clusters (if missing) with two records
 // per source partition, and commits the group's offsets.
 func setUp(ctx context.Context, j job) error {
-	src, err := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{j.Source}, ClientID: "scalebench-setup"})
+	src, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{j.Source}, ClientID: "scalebench-setup"})
 	if err != nil {
 		return err
 	}
-	tgt, err := kafkaadmin.NewReader(kafkaadmin.Config{BootstrapServers: []string{j.Target}, ClientID: "scalebench-setup"})
+	tgt, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{j.Target}, ClientID: "scalebench-setup"})
 	if err != nil {
 		return err
 	}
 	for _, side := range []struct {
-		r         *kafkaadmin.Reader
+		r         *kafkaadmin.Client
 		bootstrap string
 	}{{src, j.Source}, {tgt, j.Target}} {
 		have, err := side.r.Topics(ctx, j.Topics...)

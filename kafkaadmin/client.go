@@ -28,20 +28,23 @@ const (
 // starts from; sarama lowers them to what each broker advertises.
 var protocolVersion = sarama.V2_8_0_0
 
-// Reader reads a consumer group's offsets and state and the log bounds of
-// its partitions from one Kafka cluster. It holds no connection between
-// calls; each call opens what it needs and closes it before returning.
-// A Reader is safe for concurrent use.
-type Reader struct {
+// Client talks to one Kafka cluster for a cutover. It reads the cluster
+// ID, topics, a consumer group's commits and state, the log bounds of
+// partitions, records, configurations and permissions, and it writes one
+// thing: a group's committed offsets ([Client.CommitOffsets]), for a
+// rollback. It holds no connection between calls; each call opens what it
+// needs and closes it before returning. A Client is safe for concurrent
+// use.
+type Client struct {
 	cfg      Config
 	tls      *tls.Config
 	log      *slog.Logger
 	requests atomic.Int64
 }
 
-// NewReader validates cfg and reads its TLS files. It does not contact
+// NewClient validates cfg and reads its TLS files. It does not contact
 // Kafka. It returns a [*ConfigError] for a bad config.
-func NewReader(cfg Config) (*Reader, error) {
+func NewClient(cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -64,18 +67,20 @@ func NewReader(cfg Config) (*Reader, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Reader{cfg: cfg, tls: tc, log: log}, nil
+	return &Client{cfg: cfg, tls: tc, log: log}, nil
 }
 
-// Requests returns how many Kafka requests the Reader has sent so far,
-// counting connection setup (ApiVersions, SASL) and retries.
-func (r *Reader) Requests() int64 {
+// Requests returns how many Kafka requests the Client has sent so far,
+// counting connection setup (ApiVersions, SASL) and retries. It is a cost
+// meter: a tool can report what a step cost the brokers, and the scale
+// benchmark (examples/internal/scalebench) compares readings by it.
+func (r *Client) Requests() int64 {
 	return r.requests.Load()
 }
 
 // saramaConfig builds the sarama config of one call. sarama never retries
 // or sleeps: retries are ours and select on the context.
-func (r *Reader) saramaConfig(d *callDialer) (*sarama.Config, error) {
+func (r *Client) saramaConfig(d *callDialer) (*sarama.Config, error) {
 	c := sarama.NewConfig()
 	c.ClientID = r.cfg.ClientID
 	c.Version = protocolVersion
@@ -133,7 +138,7 @@ func (r *Reader) saramaConfig(d *callDialer) (*sarama.Config, error) {
 
 // do runs fn in a fresh session bound to ctx, closes the session, and
 // makes the context's error win when the context is done.
-func (r *Reader) do(ctx context.Context, op string, fn func(s *session) error) error {
+func (r *Client) do(ctx context.Context, op string, fn func(s *session) error) error {
 	if err := ctx.Err(); err != nil {
 		return opError(op, err)
 	}
@@ -177,7 +182,7 @@ func opError(op string, err error) error {
 
 // retry calls fn until it succeeds, fails with an error that is not
 // transient, the context is done, or Config.RetryTimeout has passed.
-func (r *Reader) retry(ctx context.Context, op string, fn func(attempt int) error) error {
+func (r *Client) retry(ctx context.Context, op string, fn func(attempt int) error) error {
 	start := time.Now()
 	backoff := firstBackoff
 	for attempt := 1; ; attempt++ {
@@ -211,7 +216,7 @@ func (r *Reader) retry(ctx context.Context, op string, fn func(attempt int) erro
 // session is the state of one call: its connections, one per broker
 // address, and what it learned from metadata.
 type session struct {
-	r       *Reader
+	r       *Client
 	ctx     context.Context
 	conf    *sarama.Config
 	dialer  *callDialer
@@ -386,7 +391,7 @@ func (s *session) topics(names []string) (Topics, error) {
 // DescribeCluster (Kafka 2.8 or later) or, failing that, in Metadata.
 // Errors: the context's error, or a Kafka or connection error after
 // retries.
-func (r *Reader) ClusterID(ctx context.Context) (string, error) {
+func (r *Client) ClusterID(ctx context.Context) (string, error) {
 	var id string
 	err := r.do(ctx, "cluster id", func(s *session) error {
 		return r.retry(ctx, "cluster id", func(int) error {
@@ -424,7 +429,7 @@ func (r *Reader) ClusterID(ctx context.Context) (string, error) {
 // [*ArgumentError] for an empty list or name, an [*UnknownTopicsError]
 // naming the topics that do not exist, the context's error, or a Kafka or
 // connection error after retries.
-func (r *Reader) Topics(ctx context.Context, names ...string) (Topics, error) {
+func (r *Client) Topics(ctx context.Context, names ...string) (Topics, error) {
 	if err := checkTopicNames("Topics", names); err != nil {
 		return nil, err
 	}
@@ -443,7 +448,7 @@ func (r *Reader) Topics(ctx context.Context, names ...string) (Topics, error) {
 // start with "__", never match. No match gives an empty Topics and no
 // error. Errors: an [*ArgumentError] for a bad pattern, the context's
 // error, or a Kafka or connection error after retries.
-func (r *Reader) TopicsMatching(ctx context.Context, pattern string) (Topics, error) {
+func (r *Client) TopicsMatching(ctx context.Context, pattern string) (Topics, error) {
 	re, err := regexp.Compile(`^(?:` + pattern + `)$`)
 	if err != nil || pattern == "" {
 		return nil, &ArgumentError{Op: "TopicsMatching", Reason: fmt.Sprintf("bad pattern %q", pattern)}
