@@ -72,6 +72,6 @@
 // Group offsets can come from the CSV that kafka-consumer-groups.sh
 // --reset-offsets --export writes ([ParseResetOffsetsCSV]) or from another
 // MirrorSourceConnector's GET /connectors/{name}/offsets, where each M becomes
-// C = M+1 ([ParseConnectorOffsets]). The plan records which input it was
+// C = M+1 ([GroupOffsetsFromConnector]). The plan records which input it was
 // built from ([Spec.OffsetsFrom]).
 package plan

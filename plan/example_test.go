@@ -109,10 +109,10 @@ func ExampleParseResetOffsetsCSV() {
 	// map[orders-0:42 orders-1:0] <nil>
 }
 
-func ExampleParseConnectorOffsets() {
+func ExampleGroupOffsetsFromConnector() {
 	// GET /connectors/old-mirror/offsets of a connector with source.cluster.alias "dc1".
 	body := `{"offsets":[{"partition":{"cluster":"dc1","topic":"orders","partition":0},"offset":{"offset":41}}]}`
-	group, err := plan.ParseConnectorOffsets(strings.NewReader(body), "dc1")
+	group, err := plan.GroupOffsetsFromConnector(strings.NewReader(body), "dc1")
 	fmt.Println(group, err)
 	// Output:
 	// map[orders-0:42] <nil>

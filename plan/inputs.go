@@ -99,18 +99,20 @@ func ParseResetOffsetsCSV(r io.Reader, group string) (offsets.GroupOffsets, erro
 	return out, nil
 }
 
-// ParseConnectorOffsets reads the body of GET /connectors/{name}/offsets of
+// GroupOffsetsFromConnector reads the body of GET /connectors/{name}/offsets of
 // another MirrorSourceConnector (a dedicated-mode MM2 moved to Connect, or a
 // connector under another name) and returns the group offsets it stands for:
 // each stored M becomes C = M+1 ([offsets.Reverse]). alias is that
 // connector's source.cluster.alias; an entry under any other alias is an
 // error, not skipped. An empty list gives an empty result: every partition
-// will then block as missing.
+// will then block as missing. It is [offsets.ParseConnectOffsets] (which
+// returns what Connect stores, M) followed by offsets.Reverse with the alias
+// check, and is named for what it returns: the group offsets C.
 //
 // Errors match [ErrMalformed] and [offsets.ErrMalformed] for a body that is
 // not such a list; otherwise they are the [*offsets.PartitionError] of
 // offsets.Reverse, or the error of r.
-func ParseConnectorOffsets(r io.Reader, alias string) (offsets.GroupOffsets, error) {
+func GroupOffsetsFromConnector(r io.Reader, alias string) (offsets.GroupOffsets, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("plan: reading connector offsets: %w", err)

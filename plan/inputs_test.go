@@ -95,16 +95,16 @@ func TestParseResetOffsetsCSV(t *testing.T) {
 	}
 }
 
-func TestParseConnectorOffsets(t *testing.T) {
+func TestGroupOffsetsFromConnector(t *testing.T) {
 	body := `{"offsets":[
 		{"partition":{"cluster":"dc1","topic":"orders","partition":0},"offset":{"offset":41}},
 		{"partition":{"cluster":"dc1","topic":"orders","partition":1},"offset":{"offset":0}}]}`
-	got, err := plan.ParseConnectorOffsets(strings.NewReader(body), "dc1")
+	got, err := plan.GroupOffsetsFromConnector(strings.NewReader(body), "dc1")
 	want := offsets.GroupOffsets{sp("orders", 0): 42, sp("orders", 1): 1}
 	if err != nil || !cmp.Equal(want, got) {
 		t.Errorf("got %v, %v; want %v", got, err, want)
 	}
-	got, err = plan.ParseConnectorOffsets(strings.NewReader(`{"offsets":[]}`), "dc1")
+	got, err = plan.GroupOffsetsFromConnector(strings.NewReader(`{"offsets":[]}`), "dc1")
 	if err != nil || len(got) != 0 {
 		t.Errorf("empty list: got %v, %v", got, err)
 	}
@@ -119,9 +119,9 @@ func TestParseConnectorOffsets(t *testing.T) {
 		{`{"offsets":[{"partition":{"cluster":"dc1","topic":"orders","partition":0},"offset":{"offset":5}}]}x`, "dc1", offsets.ErrMalformed},
 		{`{"error_code":404,"message":"Connector x not found"}`, "dc1", plan.ErrMalformed},
 	} {
-		got, err := plan.ParseConnectorOffsets(strings.NewReader(tt.body), tt.alias)
+		got, err := plan.GroupOffsetsFromConnector(strings.NewReader(tt.body), tt.alias)
 		if !errors.Is(err, tt.want) {
-			t.Errorf("ParseConnectorOffsets(%s, %q) = %v, %v; want error matching %v", tt.body, tt.alias, got, err, tt.want)
+			t.Errorf("GroupOffsetsFromConnector(%s, %q) = %v, %v; want error matching %v", tt.body, tt.alias, got, err, tt.want)
 		}
 	}
 }
