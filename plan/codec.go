@@ -386,9 +386,16 @@ type wireEntry struct {
 // before, except that the keys of an entry must be spelled exactly (not in
 // another case) and given once.
 func decode(r io.Reader, checkFingerprint bool) (*Plan, error) {
-	lx := newLexer(r)
 	var w wirePlan
-	unknown, err := w.decode(lx)
+	unknown, err := w.decode(newLexer(r))
+	return w.finish(unknown, err, checkFingerprint)
+}
+
+// finish turns a decoded wirePlan into a Plan: the schema version first
+// (a newer plan's error names its version, not what it could not parse),
+// then the fields its version does not know, then validation. unknown and
+// err are what decoding the wire form returned.
+func (w *wirePlan) finish(unknown string, err error, checkFingerprint bool) (*Plan, error) {
 	if err != nil {
 		if w.SchemaVersion.present && !w.SchemaVersion.null && !readable(w.SchemaVersion.v) {
 			return nil, &SchemaVersionError{Got: w.SchemaVersion.v, Want: SchemaVersion}

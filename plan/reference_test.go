@@ -22,32 +22,7 @@ func refDecode(r io.Reader, checkFingerprint bool) (*Plan, error) {
 	dec.DisallowUnknownFields()
 	var w wirePlan
 	unknown, err := refDecodeTop(&w, dec)
-	if err != nil {
-		if w.SchemaVersion.present && !w.SchemaVersion.null && !readable(w.SchemaVersion.v) {
-			return nil, &SchemaVersionError{Got: w.SchemaVersion.v, Want: SchemaVersion}
-		}
-		return nil, err
-	}
-	if !w.SchemaVersion.present || w.SchemaVersion.null {
-		return nil, &FieldError{Field: "schema_version", Err: ErrMissingField}
-	}
-	if !readable(w.SchemaVersion.v) {
-		return nil, &SchemaVersionError{Got: w.SchemaVersion.v, Want: SchemaVersion}
-	}
-	if unknown == "" && w.SchemaVersion.v == 1 && w.OffsetsFrom != nil {
-		unknown = "offsets_from" // added by version 2
-	}
-	if unknown != "" {
-		return nil, unknownField(unknown, w.SchemaVersion.v)
-	}
-	p, err := w.plan()
-	if err != nil {
-		return nil, err
-	}
-	if err := p.validate(checkFingerprint); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return w.finish(unknown, err, checkFingerprint)
 }
 
 // refInt is jsonInt as encoding/json filled it.
