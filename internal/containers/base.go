@@ -55,7 +55,34 @@ func (d DebianRootfs) Ensure(ctx context.Context, p *Podman, cacheDir string, lo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	ref := d.Ref()
+	return p.ensureImage(ctx, d.Ref(), cacheDir, func(ref string) error { return d.make(ctx, p, ref, cacheDir, log) })
+}
+
+// make builds the image ref: the root file system's tar (cached), imported.
+func (d DebianRootfs) make(ctx context.Context, p *Podman, ref, cacheDir string, log *slog.Logger) error {
+	tarPath := filepath.Join(cacheDir, d.Name+"-"+d.key()+".tar")
+	if _, err := os.Stat(tarPath); err != nil {
+		start := time.Now()
+		log.Info("building a base image root file system with debootstrap", "suite", d.Suite, "packages", d.Include, "cache", tarPath)
+		if err := d.debootstrap(ctx, cacheDir, tarPath); err != nil {
+			return err
+		}
+		log.Info("root file system cached", "path", tarPath, "took", time.Since(start).Round(time.Second))
+	}
+	// No registry config: give the image the PATH and locale a Debian image has.
+	if _, err := p.Run(ctx, "import",
+		"--change", "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"--change", "ENV LANG=C.UTF-8",
+		tarPath, ref); err != nil {
+		return fmt.Errorf("import %s: %w", tarPath, err)
+	}
+	return nil
+}
+
+// ensureImage returns ref once the image exists, calling build to make it
+// when it does not. The builders share a file lock in cacheDir, and the
+// check is repeated under it, so concurrent callers build the image once.
+func (p *Podman) ensureImage(ctx context.Context, ref, cacheDir string, build func(ref string) error) (string, error) {
 	if ok, err := p.ImageExists(ctx, ref); err != nil || ok {
 		return ref, err
 	}
@@ -70,21 +97,8 @@ func (d DebianRootfs) Ensure(ctx context.Context, p *Podman, cacheDir string, lo
 	if ok, err := p.ImageExists(ctx, ref); err != nil || ok {
 		return ref, err
 	}
-	tarPath := filepath.Join(cacheDir, d.Name+"-"+d.key()+".tar")
-	if _, err := os.Stat(tarPath); err != nil {
-		start := time.Now()
-		log.Info("building a base image root file system with debootstrap", "suite", d.Suite, "packages", d.Include, "cache", tarPath)
-		if err := d.debootstrap(ctx, cacheDir, tarPath); err != nil {
-			return "", err
-		}
-		log.Info("root file system cached", "path", tarPath, "took", time.Since(start).Round(time.Second))
-	}
-	// No registry config: give the image the PATH and locale a Debian image has.
-	if _, err := p.Run(ctx, "import",
-		"--change", "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-		"--change", "ENV LANG=C.UTF-8",
-		tarPath, ref); err != nil {
-		return "", fmt.Errorf("import %s: %w", tarPath, err)
+	if err := build(ref); err != nil {
+		return "", err
 	}
 	return ref, nil
 }

@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
-
-	"github.com/mm2cutover/mm2cutover/internal/filelock"
 )
 
 // GoToolchain is an image with this machine's Go toolchain, standing in for
@@ -51,25 +49,15 @@ func (g GoToolchain) Ensure(ctx context.Context, p *Podman, cacheDir string, log
 	if _, err := os.Stat(filepath.Join(g.GOROOT, "bin", "go")); err != nil {
 		return "", fmt.Errorf("go toolchain image: GOROOT %s has no bin/go: %w", g.GOROOT, err)
 	}
-	ref := g.Ref()
-	if ok, err := p.ImageExists(ctx, ref); err != nil || ok {
-		return ref, err
-	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return "", err
-	}
-	unlock, err := filelock.Lock(ctx, filepath.Join(cacheDir, ".containers.lock"))
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	if ok, err := p.ImageExists(ctx, ref); err != nil || ok {
-		return ref, err
-	}
+	return p.ensureImage(ctx, g.Ref(), cacheDir, func(ref string) error { return g.make(ctx, p, ref, cacheDir, log) })
+}
+
+// make builds the image ref from GOROOT.
+func (g GoToolchain) make(ctx context.Context, p *Podman, ref, cacheDir string, log *slog.Logger) error {
 	// The Containerfile lives outside the context, which is GOROOT itself.
 	dir, err := os.MkdirTemp(cacheDir, "goimage-")
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer os.RemoveAll(dir)
 	containerfile := filepath.Join(dir, "Containerfile")
@@ -77,13 +65,13 @@ func (g GoToolchain) Ensure(ctx context.Context, p *Podman, cacheDir string, log
 		"COPY . /usr/local/go\n" +
 		"ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin GOTOOLCHAIN=local\n"
 	if err := os.WriteFile(containerfile, []byte(text), 0o644); err != nil {
-		return "", err
+		return err
 	}
 	start := time.Now()
 	log.Info("building a Go toolchain image", "goroot", g.GOROOT, "version", g.GOVERSION, "base", g.Base, "ref", ref)
 	if err := p.Build(ctx, BuildOptions{ContextDir: g.GOROOT, Dockerfile: containerfile, Tag: ref}); err != nil {
-		return "", err
+		return err
 	}
 	log.Info("Go toolchain image built", "ref", ref, "took", time.Since(start).Round(time.Second))
-	return ref, nil
+	return nil
 }
