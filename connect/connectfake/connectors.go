@@ -286,14 +286,8 @@ func (s *Server) handleTransition(w http.ResponseWriter, name, op string) {
 
 // handleCreate answers POST /connectors.
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "connectfake: reading the request: %v", err)
-		return
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		writeError(w, http.StatusInternalServerError,
-			`Cannot invoke "org.apache.kafka.connect.runtime.rest.entities.CreateConnectorRequest.name()" because "createRequest" is null`)
+	body, ok := readBody(w, r, `Cannot invoke "org.apache.kafka.connect.runtime.rest.entities.CreateConnectorRequest.name()" because "createRequest" is null`)
+	if !ok {
 		return
 	}
 	req, err := decodeCreateRequest(body)
@@ -349,17 +343,8 @@ func location(r *http.Request, name string) string {
 // kept; a running connector's tasks are reconfigured after the answer, which
 // still lists the old ones).
 func (s *Server) handlePutConfig(w http.ResponseWriter, r *http.Request, name string) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "connectfake: reading the request: %v", err)
-		return
-	}
-	cfg, err := decodeConfig(json.NewDecoder(bytes.NewReader(body)))
-	if err != nil || cfg == nil {
-		if err == nil {
-			err = refuse(`Cannot invoke "java.util.Map.get(Object)" because "connectorConfig" is null`)
-		}
-		writeError(w, http.StatusInternalServerError, "%s", err.Error())
+	cfg, ok := readConfig(w, r)
+	if !ok {
 		return
 	}
 	if msg := checkAndPutName(name, cfg); msg != "" {

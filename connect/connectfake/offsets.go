@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -152,14 +151,8 @@ func (s *Server) handleResetOffsets(w http.ResponseWriter, name string) {
 
 // handleAlterOffsets answers PATCH /connectors/{name}/offsets.
 func (s *Server) handleAlterOffsets(w http.ResponseWriter, r *http.Request, name string) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "connectfake: reading the request: %v", err)
-		return
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		writeError(w, http.StatusInternalServerError,
-			`Cannot invoke "org.apache.kafka.connect.runtime.rest.entities.ConnectorOffsets.offsets()" because "offsets" is null`)
+	body, ok := readBody(w, r, `Cannot invoke "org.apache.kafka.connect.runtime.rest.entities.ConnectorOffsets.offsets()" because "offsets" is null`)
+	if !ok {
 		return
 	}
 	entries, err := decodeOffsetsRequest(body)

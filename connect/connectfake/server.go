@@ -1,8 +1,10 @@
 package connectfake
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -216,6 +218,41 @@ func writeError(w http.ResponseWriter, status int, format string, args ...any) {
 		msg = fmt.Sprintf(format, args...)
 	}
 	writeJSON(w, status, errorBody{status, msg})
+}
+
+// readBody reads a request's body. When it cannot, or when the body is
+// blank and nullMsg is not empty (Jersey hands the resource a null and Java
+// says so), it answers 500 and returns false.
+func readBody(w http.ResponseWriter, r *http.Request, nullMsg string) ([]byte, bool) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "connectfake: reading the request: %v", err)
+		return nil, false
+	}
+	if nullMsg != "" && len(bytes.TrimSpace(body)) == 0 {
+		writeError(w, http.StatusInternalServerError, "%s", nullMsg)
+		return nil, false
+	}
+	return body, true
+}
+
+// readConfig reads a body that is a connector configuration, as PUT
+// .../config and .../config/validate take it: a null or malformed one is
+// answered 500 in the worker's words and returns false.
+func readConfig(w http.ResponseWriter, r *http.Request) (*value, bool) {
+	body, ok := readBody(w, r, "")
+	if !ok {
+		return nil, false
+	}
+	cfg, err := decodeConfig(json.NewDecoder(bytes.NewReader(body)))
+	if err != nil || cfg == nil {
+		if err == nil {
+			err = refuse(`Cannot invoke "java.util.Map.get(Object)" because "connectorConfig" is null`)
+		}
+		writeError(w, http.StatusInternalServerError, "%s", err.Error())
+		return nil, false
+	}
+	return cfg, true
 }
 
 // notFound and methodNotAllowed are Jersey's answers for a path or a method

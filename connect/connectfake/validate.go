@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -344,17 +343,8 @@ func (v value) javaStringInOrder() string {
 // Problems the worker finds while validating come back as 500 with the
 // exception's class in the message, where create answers 400.
 func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request, plugin string) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "connectfake: reading the request: %v", err)
-		return
-	}
-	cfg, err := decodeConfig(json.NewDecoder(bytes.NewReader(body)))
-	if err != nil || cfg == nil {
-		if err == nil {
-			err = refuse(`Cannot invoke "java.util.Map.get(Object)" because "connectorConfig" is null`)
-		}
-		writeError(w, http.StatusInternalServerError, "%s", err.Error())
+	cfg, ok := readConfig(w, r)
+	if !ok {
 		return
 	}
 	if inc, ok := cfg.get("connector.class"); ok && inc.kind == kString &&
