@@ -1,29 +1,20 @@
 package kafkaadmin
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/mm2cutover/mm2cutover/offsets"
-	"github.com/mm2cutover/mm2cutover/redact"
-
 	"github.com/IBM/sarama"
+
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 // secureClusters maps every node address of a secure cluster to the
@@ -139,7 +130,7 @@ func TestSecureFaults(t *testing.T) {
 		{"wrong password", func(c *Config) { c.Password = wrongPassword }, ErrAuthentication, `rejected user "admin" with SCRAM-SHA-512`},
 		{"wrong password PLAIN", func(c *Config) { c.SASLMechanism, c.Password = Plain, wrongPassword }, ErrAuthentication, `rejected user "admin" with PLAIN`},
 		{"unknown user", func(c *Config) { c.Username = "nobody" }, ErrAuthentication, `rejected user "nobody"`},
-		{"wrong CA", func(c *Config) { c.TLS.CAFile = otherCA(t) }, ErrTLS, "certificate does not verify"},
+		{"wrong CA", func(c *Config) { c.TLS.CAFile = sandboxtest.OtherCA(t) }, ErrTLS, "certificate does not verify"},
 		{"SSL against PLAINTEXT port", func(c *Config) {
 			c.BootstrapServers = []string{node.InternalAddr()}
 		}, ErrSecurityProtocol, "not an SSL or SASL_SSL listener"},
@@ -175,27 +166,6 @@ func TestSecureFaults(t *testing.T) {
 			}
 		})
 	}
-}
-
-// otherCA writes the certificate of a CA that signed none of the sandbox's
-// certificates.
-func otherCA(t *testing.T) string {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "other CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "other-ca.pem")
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // TestSecureBringYourOwnSarama: Config.Sarama completes the client
