@@ -24,6 +24,12 @@ const (
 	listStableEnd                 // latest, read_committed: last stable offset
 )
 
+// allBounds are the kinds LogBounds reads; endOnly is what EndOffsets reads.
+var (
+	allBounds = []listKind{listStart, listEnd, listStableEnd}
+	endOnly   = []listKind{listEnd}
+)
+
 // parallelListMin is the number of partitions of one leader from which
 // bounds sends its three ListOffsets requests at once, each on a
 // connection of its own: a broker handles one request of a connection at
@@ -34,13 +40,14 @@ const (
 // connections would cost more than they save.
 const parallelListMin = 1000
 
-// bounds reads log bounds for the partitions: per leader, one ListOffsets
-// request of each kind, leaders in parallel (and, for a leader of at least
-// parallelListMin partitions, the three kinds in parallel on three
-// connections). Partitions whose leader moved or is unknown are retried
-// after a metadata refresh. It returns the bounds of the partitions read
-// and, for the others, a [*PartitionErrors].
-func (s *session) bounds(parts []TopicPartition) (map[TopicPartition]offsets.LogBounds, error) {
+// bounds reads log bounds for the partitions, the given kinds only (the
+// others stay 0): per leader, one ListOffsets request of each kind, leaders
+// in parallel (and, for a leader of at least parallelListMin partitions,
+// the kinds in parallel, each on a connection of its own). Partitions whose
+// leader moved or is unknown are retried after a metadata refresh. It
+// returns the bounds of the partitions read and, for the others, a
+// [*PartitionErrors] of op.
+func (s *session) bounds(op string, parts []TopicPartition, kinds []listKind) (map[TopicPartition]offsets.LogBounds, error) {
 	out := make(map[TopicPartition]offsets.LogBounds, len(parts))
 	errs := make(map[TopicPartition]error)
 	pending := make(map[TopicPartition]error, len(parts))
@@ -85,15 +92,17 @@ func (s *session) bounds(parts []TopicPartition) (map[TopicPartition]offsets.Log
 				continue
 			}
 			res := &result{broker: b, lanes: []*sarama.Broker{b}}
-			if len(tps) >= parallelListMin {
-				res.lanes = append(res.lanes, s.extraConn(b.Addr()), s.extraConn(b.Addr()))
+			for range kinds[1:] {
+				if len(tps) >= parallelListMin {
+					res.lanes = append(res.lanes, s.extraConn(b.Addr()))
+				}
 			}
 			results[leader] = res
 		}
 		var wg sync.WaitGroup
 		for leader, res := range results {
 			wg.Go(func() {
-				res.got, res.errs, res.failOn, res.failed = listBounds(res.lanes, s.conf.Version, byLeader[leader])
+				res.got, res.errs, res.failOn, res.failed = listBounds(res.lanes, s.conf.Version, byLeader[leader], kinds)
 			})
 		}
 		wg.Wait()
@@ -144,7 +153,7 @@ func (s *session) bounds(parts []TopicPartition) (map[TopicPartition]offsets.Log
 		}
 		errs[tp] = perr
 	}
-	return out, partitionErrors("LogBounds", len(parts), errs)
+	return out, partitionErrors(op, len(parts), errs)
 }
 
 func (s *session) knowsLeaders(pending map[TopicPartition]error) bool {
@@ -176,16 +185,15 @@ func (s *session) extraConn(addr string) *sarama.Broker {
 	return b
 }
 
-// listBounds sends the three ListOffsets requests for partitions led by
-// one broker: on lanes[0] one after the other, or, given three
-// connections, one on each at once. It returns the bounds of the
+// listBounds sends a ListOffsets request of each kind for partitions led
+// by one broker: on lanes[0] one after the other, or, given a connection
+// per kind, one on each at once. It returns the bounds of the
 // partitions read and the error of each other partition. A non-nil err is
 // a transport error for all of them; failOn is the connection it came
 // from.
-func listBounds(lanes []*sarama.Broker, v sarama.KafkaVersion, tps []TopicPartition) (out map[TopicPartition]offsets.LogBounds, errs map[TopicPartition]error, failOn *sarama.Broker, err error) {
-	kinds := []listKind{listStart, listEnd, listStableEnd}
-	var resps [3]*sarama.OffsetResponse
-	var sendErrs [3]error
+func listBounds(lanes []*sarama.Broker, v sarama.KafkaVersion, tps []TopicPartition, kinds []listKind) (out map[TopicPartition]offsets.LogBounds, errs map[TopicPartition]error, failOn *sarama.Broker, err error) {
+	resps := make([]*sarama.OffsetResponse, len(kinds))
+	sendErrs := make([]error, len(kinds))
 	send := func(i int, b *sarama.Broker) {
 		req := sarama.NewOffsetRequest(v)
 		query := sarama.OffsetNewest
@@ -200,7 +208,7 @@ func listBounds(lanes []*sarama.Broker, v sarama.KafkaVersion, tps []TopicPartit
 		}
 		resps[i], sendErrs[i] = b.GetAvailableOffsets(req)
 	}
-	if len(lanes) >= len(kinds) {
+	if len(kinds) > 1 && len(lanes) >= len(kinds) {
 		var wg sync.WaitGroup
 		for i := range kinds {
 			wg.Go(func() { send(i, lanes[i]) })
@@ -274,12 +282,38 @@ func (r *Client) LogBounds(ctx context.Context, partitions []TopicPartition) (ma
 	var out map[TopicPartition]offsets.LogBounds
 	err := r.do(ctx, "log bounds", func(s *session) error {
 		var err error
-		out, err = s.bounds(partitions)
+		out, err = s.bounds("LogBounds", partitions, allBounds)
 		return err
 	})
 	var pe *PartitionErrors
 	if err != nil && !errors.As(err, &pe) {
 		return nil, err
+	}
+	return out, err
+}
+
+// EndOffsets reads the high watermark of each partition (the End of
+// [Client.LogBounds], the end a read_uncommitted consumer sees) with one
+// ListOffsets request per partition leader: a third of LogBounds' requests,
+// for callers that need only the ends, such as a check that nothing wrote
+// to the target topics. Results and errors are as for LogBounds.
+func (r *Client) EndOffsets(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]int64, error) {
+	if len(partitions) == 0 {
+		return nil, &ArgumentError{Op: "EndOffsets", Reason: "no partitions"}
+	}
+	var bounds map[TopicPartition]offsets.LogBounds
+	err := r.do(ctx, "end offsets", func(s *session) error {
+		var err error
+		bounds, err = s.bounds("EndOffsets", partitions, endOnly)
+		return err
+	})
+	var pe *PartitionErrors
+	if err != nil && !errors.As(err, &pe) {
+		return nil, err
+	}
+	out := make(map[TopicPartition]int64, len(bounds))
+	for tp, b := range bounds {
+		out[tp] = b.End
 	}
 	return out, err
 }

@@ -306,6 +306,16 @@ func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
 	if diff := cmp.Diff(want, bounds); diff != "" {
 		t.Errorf("LogBounds mismatch (-want +got):\n%s", diff)
 	}
+	ends, err := r.EndOffsets(ctx, append(topics.Partitions(), tp(topic, 9)))
+	if _, read := ends[tp(topic, 9)]; !errors.As(err, &pe) || pe.Op != "EndOffsets" || len(pe.Errs) != 1 || !errors.Is(pe.Errs[tp(topic, 9)], ErrUnknownTopic) || read {
+		t.Errorf("EndOffsets with a missing partition: %v, want one ErrUnknownTopic", err)
+	}
+	if diff := cmp.Diff(map[TopicPartition]int64{tp(topic, 0): 10, tp(topic, 1): 5, tp(topic, 2): 0, tp(topic, 3): 0}, ends); diff != "" {
+		t.Errorf("EndOffsets mismatch (-want +got):\n%s", diff)
+	}
+	if _, err := r.EndOffsets(ctx, nil); !errors.As(err, new(*ArgumentError)) {
+		t.Errorf("EndOffsets(nil) = %v, want an *ArgumentError", err)
+	}
 
 	// A stable window, then one in which "Flink" commits again.
 	snap, err := r.StableSnapshot(ctx, group, []string{topic}, 300*time.Millisecond)
@@ -407,6 +417,9 @@ func testSandboxOpenTransaction(t *testing.T, src *sandbox.Broker) {
 	}
 	if got, want := b[tp(topic, 0)], (offsets.LogBounds{Start: 0, End: 7, StableEnd: 3}); got != want {
 		t.Errorf("bounds with an open transaction = %+v, want %+v (LSO at the transaction's first offset)", got, want)
+	}
+	if ends, err := r.EndOffsets(ctx, []TopicPartition{tp(topic, 0)}); err != nil || ends[tp(topic, 0)] != 7 {
+		t.Errorf("EndOffsets with an open transaction = %v, %v; want the high watermark 7, not the LSO", ends, err)
 	}
 	if err := p.CommitTxn(); err != nil {
 		t.Fatal(err)

@@ -37,6 +37,7 @@ func TestSandboxRequestsIndependentOfPartitions(t *testing.T) {
 	group := uniq(t, "g")
 
 	requests := make(map[int]int64)
+	endRequests := make(map[int]int64)
 	for _, n := range []int32{20, 2000} {
 		topic := uniq(t, fmt.Sprint(n))
 		createTopic(t, a, bs, topic, n)
@@ -61,6 +62,27 @@ func TestSandboxRequestsIndependentOfPartitions(t *testing.T) {
 				t.Errorf("%s: bounds %+v", p, b)
 			}
 		}
+
+		before = r.Requests()
+		ends, err := r.EndOffsets(ctx, Topics{topic: n}.Partitions())
+		if err != nil {
+			t.Fatalf("EndOffsets(%d partitions): %v", n, err)
+		}
+		endRequests[int(n)] = r.Requests() - before
+		if len(ends) != int(n) {
+			t.Fatalf("EndOffsets read %d ends, want %d", len(ends), n)
+		}
+		for p, b := range rd.Bounds {
+			if ends[p] != b.End {
+				t.Errorf("%s: EndOffsets %d, LogBounds' End %d", p, ends[p], b.End)
+			}
+		}
+	}
+	t.Logf("requests per EndOffsets (1 broker): %v", endRequests)
+	// One connection (ApiVersions), Metadata and one ListOffsets per
+	// broker, with no extra connection at any size.
+	if endRequests[2000] != endRequests[20] || endRequests[20] > 3 {
+		t.Errorf("requests per EndOffsets = %v; want at most 3 for 20 and for 2000 partitions", endRequests)
 	}
 	t.Logf("requests per reading (1 broker): %v", requests)
 	// One connection (ApiVersions), Metadata, FindCoordinator, OffsetFetch,

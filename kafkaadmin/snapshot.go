@@ -94,7 +94,7 @@ func (s *session) read(group string, topics []string, withBounds bool) (Reading,
 		return Reading{}, err
 	}
 	if withBounds {
-		out.Bounds, err = s.bounds(parts)
+		out.Bounds, err = s.bounds("LogBounds", parts, allBounds)
 		if err := out.addErrors(err); err != nil {
 			return Reading{}, err
 		}

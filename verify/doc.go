@@ -23,7 +23,7 @@
 //   - Acceptance checks the shape the design insists on.
 //
 // The thin I/O helpers take small interfaces that *kafkaadmin.Client and
-// *connect.Client implement — [BoundsReader], [FirstRecordReader],
+// *connect.Client implement — [BoundsReader], [EndsReader], [FirstRecordReader],
 // [RecordReader], [BoundarySource], [LagSource], [ClusterReader],
 // [MirrorOffsetsReader], [ConnectOffsetsReader] — so a tool's tests can
 // drive them with fakes.

@@ -19,6 +19,7 @@ import (
 // The clients implement the interfaces the I/O helpers take.
 var (
 	_ verify.BoundsReader         = (*kafkaadmin.Client)(nil)
+	_ verify.EndsReader           = (*kafkaadmin.Client)(nil)
 	_ verify.FirstRecordReader    = (*kafkaadmin.Client)(nil)
 	_ verify.RecordReader         = (*kafkaadmin.Client)(nil)
 	_ verify.BoundarySource       = (*kafkaadmin.Client)(nil)
@@ -55,6 +56,16 @@ func (c *memCluster) LogBounds(_ context.Context, tps []kafkaadmin.TopicPartitio
 		return out, &kafkaadmin.PartitionErrors{Op: "LogBounds", Total: len(tps), Errs: errs}
 	}
 	return out, nil
+}
+
+// EndOffsets is LogBounds' End.
+func (c *memCluster) EndOffsets(ctx context.Context, tps []kafkaadmin.TopicPartition) (map[kafkaadmin.TopicPartition]int64, error) {
+	bounds, err := c.LogBounds(ctx, tps)
+	out := make(map[kafkaadmin.TopicPartition]int64, len(bounds))
+	for tp, b := range bounds {
+		out[tp] = b.End
+	}
+	return out, err
 }
 
 // span returns the committed records of tp in [from, until), until capped

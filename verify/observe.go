@@ -77,13 +77,13 @@ func Observe(ctx context.Context, source, target ClusterReader, p *plan.Plan, po
 			tps = append(tps, kafkaadmin.TopicPartition{Topic: tt, Partition: i})
 		}
 	}
-	bounds, err := target.LogBounds(ctx, tps)
+	ends, err := target.EndOffsets(ctx, tps)
 	if err != nil {
 		return o, fmt.Errorf("target end offsets: %w", err)
 	}
-	o.TargetEnds = make(map[offsets.SourcePartition]int64, len(bounds))
-	for tp, b := range bounds {
-		o.TargetEnds[offsets.SourcePartition{Topic: back[tp.Topic], Partition: tp.Partition}] = b.End
+	o.TargetEnds = make(map[offsets.SourcePartition]int64, len(ends))
+	for tp, end := range ends {
+		o.TargetEnds[offsets.SourcePartition{Topic: back[tp.Topic], Partition: tp.Partition}] = end
 	}
 	return o, nil
 }

@@ -448,7 +448,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 
 // TargetEnds reads the end offset of every target partition of the source
 // topics (named by policy), keyed by the source partition it receives.
-func TargetEnds(ctx context.Context, target BoundsReader, topics kafkaadmin.Topics, policy offsets.ReplicationPolicy) (map[offsets.SourcePartition]int64, error) {
+func TargetEnds(ctx context.Context, target EndsReader, topics kafkaadmin.Topics, policy offsets.ReplicationPolicy) (map[offsets.SourcePartition]int64, error) {
 	var tps []kafkaadmin.TopicPartition
 	back := make(map[kafkaadmin.TopicPartition]offsets.SourcePartition)
 	for topic, n := range topics {
@@ -462,13 +462,13 @@ func TargetEnds(ctx context.Context, target BoundsReader, topics kafkaadmin.Topi
 			back[tp] = offsets.SourcePartition{Topic: topic, Partition: p}
 		}
 	}
-	bounds, err := target.LogBounds(ctx, tps)
+	got, err := target.EndOffsets(ctx, tps)
 	if err != nil {
 		return nil, fmt.Errorf("target end offsets: %w", err)
 	}
-	ends := make(map[offsets.SourcePartition]int64, len(bounds))
-	for tp, b := range bounds {
-		ends[back[tp]] = b.End
+	ends := make(map[offsets.SourcePartition]int64, len(got))
+	for tp, end := range got {
+		ends[back[tp]] = end
 	}
 	return ends, nil
 }

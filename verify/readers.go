@@ -19,6 +19,13 @@ type BoundsReader interface {
 	LogBounds(ctx context.Context, partitions []kafkaadmin.TopicPartition) (map[kafkaadmin.TopicPartition]offsets.LogBounds, error)
 }
 
+// EndsReader reads partitions' end offsets (high watermarks), as
+// [kafkaadmin.Client.EndOffsets]: one request per leader where LogBounds
+// sends three.
+type EndsReader interface {
+	EndOffsets(ctx context.Context, partitions []kafkaadmin.TopicPartition) (map[kafkaadmin.TopicPartition]int64, error)
+}
+
 // FirstRecordReader reads, per partition, the first record at or after an
 // offset, as [kafkaadmin.Client.FirstRecords].
 type FirstRecordReader interface {
@@ -56,9 +63,9 @@ type MirrorOffsetsReader interface {
 
 // ClusterReader is what [Observe] reads from each cluster: its ID, topics,
 // a group's description and its commits with the bounds (one ReadGroup),
-// and log bounds.
+// and, on the target, end offsets.
 type ClusterReader interface {
-	BoundsReader
+	EndsReader
 	ClusterID(ctx context.Context) (string, error)
 	Topics(ctx context.Context, names ...string) (kafkaadmin.Topics, error)
 	DescribeGroup(ctx context.Context, group string) (kafkaadmin.Group, error)
