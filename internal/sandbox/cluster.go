@@ -107,6 +107,14 @@ func (s *Sandbox) newBroker(name string, n int, java, dist, confDir string, env 
 			"share.coordinator.state.topic.replication.factor="+rf,
 			"share.coordinator.state.topic.min.isr=1",
 			"group.initial.rebalance.delay.ms=0",
+			// A fetch that waits in the purgatory stays referenced from the
+			// watch list of each of its partitions until the broker purges
+			// completed operations, by default after 1,000 of them. An MM2
+			// task fetching 10,000 idle partitions parks a fetch every
+			// fetch.max.wait.ms, so 1,000 of those need gigabytes: the
+			// sandbox's 768 MB source broker ran out of heap (1.35 million
+			// FetchRequest.PartitionData live) after a few scalebench runs.
+			"fetch.purgatory.purge.interval.requests=10",
 			"",
 		)
 		propsPath := filepath.Join(dir, "server.properties")
