@@ -17,7 +17,9 @@
 // start offset, its high watermark (the end a read_uncommitted consumer
 // sees) and its last stable offset (StableEnd, the end a read_committed
 // consumer sees; lower than the high watermark while a transaction is
-// open). [Topics] maps topic names to partition counts. A [Reading] is a
+// open); [Client.LogBounds] reads all three with three ListOffsets requests
+// per leader, [Client.EndOffsets] only the high watermarks, with one.
+// [Topics] maps topic names to partition counts. A [Reading] is a
 // group's commits and its partitions' bounds, read together.
 //
 // The rules over these values are pure functions on snapshots already read:
