@@ -194,13 +194,22 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rawJSON(b))
 }
 
+// connectorOr404 returns the connector named name, or answers 404 as the
+// worker does and returns false. The caller holds s.mu.
+func (s *Server) connectorOr404(w http.ResponseWriter, name string) (*connector, bool) {
+	c, ok := s.connectors[name]
+	if !ok {
+		writeError(w, http.StatusNotFound, "Connector %s not found", name)
+	}
+	return c, ok
+}
+
 // handleInfo answers GET /connectors/{name}.
 func (s *Server) handleInfo(w http.ResponseWriter, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.connectors[name]
+	c, ok := s.connectorOr404(w, name)
 	if !ok {
-		writeError(w, http.StatusNotFound, "Connector %s not found", name)
 		return
 	}
 	writeJSON(w, http.StatusOK, rawJSON(infoJSON(c, storedConfigJSON(c), c.tasks)))
@@ -210,9 +219,8 @@ func (s *Server) handleInfo(w http.ResponseWriter, name string) {
 func (s *Server) handleGetConfig(w http.ResponseWriter, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.connectors[name]
+	c, ok := s.connectorOr404(w, name)
 	if !ok {
-		writeError(w, http.StatusNotFound, "Connector %s not found", name)
 		return
 	}
 	writeJSON(w, http.StatusOK, rawJSON(storedConfigJSON(c)))
@@ -237,8 +245,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, name string) {
 func (s *Server) handleDelete(w http.ResponseWriter, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.connectors[name]; !ok {
-		writeError(w, http.StatusNotFound, "Connector %s not found", name)
+	if _, ok := s.connectorOr404(w, name); !ok {
 		return
 	}
 	delete(s.connectors, name)

@@ -108,8 +108,7 @@ func offsetsJSON(entries []offsetEntry) rawJSON {
 func (s *Server) handleGetOffsets(w http.ResponseWriter, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.connectors[name]; !ok {
-		writeError(w, http.StatusNotFound, "Connector %s not found", name)
+	if _, ok := s.connectorOr404(w, name); !ok {
 		return
 	}
 	st := s.store(name)
@@ -123,9 +122,8 @@ func (s *Server) handleGetOffsets(w http.ResponseWriter, name string) {
 
 // modifiable is DistributedHerder's check before an offsets write.
 func (s *Server) modifiable(w http.ResponseWriter, name string) (*connector, bool) {
-	c, ok := s.connectors[name]
+	c, ok := s.connectorOr404(w, name)
 	if !ok {
-		writeError(w, http.StatusNotFound, "Connector %s not found", name)
 		return nil, false
 	}
 	if c.target != stateStopped || c.tasks != 0 {
