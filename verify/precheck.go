@@ -441,7 +441,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		if !connect.HasErrors(findings) && err == nil {
 			cs.add("connector-config", Pass, "lint and Connect's validation pass")
 		}
-		precheckConnectors(ctx, cs, c, source, target, spec)
+		precheckConnectors(ctx, cs, c, source, target, spec, r.WorkerVersion)
 	}
 	return r, nil
 }

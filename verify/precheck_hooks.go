@@ -93,7 +93,7 @@ func precheckRecordSizes(ctx context.Context, cs *Checks, source, target *kafkaa
 
 // precheckConnectors lists the Connect cluster's connectors and looks for
 // other writers of the cutover's topics (checkOtherConnectors).
-func precheckConnectors(ctx context.Context, cs *Checks, c *connect.Client, source, target *kafkaadmin.Client, spec PrecheckSpec) {
+func precheckConnectors(ctx context.Context, cs *Checks, c *connect.Client, source, target *kafkaadmin.Client, spec PrecheckSpec, workerVersion string) {
 	infos, err := c.ConnectorInfos(ctx)
 	if err != nil {
 		cs.add("other-mirror-connectors", Warn, "cannot list the Connect cluster's connectors: %v", err)
@@ -106,7 +106,7 @@ func precheckConnectors(ctx context.Context, cs *Checks, c *connect.Client, sour
 		}
 	} // without states every other writer counts as running
 	ends := newCutoverEnds(spec.Config, source.BootstrapServers(), target.BootstrapServers())
-	checkOtherConnectors(cs, infos, states, spec.Connector, ends, targetNames(spec))
+	checkOtherConnectors(cs, infos, states, spec.Connector, ends, targetNames(spec), workerVersion)
 }
 
 // connectorState is the state of the named connector, or "" when there is

@@ -246,7 +246,7 @@ func TestCheckOtherConnectors(t *testing.T) {
 		infos := tc.infos
 		var cs Checks
 		states := map[string]string{"stopped": connect.StateStopped, "paused": connect.StatePaused, "old": connect.StateRunning}
-		checkOtherConnectors(&cs, infos, states, "mm2", ours, targets)
+		checkOtherConnectors(&cs, infos, states, "mm2", ours, targets, "4.3.1")
 		expect(t, tc.what, cs, "reverse-replication", tc.reverse...)
 		expect(t, tc.what, cs, "other-mirror-connectors", tc.another...)
 	}
