@@ -17,16 +17,25 @@ import (
 // another writer — the old job still running, or another producer — whose
 // records MM2's copies would interleave with.
 //
+// A partition in markersOnly moved by control records alone, no data
+// record among them (a transaction marker: the abort of a transaction left
+// open on the target before the window): no writer, and it passes.
+//
 // When the cutover's own connector exists and is not STOPPED (ownState),
 // it may be the writer: the check then warns, and apply refuses such a
 // connector anyway.
-func checkTargetQuiet(cs *Checks, window time.Duration, targets map[string]string, before, after map[offsets.SourcePartition]int64, own, ownState string) {
+func checkTargetQuiet(cs *Checks, window time.Duration, targets map[string]string, before, after map[offsets.SourcePartition]int64, markersOnly map[offsets.SourcePartition]bool, own, ownState string) {
 	const name = "target-quiet"
 	type moved struct{ parts, records int64 }
 	byTopic := map[string]*moved{}
+	markers := 0
 	for sp, b := range before {
 		a, ok := after[sp]
 		if !ok || a == b {
+			continue
+		}
+		if markersOnly[sp] {
+			markers++
 			continue
 		}
 		t := targets[sp.Topic]
@@ -35,6 +44,11 @@ func checkTargetQuiet(cs *Checks, window time.Duration, targets map[string]strin
 		}
 		byTopic[t].parts++
 		byTopic[t].records += a - b
+	}
+	if len(byTopic) == 0 && markers > 0 {
+		cs.add(name, Pass, "no data record was written to the %d target partitions in %v: the end offset of %d moved by transaction markers only (a transaction left open on the target, aborted by its coordinator)",
+			len(after), window, markers)
+		return
 	}
 	if len(byTopic) == 0 {
 		cs.add(name, Pass, "no end offset of the %d target partitions moved in %v", len(after), window)
