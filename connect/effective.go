@@ -79,7 +79,7 @@ func SamePolicy(a, b offsets.ReplicationPolicy) bool {
 // .*\.replica and __.* from 4.0), then the replication policy's internal
 // topics (names starting with "__" or "."; below 4.0 also those ending in
 // ".internal" or "-internal", from 4.0 those starting with "mm2" and ending
-// in ".internal") and, under DefaultReplicationPolicy, topics that came
+// in ".internal", and checkpoints topics) and, under DefaultReplicationPolicy, topics that came
 // from the target cluster (a cycle: "<target alias>.orders"). Heartbeats
 // topics, which MM2 replicates whatever the filter says, are not modelled.
 type TopicFilter struct {
@@ -179,7 +179,7 @@ func (f TopicFilter) internal(topic string) bool {
 		return true
 	}
 	if f.newInternal {
-		return strings.HasPrefix(topic, "mm2") && strings.HasSuffix(topic, ".internal")
+		return strings.HasPrefix(topic, "mm2") && strings.HasSuffix(topic, ".internal") || strings.HasSuffix(topic, ".checkpoints.internal")
 	}
 	return strings.HasSuffix(topic, ".internal") || strings.HasSuffix(topic, "-internal")
 }

@@ -50,7 +50,7 @@ func TestReplicationPolicyOf(t *testing.T) {
 // TestTopicFilter: which topics MM2 replicates, and the setting that drops
 // the others, on both sides of Kafka 4.0.
 func TestTopicFilter(t *testing.T) {
-	cfg := map[string]string{"topics": `orders.*, billing\.internal, target\.refunds, __consumer_offsets, \.hidden`, "topics.exclude": "orders-dlq", "replication.policy.class": offsets.DefaultPolicyClass}
+	cfg := map[string]string{"topics": `orders.*, billing\.internal, dc1\.checkpoints\.internal, target\.refunds, __consumer_offsets, \.hidden`, "topics.exclude": "orders-dlq", "replication.policy.class": offsets.DefaultPolicyClass}
 	for _, tc := range []struct {
 		version, topic, key string
 	}{
@@ -58,6 +58,7 @@ func TestTopicFilter(t *testing.T) {
 		{"4.3.1", "orders-dlq", "topics.exclude"},
 		{"4.3.1", "payments", "topics"},
 		{"4.3.1", "billing.internal", ""},
+		{"4.3.1", "dc1.checkpoints.internal", "replication.policy.class"},
 		{"3.9.1", "billing.internal", "replication.policy.class"},
 		{"4.3.1", "target.refunds", "replication.policy.class"},
 		{"4.3.1", "__consumer_offsets", "replication.policy.class"},
