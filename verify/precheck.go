@@ -268,8 +268,16 @@ func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
 // do on both clusters (permissions; the precheck stops early when it may
 // not read what it checks next), that no other MirrorSourceConnector on
 // the Connect cluster writes the source or the target topics
-// (reverse-replication, other-mirror-connectors), and warns when the
-// Connect REST API is plain HTTP off loopback (connect-rest-exposure).
+// (reverse-replication, other-mirror-connectors), that the configuration's
+// bootstrap servers reach the clusters the clients read
+// (connector-clusters) and that MM2's producer — the Connect workers' own,
+// or producer.override.bootstrap.servers — writes to the target
+// (worker-cluster), that the replication factors of the topics MM2 will
+// create fit the brokers of their clusters (replication-factor), and, when
+// spec names them, Connect's internal topics (connect-internal-topics); it
+// warns when the Connect REST API is plain HTTP off loopback
+// (connect-rest-exposure). The target topics are those the configuration's
+// replication policy names (connect.ReplicationPolicyOf).
 //
 // An error is returned only when a check could not run at all; failed
 // checks are in the report (see PrecheckReport.Err).
