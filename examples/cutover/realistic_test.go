@@ -381,10 +381,11 @@ func exportOffsets(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, group
 	t.Helper()
 	var csv []string
 	for attempt := 1; ; attempt++ {
-		// The tool's admin client gives up after 30 s; a loaded machine can
-		// take that long to find the coordinator: try again.
+		// The tool waits 5 s for the group's coordinator by default (--timeout)
+		// and its admin client gives up after 30 s; a loaded machine can take
+		// that long to find the coordinator: wait longer, and try again.
 		cmd := exec.CommandContext(ctx, "java", "-cp", filepath.Join(sb.KafkaLibs(), "*"), groupsTool(sb.KafkaVersion()),
-			"--bootstrap-server", sb.Source().Bootstrap(), "--group", group, "--reset-offsets", "--to-current", "--all-topics", "--dry-run", "--export")
+			"--bootstrap-server", sb.Source().Bootstrap(), "--group", group, "--reset-offsets", "--to-current", "--all-topics", "--dry-run", "--export", "--timeout", "60000")
 		out, err := cmd.CombinedOutput()
 		csv = csv[:0]
 		for line := range strings.Lines(string(out)) {
