@@ -22,7 +22,9 @@
 //     runs, so only stability and the operator's word prove it stopped); the
 //     target topics exist with equal partition counts; the Connect worker is
 //     new enough and has the connector plugin; the connector config passes
-//     the lint and Connect's own validation.
+//     the lint and Connect's own validation; and every target name, cluster
+//     address and topic filter checked is the one that config makes MM2 use,
+//     the Connect workers' own cluster (where MM2's producer writes) included.
 //  2. Plan: a versioned manifest with a per-partition decision (set M, clear,
 //     or block) and its reason, fingerprinted; a plan with a blocked entry
 //     cannot be applied.

@@ -43,8 +43,12 @@
 //
 // MirrorSource renders a MirrorSourceConnector configuration with the
 // design's defaults; Lint checks any configuration against the cutover's
-// rules and LintConfig merges those findings with the plugin's own
-// validation. Secret values (sasl.jaas.config, *.password, basic-auth
+// rules (the keys that drop or divert records among them) and LintConfig
+// merges those findings with the plugin's own validation.
+// ReplicationPolicyOf and NewTopicFilter read what a configuration makes
+// MM2 do — the target topic names, the topics it replicates — so that the
+// checks follow the configuration that will run, never settings restated
+// beside it. Secret values (sasl.jaas.config, *.password, basic-auth
 // credentials) never appear in an error, a log record or a String.
 //
 // The client never prints: it logs through the *slog.Logger given with

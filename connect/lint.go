@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/redact"
 )
 
@@ -64,6 +65,15 @@ type LintExpectations struct {
 	// least one partition (committed offset C = 0), which relies on
 	// auto.offset.reset=earliest.
 	HasClearedPartition bool
+	// Topics are the source topics in scope: each must be one MM2
+	// replicates under the configuration's topics, topics.exclude and
+	// replication policy ([TopicFilter]). Empty skips the check.
+	Topics []string
+	// Policy, when set, is the replication policy the caller's checks name
+	// the target topics by: the configuration's ([ReplicationPolicyOf])
+	// must name them alike ([SamePolicy]). Nil skips the check; a caller
+	// that derives its policy from the configuration needs none.
+	Policy *offsets.ReplicationPolicy
 }
 
 // HasErrors reports whether any finding has SeverityError.
@@ -79,7 +89,18 @@ func HasErrors(findings []Finding) bool {
 // Lint checks a MirrorSourceConnector configuration for the cutover, for a
 // worker running Kafka workerVersion (as GET / reports it). It is pure.
 //
-// Errors: topics missing or ".*"; sync.topic.configs.enabled or
+// Errors: topics missing or ".*"; a topic in scope (exp.Topics) that MM2
+// would not replicate (topics, topics.exclude, topics.blacklist, the
+// policy's internal topics; a topic.filter.class other than
+// DefaultTopicFilter); a replication policy other than MM2's identity and
+// default ones, or not the one the caller's checks use (exp.Policy);
+// transforms, predicates or an errors.tolerance other than none, which
+// change or drop records; a *.bootstrap.servers key other than
+// source.cluster.bootstrap.servers, target.cluster.bootstrap.servers and
+// producer.override.bootstrap.servers (consumer.bootstrap.servers,
+// source.admin.bootstrap.servers, admin.override.bootstrap.servers, ...),
+// which sends one of MM2's clients to addresses the cutover does not check;
+// sync.topic.configs.enabled or
 // sync.topic.acls.enabled not false; a key, value or header converter that is
 // not ByteArrayConverter (or not set, leaving the worker's default);
 // emit.offset-syncs.enabled not false, or offset-syncs.* keys set, on a 3.9+
@@ -88,7 +109,9 @@ func HasErrors(findings []Finding) bool {
 // different from the plan's; an effective source consumer auto.offset.reset
 // other than earliest while the plan clears a partition.
 //
-// Warnings: a secret in plain text where a config provider reference
+// Warnings: producer.override.bootstrap.servers, which writes MM2's records
+// elsewhere than the workers' own cluster (verify.Precheck checks which
+// cluster it reaches); a secret in plain text where a config provider reference
 // (${provider:path:key}) was expected; offset.consistency.enabled, which is
 // not a Kafka configuration and has no effect; below 3.9 with the opt-in,
 // where the offset-syncs topic will be, and a missing replication factor for
@@ -164,6 +187,8 @@ func Lint(config map[string]string, workerVersion string, exp LintExpectations) 
 			}
 		}
 	}
+
+	lintDiversions(config, workerVersion, exp, add)
 
 	alias := orDefault(config["source.cluster.alias"], "source")
 	if exp.SourceAlias != "" && alias != exp.SourceAlias {

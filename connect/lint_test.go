@@ -33,6 +33,7 @@ type keySev struct {
 
 func TestLint(t *testing.T) {
 	exp := LintExpectations{SourceAlias: "source", HasClearedPartition: true}
+	scope := LintExpectations{SourceAlias: "source", Topics: []string{"orders", "payments.v1"}}
 	tests := []struct {
 		name    string
 		edit    func(map[string]string)
@@ -113,6 +114,67 @@ func TestLint(t *testing.T) {
 			delete(c, "source.consumer.isolation.level")
 			c["consumer.isolation.level"] = "read_uncommitted"
 		}},
+		// Keys that drop or divert records.
+		{name: "a Filter transform", version: "4.3.1", exp: exp, edit: func(c map[string]string) {
+			c["transforms"] = "drop"
+			c["transforms.drop.type"] = "org.apache.kafka.connect.transforms.Filter"
+			c["transforms.drop.predicate"] = "isTombstone"
+			c["predicates"] = "isTombstone"
+			c["predicates.isTombstone.type"] = "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone"
+		}, want: []keySev{{"predicates", SeverityError}, {"transforms", SeverityError}}},
+		{name: "errors.tolerance all", version: "4.3.1", exp: exp, edit: func(c map[string]string) { c["errors.tolerance"] = "all" },
+			want: []keySev{{"errors.tolerance", SeverityError}}},
+		{name: "errors.tolerance none", version: "4.3.1", exp: exp, edit: func(c map[string]string) { c["errors.tolerance"] = " NONE" }},
+		{name: "topics.exclude drops a topic in scope", version: "4.3.1", exp: scope, edit: func(c map[string]string) { c["topics.exclude"] = "orders" },
+			want: []keySev{{"topics.exclude", SeverityError}}},
+		{name: "topics.exclude of other topics", version: "4.3.1", exp: scope, edit: func(c map[string]string) { c["topics.exclude"] = "orders-dlq, .*\\.replica" }},
+		{name: "topics.blacklist below 4.0", version: "3.9.1", exp: scope, edit: func(c map[string]string) { c["topics.blacklist"] = "payments.*" },
+			want: []keySev{{"topics.blacklist", SeverityError}}},
+		{name: "topics.blacklist is gone in 4.0", version: "4.3.1", exp: scope, edit: func(c map[string]string) { c["topics.blacklist"] = "payments.*" }},
+		{name: "topics does not match a topic in scope", version: "4.3.1", exp: LintExpectations{SourceAlias: "source", Topics: []string{"orders", "refunds"}},
+			want: []keySev{{"topics", SeverityError}}},
+		{name: "default exclude below 4.0 drops *.internal", version: "3.9.1", exp: LintExpectations{SourceAlias: "source", Topics: []string{"billing.internal"}},
+			edit: func(c map[string]string) { c["topics"] = `billing\.internal` }, want: []keySev{{"topics.exclude", SeverityError}}},
+		{name: "from 4.0 *.internal is replicated", version: "4.3.1", exp: LintExpectations{SourceAlias: "source", Topics: []string{"billing.internal"}},
+			edit: func(c map[string]string) { c["topics"] = `billing\.internal` }},
+		{name: "a custom topic filter", version: "4.3.1", exp: scope, edit: func(c map[string]string) { c["topic.filter.class"] = "com.example.MyFilter" },
+			want: []keySev{{"topic.filter.class", SeverityError}}},
+		{name: "a pattern Go cannot read", version: "4.3.1", exp: scope, edit: func(c map[string]string) { c["topics.exclude"] = "(?!orders).*" },
+			want: []keySev{{"topics", SeverityWarning}}},
+		{name: "a cycle under the default policy", version: "4.3.1", exp: LintExpectations{SourceAlias: "source", Topics: []string{"target.orders"}},
+			edit: func(c map[string]string) {
+				c["replication.policy.class"] = offsets.DefaultPolicyClass
+				c["topics"] = `target\.orders`
+			}, want: []keySev{{"replication.policy.class", SeverityError}}},
+		{name: "separator the checks do not use", version: "4.3.1", exp: LintExpectations{SourceAlias: "source", Topics: []string{"orders"},
+			Policy: &offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "source"}},
+			edit: func(c map[string]string) {
+				c["replication.policy.class"] = offsets.DefaultPolicyClass
+				c["replication.policy.separator"] = "_"
+			}, want: []keySev{{"replication.policy.separator", SeverityError}}},
+		{name: "the policy the checks use", version: "4.3.1", exp: LintExpectations{SourceAlias: "source", Topics: []string{"orders"},
+			Policy: &offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "source", Separator: "_"}},
+			edit: func(c map[string]string) {
+				c["replication.policy.class"] = offsets.DefaultPolicyClass
+				c["replication.policy.separator"] = "_"
+			}},
+		{name: "identity where the checks use the default policy", version: "4.3.1", exp: LintExpectations{SourceAlias: "source",
+			Policy: &offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "source"}},
+			want: []keySev{{"replication.policy.class", SeverityError}}},
+		{name: "a custom replication policy", version: "4.3.1", exp: exp, edit: func(c map[string]string) { c["replication.policy.class"] = "com.example.Prefixless" },
+			want: []keySev{{"replication.policy.class", SeverityError}}},
+		{name: "an empty separator", version: "4.3.1", exp: exp, edit: func(c map[string]string) {
+			c["replication.policy.class"] = offsets.DefaultPolicyClass
+			c["replication.policy.separator"] = " "
+		},
+			want: []keySev{{"replication.policy.separator", SeverityError}}},
+		{name: "client overrides that divert MM2", version: "4.3.1", exp: exp, edit: func(c map[string]string) {
+			c["source.consumer.bootstrap.servers"] = "elsewhere:9092"
+			c["target.admin.bootstrap.servers"] = "elsewhere:9092"
+			c["admin.override.bootstrap.servers"] = "elsewhere:9092"
+		}, want: []keySev{{"admin.override.bootstrap.servers", SeverityError}, {"source.consumer.bootstrap.servers", SeverityError}, {"target.admin.bootstrap.servers", SeverityError}}},
+		{name: "the producer override is checked by the precheck", version: "4.3.1", exp: exp, edit: func(c map[string]string) { c["producer.override.bootstrap.servers"] = "target:9092" },
+			want: []keySev{{"producer.override.bootstrap.servers", SeverityWarning}}},
 		{name: "errors sort first", version: "3.8.0", exp: exp, edit: func(c map[string]string) {
 			delete(c, "source.consumer.isolation.level")
 			c["topics"] = ".*"

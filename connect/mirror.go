@@ -42,7 +42,9 @@ type MirrorSource struct {
 	// without prefix, e.g. "security.protocol": "SASL_SSL", "sasl.mechanism",
 	// "sasl.jaas.config", "ssl.truststore.location". They are written as
 	// source.cluster.* and target.cluster.*. Prefer config provider
-	// references (${file:/path:key}) for secrets.
+	// references (${file:/path:key}) for secrets. They may not hold
+	// bootstrap.servers: it would replace SourceBootstrap or TargetBootstrap,
+	// the addresses a cutover checks.
 	SourceClient map[string]string
 	TargetClient map[string]string
 
@@ -71,11 +73,16 @@ type MirrorSource struct {
 	Extra map[string]string
 }
 
+// ErrClientBootstrap matches the error of [MirrorSource.Config] for client
+// settings that hold bootstrap.servers.
+var ErrClientBootstrap = errors.New("client settings may not set bootstrap.servers")
+
 var topicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
 
 // Config renders the connector configuration. It returns an error when a
 // required field is missing or a value is invalid (a topic name Kafka would
-// reject, a comma in a pattern, an unknown isolation level).
+// reject, a comma in a pattern, an unknown isolation level, client settings
+// with bootstrap.servers, matching [ErrClientBootstrap]).
 func (m MirrorSource) Config() (map[string]string, error) {
 	var errs []error
 	if m.Name == "" {
@@ -116,6 +123,14 @@ func (m MirrorSource) Config() (map[string]string, error) {
 	if m.OffsetSyncs != nil {
 		if err := m.OffsetSyncs.validate(); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	for _, c := range []struct {
+		name, field string
+		settings    map[string]string
+	}{{"source", "SourceBootstrap", m.SourceClient}, {"target", "TargetBootstrap", m.TargetClient}} {
+		if _, ok := c.settings["bootstrap.servers"]; ok {
+			errs = append(errs, fmt.Errorf("%w: the %s client settings hold bootstrap.servers, which would replace %s (%s.cluster.bootstrap.servers)", ErrClientBootstrap, c.name, c.field, c.name))
 		}
 	}
 	if len(errs) > 0 {

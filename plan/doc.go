@@ -37,7 +37,7 @@
 //
 // # Schema versions
 //
-// [SchemaVersion] is 2. The rule for reading older versions: a reader of
+// [SchemaVersion] is 3. The rule for reading older versions: a reader of
 // version N decodes every version from 1 to N, each older version through a
 // conversion written in this package that maps it onto version N without
 // guessing (a field version N needs that an older file lacks makes the
@@ -55,17 +55,19 @@
 // like a group plan, the strictest rule. A version 1 plan keeps its version
 // when encoded again, so its fingerprint still matches.
 //
+// Version 3 changed only the rule of "config_digest": [ConfigDigest] now
+// redacts the values of secret keys and nothing else, so that a password
+// equal to (or inside) an ordinary value no longer makes a password
+// rotation change the digest. A version 1 or 2 plan keeps its version's
+// rule: [Plan.CheckConfig] compares a configuration with it by that rule.
+//
 // # Secrets
 //
 // The connector configuration itself is not stored; only [ConfigDigest] of
-// it is, computed after [Redact] replaced every secret value. What counts as
-// a secret is decided from Kafka's own definitions first — the clients'
-// PASSWORD keys ([ClientPasswordKeys]) and those a plugin's validate answer
-// defines as PASSWORD (passed to [SecretKeys], [RedactKeys] and
-// [SecretValues]) — with key names as the fallback, and any value equal to
-// a known secret is a secret too. These are the one rule for every place a
-// configuration is shown or stored; they need nothing but the standard
-// library.
+// it is, computed after the values of secret keys were replaced. What counts
+// as a secret key is package redact's rule (Kafka's own PASSWORD
+// definitions first, key names as the fallback), the one rule for every
+// place a configuration is shown or stored.
 //
 // # Inputs from other tools
 //

@@ -32,7 +32,7 @@ func (e *ConfigChangedError) Is(target error) bool { return target == ErrConfigC
 // returns — is the one the plan was built for: its name (when it has one)
 // is the plan's connector, its source.cluster.alias (default "source") the
 // plan's alias, and its digest the plan's (ConfigDigest; for a schema
-// version 1 plan, the digest of the configuration as given). It returns nil
+// version 1 or 2 plan, the digest rule of that version). It returns nil
 // or a *ConfigChangedError. It is pure.
 func (p *Plan) CheckConfig(config map[string]string) error {
 	if name, ok := config["name"]; ok && name != p.ConnectorName {
@@ -45,11 +45,7 @@ func (p *Plan) CheckConfig(config map[string]string) error {
 	if alias != p.SourceAlias {
 		return &ConfigChangedError{Field: "source.cluster.alias", Plan: p.SourceAlias, Have: alias}
 	}
-	d := ConfigDigest(config)
-	if p.SchemaVersion == 1 {
-		d = configDigestV1(config)
-	}
-	if d != p.ConfigDigest {
+	if d := configDigestOf(p.SchemaVersion, config); d != p.ConfigDigest {
 		return &ConfigChangedError{Field: "config_digest", Plan: p.ConfigDigest, Have: d}
 	}
 	return nil

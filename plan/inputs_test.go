@@ -38,6 +38,25 @@ func TestConfigDigest(t *testing.T) {
 	}
 }
 
+// TestConfigDigestPasswordRotation: a password equal to an ordinary value
+// (a topic named like it) or inside one (a URL holding it) is rotated; the
+// configuration is the same, and so is its digest.
+func TestConfigDigestPasswordRotation(t *testing.T) {
+	cfg := func(password string) map[string]string {
+		return map[string]string{
+			"topics":                          "orders",
+			"source.cluster.alias":            "source",
+			"source.cluster.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="mm2" password="` + password + `";`,
+			"producer.override.client.id":     "mm2-orders-writer",
+		}
+	}
+	for _, was := range []string{"orders", "mm2-orders", "source"} {
+		if a, b := plan.ConfigDigest(cfg(was)), plan.ConfigDigest(cfg("rotated-7f3a")); a != b {
+			t.Errorf("rotating the password %q changed the digest: %s != %s", was, a, b)
+		}
+	}
+}
+
 func TestParseResetOffsetsCSV(t *testing.T) {
 	want := offsets.GroupOffsets{sp("orders", 0): 42, sp("orders", 1): 0, sp("pay.ments-x_1", 12): 9223372036854775807}
 	for _, tt := range []struct {

@@ -10,9 +10,11 @@ import (
 )
 
 // SchemaVersion is the version of the plan format this package writes and
-// the newest it reads. Version 2 added [Plan.OffsetsFrom]; version 1 plans
-// are still read (see the package documentation).
-const SchemaVersion = 2
+// the newest it reads. Version 2 added [Plan.OffsetsFrom]; version 3 hashes
+// the connector configuration with only secret keys' values redacted
+// ([ConfigDigest]). Version 1 and 2 plans are still read (see the package
+// documentation).
+const SchemaVersion = 3
 
 // OffsetsKind names where a plan's committed offsets C came from.
 type OffsetsKind string

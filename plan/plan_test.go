@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -367,12 +368,12 @@ func TestDecodeErrors(t *testing.T) {
 		{"field twice", edit(`"savepoint":`, `"group_id": "other", "savepoint":`), plan.ErrMalformed},
 		{"partitions null beside an unknown key", edit(`"partitions": [`, `"partitions": null, "x": [`), plan.ErrUnknownField},
 		{"partitions object", edit(`"partitions": [`, `"partitions": {"a": [`), plan.ErrMalformed},
-		{"schema version 3", edit(`"schema_version": 2`, `"schema_version": 3`), plan.ErrSchemaVersion},
-		{"schema version 3 with new fields", edit(`"schema_version": 2`, `"schema_version": 3, "new": {}`), plan.ErrSchemaVersion},
-		{"schema version 0", edit(`"schema_version": 2`, `"schema_version": 0`), plan.ErrSchemaVersion},
-		{"schema version string", edit(`"schema_version": 2`, `"schema_version": "2"`), plan.ErrMalformed},
-		{"no schema version", edit(`"schema_version": 2,`, ``), plan.ErrMissingField},
-		{"version 1 with offsets_from", edit(`"schema_version": 2`, `"schema_version": 1`), plan.ErrUnknownField},
+		{"schema version 4", edit(`"schema_version": 3`, `"schema_version": 4`), plan.ErrSchemaVersion},
+		{"schema version 4 with new fields", edit(`"schema_version": 3`, `"schema_version": 4, "new": {}`), plan.ErrSchemaVersion},
+		{"schema version 0", edit(`"schema_version": 3`, `"schema_version": 0`), plan.ErrSchemaVersion},
+		{"schema version string", edit(`"schema_version": 3`, `"schema_version": "3"`), plan.ErrMalformed},
+		{"no schema version", edit(`"schema_version": 3,`, ``), plan.ErrMissingField},
+		{"version 1 with offsets_from", edit(`"schema_version": 3`, `"schema_version": 1`), plan.ErrUnknownField},
 		{"no offsets_from", edit(`"offsets_from": {"kind":"group","ref":"","overrides_group":false},`, ``), plan.ErrMissingField},
 		{"offsets_from without ref", edit(`"kind":"group","ref":"",`, `"kind":"group",`), plan.ErrMissingField},
 		{"unknown offsets kind", edit(`"kind":"group"`, `"kind":"guess"`), plan.ErrInvalidField},
@@ -426,10 +427,10 @@ func swapLines(s, a, b string) string {
 
 func TestDecodeErrorTypes(t *testing.T) {
 	valid := string(encode(t, mustBuild(t, blockedSpec(), blockedSnapshot())))
-	_, err := plan.Decode(strings.NewReader(strings.Replace(valid, `"schema_version": 2`, `"schema_version": 3`, 1)))
+	_, err := plan.Decode(strings.NewReader(strings.Replace(valid, `"schema_version": 3`, `"schema_version": 4`, 1)))
 	var sve *plan.SchemaVersionError
-	if !errors.As(err, &sve) || sve.Got != 3 || sve.Want != 2 {
-		t.Errorf("got %v, want *SchemaVersionError{Got: 3, Want: 2}", err)
+	if !errors.As(err, &sve) || sve.Got != 4 || sve.Want != 3 {
+		t.Errorf("got %v, want *SchemaVersionError{Got: 4, Want: 3}", err)
 	}
 	_, err = plan.Decode(strings.NewReader(strings.Replace(valid, `"group_id": "flink-orders-replicator"`, `"group_id": "x"`, 1)))
 	var fpe *plan.FingerprintError
@@ -514,6 +515,39 @@ func TestDecodeSchemaVersion1(t *testing.T) {
 	edited := bytes.Replace(data, []byte(`"group_id": "flink-orders-replicator"`), []byte(`"group_id": "other"`), 1)
 	if _, err := plan.Decode(bytes.NewReader(edited)); !errors.Is(err, plan.ErrFingerprint) {
 		t.Errorf("edited version 1 plan: %v, want ErrFingerprint", err)
+	}
+}
+
+// TestDecodeSchemaVersion2 reads a plan written before version 3: it
+// decodes, re-encodes unchanged, and CheckConfig compares its digest by
+// version 2's rule (every value equal to a secret redacted), so the
+// configuration it was built for still matches it.
+func TestDecodeSchemaVersion2(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "schema2.plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("Decode of a version 2 plan: %v", err)
+	}
+	if p.SchemaVersion != 2 || p.OffsetsFrom != (plan.OffsetsSource{Kind: plan.FromGroup}) {
+		t.Errorf("version %d, offsets from %+v; want 2 and the group", p.SchemaVersion, p.OffsetsFrom)
+	}
+	var buf bytes.Buffer
+	if err := p.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(data), buf.String()); diff != "" {
+		t.Errorf("re-encoded version 2 plan differs (-read +written):\n%s", diff)
+	}
+	cfg := maps.Clone(spec().ConnectorConfig)
+	if err := p.CheckConfig(cfg); err != nil {
+		t.Errorf("the configuration of the version 2 plan: %v", err)
+	}
+	cfg["topics"] = "orders"
+	if err := p.CheckConfig(cfg); !errors.Is(err, plan.ErrConfigChanged) {
+		t.Errorf("another topic list against the version 2 plan: %v, want ErrConfigChanged", err)
 	}
 }
 

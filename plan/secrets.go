@@ -12,13 +12,28 @@ import (
 // ConfigDigest returns "sha256:" and the hex SHA-256 of the canonical form of
 // a connector configuration: without its "name" key (Kafka Connect adds it
 // to every stored configuration; the plan records the name on its own),
-// secrets replaced by redact.Config, as a JSON object with keys sorted
-// bytewise and no whitespace. So the digest of the configuration a caller
-// creates a connector with equals the digest of what GET
-// /connectors/{name}/config returns. Two configurations that differ only
-// in secret values have the same digest, so a digest never leaks or confirms
-// a secret; changing any other key or value changes it.
+// the values of secret keys replaced by redact.Redacted (redact.KeysOnly:
+// other values are hashed as they are, even where one equals or contains a
+// secret), as a JSON object with keys sorted bytewise and no whitespace. So
+// the digest of the configuration a caller creates a connector with equals
+// the digest of what GET /connectors/{name}/config returns. Two
+// configurations that differ only in secret values have the same digest,
+// so a digest never leaks or confirms a secret and a password rotation
+// never changes it; changing any other key or value changes it. This is the
+// rule of schema version 3; [Plan.CheckConfig] applies each older version's
+// own rule.
 func ConfigDigest(config map[string]string) string {
+	c := redact.KeysOnly(config, nil)
+	delete(c, "name")
+	b, _ := json.Marshal(c) // a map[string]string always marshals
+	return digest(b)
+}
+
+// configDigestV2 is the digest schema version 2 plans record: as
+// ConfigDigest, but with every value equal to or containing a secret
+// redacted too (redact.Config), so that a password equal to an ordinary
+// value made its rotation change the digest.
+func configDigestV2(config map[string]string) string {
 	c := redact.Config(config)
 	delete(c, "name")
 	b, _ := json.Marshal(c) // a map[string]string always marshals
@@ -26,10 +41,21 @@ func ConfigDigest(config map[string]string) string {
 }
 
 // configDigestV1 is the digest schema version 1 plans record: the
-// configuration as given, "name" included.
+// configuration as given, "name" included, redacted as in version 2.
 func configDigestV1(config map[string]string) string {
 	b, _ := json.Marshal(redact.Config(config)) // a map[string]string always marshals
 	return digest(b)
+}
+
+// configDigestOf is the digest rule of a plan's schema version.
+func configDigestOf(version int, config map[string]string) string {
+	switch version {
+	case 1:
+		return configDigestV1(config)
+	case 2:
+		return configDigestV2(config)
+	}
+	return ConfigDigest(config)
 }
 
 func digest(b []byte) string {

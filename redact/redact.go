@@ -155,6 +155,25 @@ func ConfigWith(config map[string]string, passwordKeys []string) map[string]stri
 	return out
 }
 
+// KeysOnly returns a copy of config in which the value of every secret key
+// (SecretKeys(passwordKeys)) is replaced by [Redacted], unless it is wholly
+// a config provider reference, and every other value is kept as it is, even
+// where it equals or contains a secret. It is the form to hash (a digest of
+// it changes with the configuration and never with a secret), not to show:
+// show [ConfigWith], which also hides a secret copied under another key.
+// config is not modified; a nil config gives an empty map.
+func KeysOnly(config map[string]string, passwordKeys []string) map[string]string {
+	isSecret := SecretKeys(passwordKeys)
+	out := make(map[string]string, len(config))
+	for k, v := range config {
+		if v != "" && !isProviderRef(v) && isSecret(k) {
+			v = Redacted
+		}
+		out[k] = v
+	}
+	return out
+}
+
 // SecretValues returns the secret values of config under
 // SecretKeys(passwordKeys), and the passwords quoted inside JAAS lines
 // (password="..." or secret="..."), longest first, without config provider

@@ -130,6 +130,37 @@ func TestRedactKeysValuesEqualToSecrets(t *testing.T) {
 	}
 }
 
+// TestKeysOnly: only the values of secret keys are replaced; a value equal
+// to or containing a secret stays, so that a hash of the result changes with
+// the configuration and never with a password.
+func TestKeysOnly(t *testing.T) {
+	cfg := map[string]string{
+		"source.cluster.sasl.jaas.config":      `... username="mm2" password="orders";`,
+		"source.consumer.vault.lease":          "lease",
+		"target.cluster.ssl.keystore.password": "${file:/etc/kafka/secrets.properties:keystore}",
+		"source.cluster.ssl.key.password":      "",
+		"topics":                               "orders",
+		"custom.url":                           "https://user:orders@vault.example/",
+	}
+	want := map[string]string{
+		"source.cluster.sasl.jaas.config":      redact.Redacted,
+		"source.consumer.vault.lease":          redact.Redacted,
+		"target.cluster.ssl.keystore.password": "${file:/etc/kafka/secrets.properties:keystore}",
+		"source.cluster.ssl.key.password":      "",
+		"topics":                               "orders",
+		"custom.url":                           "https://user:orders@vault.example/",
+	}
+	if diff := cmp.Diff(want, redact.KeysOnly(cfg, []string{"vault.lease"})); diff != "" {
+		t.Errorf("KeysOnly mismatch (-want +got):\n%s", diff)
+	}
+	if cfg["source.cluster.sasl.jaas.config"] == redact.Redacted {
+		t.Errorf("KeysOnly modified its input")
+	}
+	if got := redact.KeysOnly(nil, nil); got == nil || len(got) != 0 {
+		t.Errorf("KeysOnly(nil) = %#v, want an empty map", got)
+	}
+}
+
 func TestConfig(t *testing.T) {
 	cfg := map[string]string{
 		"topics":                                 "orders",

@@ -9,13 +9,19 @@
 //
 //   - Precheck runs the read-only checks of the first step and returns the
 //     snapshot a plan is built from (plan.Build); its inputs other than the
-//     group are OffsetsInput values (FileOffsets, ConnectorOffsets). Beyond
-//     the group and offsets it checks record size limits along the path,
-//     the tool's permissions, other writers of the topics and the Connect
-//     REST API's exposure.
+//     group are OffsetsInput values (FileOffsets, ConnectorOffsets). Every
+//     target name, cluster address and topic filter it uses is read from
+//     the connector configuration it is given (connect.ReplicationPolicyOf,
+//     connect.TopicFilter). Beyond the group and offsets it checks that MM2's
+//     clients and producer reach the clusters it reads (the Connect workers'
+//     own cluster included), the replication factors of the topics MM2
+//     creates, Connect's internal topics, record size limits along the
+//     path, the tool's permissions, other writers of the topics and the
+//     Connect REST API's exposure.
 //   - Observe reads what a plan depends on (cluster IDs, the group's members
 //     and commits, source partitions and bounds, target topics and ends),
-//     each fact once, for Recheck before every step that writes.
+//     each fact once, and ObserveWriters where MM2's records go, for Recheck
+//     before every step that writes.
 //   - CaptureBoundary records, just before resume, the first record MM2 will
 //     copy on each partition; CheckBoundary compares the first record MM2
 //     wrote to the target with it and counts the duplicates the old job left.
@@ -35,8 +41,11 @@
 // connect.Client.WaitMirrorOffsets reads back until they match — so a tool
 // that only talks to Connect imports neither this package nor sarama.
 //
-// Every read of records is read_committed, as MM2 reads: a record of an
-// aborted transaction is never the record at C, and a transaction marker
-// is never lag. "Caught up" means no committed data record lies between
-// MM2's next offset and the last stable offset.
+// Every read of records that MM2 copies is read_committed, as MM2 reads: a
+// record of an aborted transaction is never the record at C, and a
+// transaction marker is never lag. "Caught up" means no committed data
+// record lies between MM2's next offset and the last stable offset. The one
+// read_uncommitted read is the precheck's of the target offsets moved
+// during its window: a live transactional writer's records count there,
+// transaction markers alone do not.
 package verify

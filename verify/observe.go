@@ -103,8 +103,10 @@ func readExisting(ctx context.Context, r ClusterReader, group string, topics []s
 	}
 }
 
-// existingTopics returns the partition counts of the named topics that exist.
+// existingTopics returns the partition counts of the named topics that
+// exist. names is not modified.
 func existingTopics(ctx context.Context, r ClusterReader, names []string) (kafkaadmin.Topics, error) {
+	names = slices.Clone(names)
 	for {
 		t, err := r.Topics(ctx, names...)
 		var ute *kafkaadmin.UnknownTopicsError

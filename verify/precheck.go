@@ -151,13 +151,19 @@ type PrecheckSpec struct {
 	// scope.
 	Group  string
 	Topics []string
-	// Policy names the target topics.
+	// Policy is the replication policy the caller names target topics by.
+	// Precheck names them by the policy of Config
+	// (connect.ReplicationPolicyOf), the one MM2 will run with: a Policy
+	// that is not the zero value must name them alike, or the
+	// connector-config check fails. Leave it zero.
 	Policy offsets.ReplicationPolicy
 	// StabilityWindow is how long the group's commits (and Input's offsets)
 	// must stay unchanged.
 	StabilityWindow time.Duration
-	// Config is the connector configuration the cutover will create; it is
-	// linted and validated by the worker.
+	// Config is the connector configuration the cutover will create, as it
+	// will be POSTed (every file and override merged in); it is linted and
+	// validated by the worker, and every target name, cluster address and
+	// topic filter the checks use is taken from it.
 	Config map[string]string
 	// Input supplies C when it does not come from the group; nil means the
 	// group's commits.
@@ -175,6 +181,10 @@ type PrecheckSpec struct {
 	// settings missing here are taken as Kafka's defaults. The connector's
 	// producer.override.* settings win over them.
 	WorkerProducer map[string]string
+	// WorkerStorage, when set, names the Connect cluster's internal topics
+	// (the workers' *.storage.topic settings, which REST does not show);
+	// they are checked on the workers' cluster ("connect-internal-topics").
+	WorkerStorage *WorkerStorage
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 }
@@ -258,8 +268,16 @@ func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
 // do on both clusters (permissions; the precheck stops early when it may
 // not read what it checks next), that no other MirrorSourceConnector on
 // the Connect cluster writes the source or the target topics
-// (reverse-replication, other-mirror-connectors), and warns when the
-// Connect REST API is plain HTTP off loopback (connect-rest-exposure).
+// (reverse-replication, other-mirror-connectors), that the configuration's
+// bootstrap servers reach the clusters the clients read
+// (connector-clusters) and that MM2's producer — the Connect workers' own,
+// or producer.override.bootstrap.servers — writes to the target
+// (worker-cluster), that the replication factors of the topics MM2 will
+// create fit the brokers of their clusters (replication-factor), and, when
+// spec names them, Connect's internal topics (connect-internal-topics); it
+// warns when the Connect REST API is plain HTTP off loopback
+// (connect-rest-exposure). The target topics are those the configuration's
+// replication policy names (connect.ReplicationPolicyOf).
 //
 // An error is returned only when a check could not run at all; failed
 // checks are in the report (see PrecheckReport.Err).
@@ -276,6 +294,12 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	}
 	r := &PrecheckReport{}
 	cs := &r.Checks
+	callerPolicy := spec.Policy
+	if len(spec.Config) > 0 {
+		if p, err := connect.ReplicationPolicyOf(spec.Config); err == nil {
+			spec.Policy = p // what MM2 will name the target topics by; the lint reports an error
+		}
+	}
 
 	info, err := c.ServerInfo(ctx)
 	if err != nil {
@@ -306,6 +330,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	if r.SourceClusterID == r.TargetClusterID {
 		cs.add("clusters-distinct", Fail, "source and target are the same cluster (%s)", r.SourceClusterID)
 	}
+	writers := precheckWriters(ctx, cs, c, source, target, spec, r.SourceClusterID, r.TargetClusterID)
 	if !precheckAccess(ctx, cs, source, target, spec, r.WorkerVersion) {
 		cs.add("precheck-stopped", Fail, "the tool's principal may not DESCRIBE what the precheck reads next (see permissions): the group, offset, target topic, record size and configuration checks did not run")
 		return r, nil
@@ -400,7 +425,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	}
 	r.observed = Observation{
 		At: second.At, SourceClusterID: r.SourceClusterID, TargetClusterID: r.TargetClusterID, Group: group,
-		Committed: committed, SourceTopics: second.Topics, Bounds: second.Bounds, TargetTopics: kafkaadmin.Topics{},
+		Committed: committed, SourceTopics: second.Topics, Bounds: second.Bounds, TargetTopics: kafkaadmin.Topics{}, Writers: writers,
 	}
 	if spec.Input != nil && r.OffsetsFrom.Kind == plan.FromConnectorOffsets {
 		r.observed.Input = r.Group
@@ -417,9 +442,13 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		}
 		r.observed.TargetEnds = r.TargetEnds
 		if endsBefore != nil {
-			checkTargetQuiet(cs, spec.StabilityWindow, targetNames(spec), endsBefore, r.TargetEnds, spec.Connector, connectorState(ctx, c, spec.Connector))
+			precheckTargetQuiet(ctx, cs, target, spec, endsBefore, r.TargetEnds, connectorState(ctx, c, spec.Connector))
+		} else {
+			cs.add("target-quiet", Warn, "not checked: the target topics' end offsets could not be read before the %v window", spec.StabilityWindow)
 		}
 		precheckRecordSizes(ctx, cs, source, target, spec)
+	} else {
+		cs.add("target-quiet", Warn, "not checked: the target topics failed their check")
 	}
 
 	if r.WorkerVersion != "" {
@@ -427,7 +456,11 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		if alias == "" {
 			alias = "source"
 		}
-		findings, err := c.LintConfig(ctx, spec.Config, connect.LintExpectations{SourceAlias: alias, HasClearedPartition: hasZero(r.Group)})
+		exp := connect.LintExpectations{SourceAlias: alias, HasClearedPartition: hasZero(r.Group), Topics: spec.Topics}
+		if callerPolicy != (offsets.ReplicationPolicy{}) {
+			exp.Policy = &callerPolicy
+		}
+		findings, err := c.LintConfig(ctx, spec.Config, exp)
 		if err != nil {
 			cs.add("connector-config", Fail, "validate: %v", err)
 		}
@@ -441,8 +474,10 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		if !connect.HasErrors(findings) && err == nil {
 			cs.add("connector-config", Pass, "lint and Connect's validation pass")
 		}
-		precheckConnectors(ctx, cs, c, source, target, spec)
+		precheckConnectors(ctx, cs, c, source, target, spec, r.WorkerVersion)
+		precheckReplicationFactors(ctx, cs, source, target, spec, r.WorkerVersion, targets)
 	}
+	precheckWorkerStorage(ctx, cs, target, spec, writers, r.TargetClusterID)
 	return r, nil
 }
 

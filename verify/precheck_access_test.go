@@ -196,7 +196,9 @@ func TestPrecheckPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := map[string]string{"producer.override.max.request.size": fiveMB,
-		"source.cluster.sasl.jaas.config": `${env:MM2_SOURCE_SASL_JAAS_CONFIG}`}
+		"source.cluster.sasl.jaas.config": `${env:MM2_SOURCE_SASL_JAAS_CONFIG}`,
+		"replication.policy.class":        offsets.IdentityPolicyClass} // without it MM2 would write source.orders, and the checks look there
+	cfg["source.cluster.bootstrap.servers"], cfg["target.cluster.bootstrap.servers"] = strings.Join(src.Addrs(), ","), strings.Join(tgt.Addrs(), ",")
 	precheck := func(what string, topics ...string) *verify.PrecheckReport {
 		t.Helper()
 		r, err := verify.Precheck(ctx, noWorker, toolSrc, toolTgt, verify.PrecheckSpec{

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -68,8 +69,8 @@ func precheckAccess(ctx context.Context, cs *Checks, source, target *kafkaadmin.
 // stability window; nil when they cannot be read (the target-topics check
 // then says why).
 func targetEndsNow(ctx context.Context, source, target *kafkaadmin.Client, spec PrecheckSpec) map[offsets.SourcePartition]int64 {
-	topics, err := source.Topics(ctx, spec.Topics...)
-	if err != nil {
+	topics, err := existingTopics(ctx, source, spec.Topics) // a missing source topic fails source-topics; the others are checked on
+	if err != nil || len(topics) == 0 {
 		return nil
 	}
 	ends, err := TargetEnds(ctx, target, topics, spec.Policy)
@@ -77,6 +78,42 @@ func targetEndsNow(ctx context.Context, source, target *kafkaadmin.Client, spec 
 		return nil
 	}
 	return ends
+}
+
+// precheckTargetQuiet reads, for every target partition whose end offset
+// moved during the window, whether the offsets it moved by hold a data
+// record — read_uncommitted, so that records a live transactional writer
+// wrote (and may still abort) count too — and judges (checkTargetQuiet). An
+// end moved by control records only is no writer: the abort marker a
+// transaction coordinator writes for a transaction left open on the target
+// before the window, once it times out.
+func precheckTargetQuiet(ctx context.Context, cs *Checks, target *kafkaadmin.Client, spec PrecheckSpec, before, after map[offsets.SourcePartition]int64, ownState string) {
+	targets := targetNames(spec)
+	from := map[kafkaadmin.TopicPartition]int64{}
+	back := map[kafkaadmin.TopicPartition]offsets.SourcePartition{}
+	for sp, b := range before {
+		if a, ok := after[sp]; ok && a != b && targets[sp.Topic] != "" {
+			tp := kafkaadmin.TopicPartition{Topic: targets[sp.Topic], Partition: sp.Partition}
+			from[tp], back[tp] = b, sp
+		}
+	}
+	markersOnly := map[offsets.SourcePartition]bool{}
+	if len(from) > 0 {
+		first, err := target.FirstRecords(ctx, from, kafkaadmin.ReadUncommitted)
+		var perr *kafkaadmin.PartitionErrors
+		if err == nil || errors.As(err, &perr) {
+			for tp := range from {
+				sp := back[tp]
+				if perr != nil && perr.Errs[tp] != nil {
+					continue // unread: counted as written
+				}
+				if rec, ok := first[tp]; !ok || rec.Offset >= after[sp] {
+					markersOnly[sp] = true // no data record in [before, after)
+				}
+			}
+		}
+	}
+	checkTargetQuiet(cs, spec.StabilityWindow, targets, before, after, markersOnly, spec.Connector, ownState)
 }
 
 // precheckRecordSizes reads the size limits of both clusters and checks
@@ -93,7 +130,7 @@ func precheckRecordSizes(ctx context.Context, cs *Checks, source, target *kafkaa
 
 // precheckConnectors lists the Connect cluster's connectors and looks for
 // other writers of the cutover's topics (checkOtherConnectors).
-func precheckConnectors(ctx context.Context, cs *Checks, c *connect.Client, source, target *kafkaadmin.Client, spec PrecheckSpec) {
+func precheckConnectors(ctx context.Context, cs *Checks, c *connect.Client, source, target *kafkaadmin.Client, spec PrecheckSpec, workerVersion string) {
 	infos, err := c.ConnectorInfos(ctx)
 	if err != nil {
 		cs.add("other-mirror-connectors", Warn, "cannot list the Connect cluster's connectors: %v", err)
@@ -106,7 +143,7 @@ func precheckConnectors(ctx context.Context, cs *Checks, c *connect.Client, sour
 		}
 	} // without states every other writer counts as running
 	ends := newCutoverEnds(spec.Config, source.BootstrapServers(), target.BootstrapServers())
-	checkOtherConnectors(cs, infos, states, spec.Connector, ends, targetNames(spec))
+	checkOtherConnectors(cs, infos, states, spec.Connector, ends, targetNames(spec), workerVersion)
 }
 
 // connectorState is the state of the named connector, or "" when there is

@@ -175,18 +175,25 @@ func TestCheckTargetQuiet(t *testing.T) {
 	targets := map[string]string{"orders": "dc1.orders", "payments": "dc1.payments"}
 	before := map[offsets.SourcePartition]int64{p("orders", 0): 5, p("orders", 1): 5, p("payments", 0): 1}
 	var cs Checks
-	checkTargetQuiet(&cs, time.Minute, targets, before, before, "mm2", "")
+	checkTargetQuiet(&cs, time.Minute, targets, before, before, nil, "mm2", "")
 	expect(t, "quiet", cs, "target-quiet", "ok: no end offset of the 3 target partitions moved in 1m0s")
 	cs = nil
 	moved := map[offsets.SourcePartition]int64{p("orders", 0): 7, p("orders", 1): 9, p("payments", 0): 1}
 	for _, state := range []string{"", connect.StateStopped} {
 		cs = nil
-		checkTargetQuiet(&cs, time.Minute, targets, before, moved, "mm2", state)
+		checkTargetQuiet(&cs, time.Minute, targets, before, moved, nil, "mm2", state)
 		expect(t, "written", cs, "target-quiet", "fail: 1 target topic written during the 1m0s window: dc1.orders (2 partitions, +6 offsets)")
 	}
 	cs = nil
-	checkTargetQuiet(&cs, time.Minute, targets, before, moved, "mm2", connect.StateRunning)
+	checkTargetQuiet(&cs, time.Minute, targets, before, moved, nil, "mm2", connect.StateRunning)
 	expect(t, "written by the cutover's running connector", cs, "target-quiet", "warn: the cutover's connector mm2 is RUNNING and may be the writer")
+	cs = nil
+	markers := map[offsets.SourcePartition]bool{p("orders", 0): true, p("orders", 1): true}
+	checkTargetQuiet(&cs, time.Minute, targets, before, moved, markers, "mm2", "")
+	expect(t, "moved by markers only", cs, "target-quiet", "ok: the end offset of 2 moved by transaction markers only")
+	cs = nil
+	checkTargetQuiet(&cs, time.Minute, targets, before, moved, map[offsets.SourcePartition]bool{p("orders", 0): true}, "mm2", "")
+	expect(t, "one partition written beside one moved by a marker", cs, "target-quiet", "fail: 1 target topic written during the 1m0s window: dc1.orders (1 partition, +4 offsets)")
 }
 
 // TestCheckOtherConnectors: a reverse connector covering the source topics
@@ -246,7 +253,7 @@ func TestCheckOtherConnectors(t *testing.T) {
 		infos := tc.infos
 		var cs Checks
 		states := map[string]string{"stopped": connect.StateStopped, "paused": connect.StatePaused, "old": connect.StateRunning}
-		checkOtherConnectors(&cs, infos, states, "mm2", ours, targets)
+		checkOtherConnectors(&cs, infos, states, "mm2", ours, targets, "4.3.1")
 		expect(t, tc.what, cs, "reverse-replication", tc.reverse...)
 		expect(t, tc.what, cs, "other-mirror-connectors", tc.another...)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -18,16 +17,25 @@ import (
 // another writer — the old job still running, or another producer — whose
 // records MM2's copies would interleave with.
 //
+// A partition in markersOnly moved by control records alone, no data
+// record among them (a transaction marker: the abort of a transaction left
+// open on the target before the window): no writer, and it passes.
+//
 // When the cutover's own connector exists and is not STOPPED (ownState),
 // it may be the writer: the check then warns, and apply refuses such a
 // connector anyway.
-func checkTargetQuiet(cs *Checks, window time.Duration, targets map[string]string, before, after map[offsets.SourcePartition]int64, own, ownState string) {
+func checkTargetQuiet(cs *Checks, window time.Duration, targets map[string]string, before, after map[offsets.SourcePartition]int64, markersOnly map[offsets.SourcePartition]bool, own, ownState string) {
 	const name = "target-quiet"
 	type moved struct{ parts, records int64 }
 	byTopic := map[string]*moved{}
+	markers := 0
 	for sp, b := range before {
 		a, ok := after[sp]
 		if !ok || a == b {
+			continue
+		}
+		if markersOnly[sp] {
+			markers++
 			continue
 		}
 		t := targets[sp.Topic]
@@ -36,6 +44,11 @@ func checkTargetQuiet(cs *Checks, window time.Duration, targets map[string]strin
 		}
 		byTopic[t].parts++
 		byTopic[t].records += a - b
+	}
+	if len(byTopic) == 0 && markers > 0 {
+		cs.add(name, Pass, "no data record was written to the %d target partitions in %v: the end offset of %d moved by transaction markers only (a transaction left open on the target, aborted by its coordinator)",
+			len(after), window, markers)
+		return
 	}
 	if len(byTopic) == 0 {
 		cs.add(name, Pass, "no end offset of the %d target partitions moved in %v", len(after), window)
@@ -118,41 +131,6 @@ func splitList(v string) []string {
 	return out
 }
 
-// mm2TopicFilter is MirrorMaker 2's DefaultTopicFilter: a topic is
-// replicated when its whole name matches one of "topics" (default .*) and
-// none of "topics.exclude" (default .*[\-\.]internal, .*\.replica, __.*),
-// each a comma-separated list of Java regular expressions joined with |.
-type mm2TopicFilter struct{ include, exclude *regexp.Regexp }
-
-func newTopicFilter(config map[string]string) (mm2TopicFilter, error) {
-	compile := func(key, def string) (*regexp.Regexp, error) {
-		v, ok := config[key]
-		if !ok {
-			v = def
-		}
-		parts := splitList(v)
-		if len(parts) == 0 {
-			return nil, nil // MM2 compiles an empty list to no pattern: it matches nothing
-		}
-		re, err := regexp.Compile(`^(?:` + strings.Join(parts, "|") + `)$`)
-		if err != nil {
-			return nil, fmt.Errorf("%s %q is not a pattern Go can evaluate: %w", key, v, err)
-		}
-		return re, nil
-	}
-	var f mm2TopicFilter
-	var err error
-	if f.include, err = compile("topics", ".*"); err != nil {
-		return f, err
-	}
-	f.exclude, err = compile("topics.exclude", `.*[\-\.]internal, .*\.replica, __.*`)
-	return f, err
-}
-
-func (f mm2TopicFilter) covers(topic string) bool {
-	return f.include != nil && f.include.MatchString(topic) && (f.exclude == nil || !f.exclude.MatchString(topic))
-}
-
 // remoteTopic names the topic another connector writes for a topic it
 // reads, under its replication policy: the same name under
 // IdentityReplicationPolicy, "<its source alias><separator><topic>" under
@@ -189,10 +167,11 @@ func remoteTopic(config map[string]string, topic string) (string, bool) {
 // its source.cluster.bootstrap.servers and producer.override.bootstrap.servers),
 // or by aliases both configurations set explicitly. own names the
 // cutover's connector, which is skipped; targets maps each source topic
-// to its target topic. states holds the connectors' states: a connector
+// to its target topic. Topic filters are read for a worker of
+// workerVersion (connect.NewTopicFilter). states holds the connectors' states: a connector
 // STOPPED or PAUSED writes nothing until it is resumed, so it is a warning
 // (it would write if resumed); any other state, or none known, fails.
-func checkOtherConnectors(cs *Checks, infos map[string]connect.ConnectorInfo, states map[string]string, own string, ours cutoverEnds, targets map[string]string) {
+func checkOtherConnectors(cs *Checks, infos map[string]connect.ConnectorInfo, states map[string]string, own string, ours cutoverEnds, targets map[string]string, workerVersion string) {
 	var reverse, same, warns []string
 	looked := 0
 	for _, n := range sortedKeys(infos) {
@@ -212,7 +191,7 @@ func checkOtherConnectors(cs *Checks, infos map[string]connect.ConnectorInfo, st
 		if writes == endUnknown {
 			continue
 		}
-		filter, err := newTopicFilter(cfg)
+		filter, err := connect.NewTopicFilter(cfg, workerVersion)
 		if err != nil {
 			warns = append(warns, fmt.Sprintf("connector %s writes to the %s (%s) but its %v", n, writes, writeWhy, err))
 			continue
@@ -227,7 +206,7 @@ func checkOtherConnectors(cs *Checks, infos map[string]connect.ConnectorInfo, st
 			if writes == endSource {
 				want = s
 			}
-			if !filter.covers(in) {
+			if !filter.Covers(in) {
 				continue
 			}
 			out, ok := remoteTopic(cfg, in)

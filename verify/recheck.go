@@ -41,14 +41,18 @@ type Observation struct {
 	// Input holds the offsets of the plan's input read again, for a plan
 	// built from another connector's offsets; nil otherwise.
 	Input offsets.GroupOffsets
+	// Writers are the clusters the Connect cluster writes to for the
+	// cutover's connector ([ObserveWriters]); nil when not read, and then
+	// not compared.
+	Writers *Writers
 }
 
 // Problem is one reason a plan no longer describes the clusters.
 type Problem struct {
 	// Check names the fact that changed: "source-cluster",
-	// "target-cluster", "group-members", "group-commit", "input-moved",
-	// "source-partitions", "log-start", "log-end", "target-topic" or
-	// "target-end".
+	// "target-cluster", "worker-cluster", "producer-cluster",
+	// "group-members", "group-commit", "input-moved", "source-partitions",
+	// "log-start", "log-end", "target-topic" or "target-end".
 	Check string `json:"check"`
 	// Partition is the source partition concerned; zero for a problem of a
 	// whole cluster, group or topic.
@@ -95,6 +99,10 @@ func (e *StalePlanError) Is(target error) bool { return target == ErrStalePlan }
 // problem:
 //
 //   - the source or target cluster ID is not the plan's (another cluster);
+//   - MM2's records would be written to another cluster than the plan's
+//     target (Observation.Writers, when read): the Connect workers' own
+//     cluster ("worker-cluster"), or the one producer.override.bootstrap.servers
+//     reaches ("producer-cluster");
 //   - the group has members: a consumer of the old job's group runs again;
 //   - a group commit is not the plan's C. For a plan built from the group
 //     (or a schema version 1 plan, which does not record its source) any
@@ -125,6 +133,13 @@ func Recheck(p *plan.Plan, o Observation) error {
 	}
 	if o.TargetClusterID != p.TargetClusterID {
 		add("target-cluster", none, "the plan was built on target cluster %s, this is %s", p.TargetClusterID, o.TargetClusterID)
+	}
+	if w := o.Writers; w != nil && w.ProducerClusterID != p.TargetClusterID {
+		if w.ProducerOverride != "" {
+			add("producer-cluster", none, "producer.override.bootstrap.servers %s reaches cluster %s, not the plan's target %s: MM2 would write every record there", w.ProducerOverride, w.ProducerClusterID, p.TargetClusterID)
+		} else {
+			add("worker-cluster", none, "the Connect workers' own cluster is %s, not the plan's target %s: their producer would write every record of MM2 there", w.WorkerClusterID, p.TargetClusterID)
+		}
 	}
 	if n := len(o.Group.Members); n > 0 {
 		add("group-members", none, "group %s is %s with %d members: the old job (or another consumer of its group) runs; stop it", p.GroupID, o.Group.State, n)

@@ -70,6 +70,18 @@ func TestRecheck(t *testing.T) {
 		{"topic truncated below C", group, func(o *verify.Observation) { o.Bounds[a0] = offsets.LogBounds{End: 9} }, []string{"log-end"}},
 		{"target topic deleted", group, func(o *verify.Observation) { delete(o.TargetTopics, "a"); delete(o.TargetEnds, a0) }, []string{"target-topic"}},
 		{"target written", group, func(o *verify.Observation) { o.TargetEnds[a1] = 3 }, []string{"target-end"}},
+		{"the workers' cluster is the target", group, func(o *verify.Observation) {
+			o.Writers = &verify.Writers{WorkerClusterID: "tgt-id", ProducerClusterID: "tgt-id"}
+		}, nil},
+		{"the workers write to a third cluster", group, func(o *verify.Observation) {
+			o.Writers = &verify.Writers{WorkerClusterID: "third", ProducerClusterID: "third"}
+		}, []string{"worker-cluster"}},
+		{"the producer override reaches a third cluster", group, func(o *verify.Observation) {
+			o.Writers = &verify.Writers{WorkerClusterID: "tgt-id", ProducerClusterID: "third", ProducerOverride: "third:9092"}
+		}, []string{"producer-cluster"}},
+		{"the producer override reaches the target", group, func(o *verify.Observation) {
+			o.Writers = &verify.Writers{WorkerClusterID: "third", ProducerClusterID: "tgt-id", ProducerOverride: "tgt:9092"}
+		}, nil},
 		{"several at once", group, func(o *verify.Observation) { o.Committed[a0] = 11; o.TargetEnds[a0] = 11 }, []string{"group-commit", "target-end"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -123,8 +123,39 @@ func (l *ledger) produce(ctx context.Context, plain sarama.SyncProducer, txn *sa
 // verify exits 0; once traffic stops, status reports lag 0 on every
 // partition; the target holds no aborted record, no record twice, and every
 // record the source still holds.
-func TestRealisticCutover(t *testing.T) {
-	sb := sandboxtest.Dedicated(t, sandbox.Config{Workers: 2})
+func TestRealisticCutover(t *testing.T) { realisticCutover(t, "", nil) }
+
+// oldestAdmitted is the oldest Kafka release the cutover admits (Connect
+// 3.7 creates connectors STOPPED), and the one TestRealisticCutover37 runs.
+const oldestAdmitted = "3.7.2"
+
+// TestRealisticCutover37 runs TestRealisticCutover on Kafka 3.7.2, the
+// oldest release admitted, in every test run. Below 3.9 MM2 always writes
+// offset syncs: the precheck fails without a decision, naming the version
+// and the topic; with the topic on the one-broker target but the default
+// replication factor 3 it fails naming offset-syncs.topic.replication.factor
+// (before, it only warned, and MM2 stalled after copying a few records);
+// with the factor the target holds, the cutover passes as on 4.3.
+func TestRealisticCutover37(t *testing.T) {
+	realisticCutover(t, oldestAdmitted, func(cli func(args ...string) (int, string), decide func(args ...string)) {
+		decide()
+		if code, out := cli("precheck"); code != cutover.ExitCheckFailed || !strings.Contains(out, "Kafka "+oldestAdmitted) || !strings.Contains(out, "mm2-offset-syncs.target.internal on the source cluster") {
+			t.Errorf("precheck without an offset-syncs decision: exit %d, want %d naming the version and the topic", code, cutover.ExitCheckFailed)
+		}
+		decide("-offset-syncs-location", "target")
+		if code, out := cli("precheck"); code != cutover.ExitCheckFailed || !strings.Contains(out, "offset-syncs.topic.replication.factor is not set (default 3), but the target cluster, which holds the offset-syncs topic mm2-offset-syncs.source.internal MM2 creates, has 1 broker") {
+			t.Errorf("precheck with the offset-syncs topic on a one-broker target and factor 3: exit %d, want %d naming the setting", code, cutover.ExitCheckFailed)
+		}
+		decide("-offset-syncs-location", "target", "-offset-syncs-replication-factor", "1")
+	})
+}
+
+// realisticCutover is TestRealisticCutover on Kafka version ("" for the
+// sandbox's default). before, if set, runs ahead of the plan step with the
+// command line and a way to replace the offset-syncs flags (below 3.9
+// they are the location target and replication factor 1).
+func realisticCutover(t *testing.T, version string, before func(cli func(args ...string) (int, string), decide func(args ...string))) {
+	sb := sandboxtest.Dedicated(t, sandbox.Config{Workers: 2, KafkaVersion: version})
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	src, tgt := sb.Source().Bootstrap(), sb.Target().Bootstrap()
@@ -246,15 +277,33 @@ func TestRealisticCutover(t *testing.T) {
 		"-accept-expired", fmt.Sprintf("%s:%d", expired.Topic, expired.Partition), "-accepted-by", "realistic-test",
 		"-stability-window", "3s", "-readback-timeout", "1m", "-catchup-timeout", "2m",
 		"-plan", filepath.Join(dir, "plan.json")}
+	for _, kv := range sb.WorkerEnv("127.0.0.1", 0) { // Connect's internal topics, as the workers name them
+		k, v, _ := strings.Cut(kv, "=")
+		if f := map[string]string{"CONNECT_CONFIG_STORAGE_TOPIC": "-worker-config-topic", "CONNECT_OFFSET_STORAGE_TOPIC": "-worker-offset-topic",
+			"CONNECT_STATUS_STORAGE_TOPIC": "-worker-status-topic", "CONNECT_REPLICATION_FACTOR": "-worker-storage-replication-factor"}[k]; f != "" {
+			common = append(common, f, v)
+		}
+	}
+	var decision []string
 	if strings.HasPrefix(sb.KafkaVersion(), "3.7") || strings.HasPrefix(sb.KafkaVersion(), "3.8") {
 		// Below 3.9 MM2 always writes offset syncs: decide where.
-		common = append(common, "-offset-syncs-location", "target", "-offset-syncs-replication-factor", "1")
+		decision = []string{"-offset-syncs-location", "target", "-offset-syncs-replication-factor", "1"}
+	}
+	runCLI := func(step ...string) (int, string, string) {
+		var out, errb strings.Builder
+		code := run(append(slices.Concat(common, decision), step...), &out, &errb)
+		t.Logf("cutover %s: exit %d\n%s\n%s", strings.Join(step, " "), code, out.String(), errb.String())
+		return code, out.String(), errb.String()
 	}
 	cli := func(step ...string) (int, string) {
-		var out, errb strings.Builder
-		code := run(append(slices.Clone(common), step...), &out, &errb)
-		t.Logf("cutover %s: exit %d\n%s\n%s", strings.Join(step, " "), code, out.String(), errb.String())
-		return code, out.String()
+		code, out, _ := runCLI(step...)
+		return code, out
+	}
+	if before != nil {
+		before(func(step ...string) (int, string) {
+			code, out, errs := runCLI(step...)
+			return code, out + errs
+		}, func(args ...string) { decision = args })
 	}
 	for _, step := range [][]string{{"plan"}, {"apply"}, {"-yes", "resume"}} {
 		if code, _ := cli(step...); code != cutover.ExitOK {
@@ -332,10 +381,11 @@ func exportOffsets(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, group
 	t.Helper()
 	var csv []string
 	for attempt := 1; ; attempt++ {
-		// The tool's admin client gives up after 30 s; a loaded machine can
-		// take that long to find the coordinator: try again.
-		cmd := exec.CommandContext(ctx, "java", "-cp", filepath.Join(sb.KafkaLibs(), "*"), "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-			"--bootstrap-server", sb.Source().Bootstrap(), "--group", group, "--reset-offsets", "--to-current", "--all-topics", "--dry-run", "--export")
+		// The tool waits 5 s for the group's coordinator by default (--timeout)
+		// and its admin client gives up after 30 s; a loaded machine can take
+		// that long to find the coordinator: wait longer, and try again.
+		cmd := exec.CommandContext(ctx, "java", "-cp", filepath.Join(sb.KafkaLibs(), "*"), groupsTool(sb.KafkaVersion()),
+			"--bootstrap-server", sb.Source().Bootstrap(), "--group", group, "--reset-offsets", "--to-current", "--all-topics", "--dry-run", "--export", "--timeout", "60000")
 		out, err := cmd.CombinedOutput()
 		csv = csv[:0]
 		for line := range strings.Lines(string(out)) {
@@ -355,6 +405,16 @@ func exportOffsets(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, group
 		t.Fatal(err)
 	}
 	return path
+}
+
+// groupsTool is the main class of kafka-consumer-groups.sh in a Kafka
+// release: Scala's kafka.admin.ConsumerGroupCommand until 3.7, the tools
+// module's Java one from 3.8 (KAFKA-14589).
+func groupsTool(version string) string {
+	if strings.HasPrefix(version, "3.7") {
+		return "kafka.admin.ConsumerGroupCommand"
+	}
+	return "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 }
 
 // nonLeader returns the URL of a worker that is not the Connect group's

@@ -147,7 +147,8 @@ func planTopics(p *plan.Plan) []string {
 // Recheck refuses a plan that no longer describes the clusters, before a
 // step that writes: it reads every fact the precheck checked that can change
 // (verify.Observe: cluster IDs, the group's members and commits, the source
-// partitions and bounds, the target topics and their end offsets) and
+// partitions and bounds, the target topics and their end offsets;
+// verify.ObserveWriters: the cluster MM2's producer writes to) and
 // compares them with the plan (verify.Recheck). It returns a
 // *verify.StalePlanError listing every problem, so a plan mounted or resumed
 // days later is checked against now. Apply and Resume call it after
@@ -171,6 +172,15 @@ func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	if err != nil {
 		return err
 	}
+	cfg, err := ConnectorConfig(s)
+	if err != nil {
+		return err
+	}
+	w, err := verify.ObserveWriters(ctx, env.Connect, env.Target, cfg)
+	if err != nil {
+		return err
+	}
+	obs.Writers = &w
 	env.observed = &obs
 	return verify.Recheck(p, obs)
 }

@@ -61,6 +61,10 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&s.Policy, "policy", "identity", "replication policy: identity (same topic names) or default (alias.topic)")
 	fs.IntVar(&s.TasksMax, "tasks-max", 1, "tasks.max of the connector")
 	fs.IntVar(&s.WorkerMaxRequestSize, "worker-producer-max-request-size", 0, "the Connect workers' producer.max.request.size, which REST does not show, for the precheck's record-size check (0: not set, Kafka's default 1048576)")
+	fs.StringVar(&s.WorkerStorage.ConfigTopic, "worker-config-topic", "", "the Connect workers' config.storage.topic (the image's CONNECT_CONFIG_STORAGE_TOPIC), which REST does not show: the precheck checks it is compacted with one partition")
+	fs.StringVar(&s.WorkerStorage.OffsetTopic, "worker-offset-topic", "", "the Connect workers' offset.storage.topic (CONNECT_OFFSET_STORAGE_TOPIC): the precheck checks it is compacted")
+	fs.StringVar(&s.WorkerStorage.StatusTopic, "worker-status-topic", "", "the Connect workers' status.storage.topic (CONNECT_STATUS_STORAGE_TOPIC): the precheck checks it is compacted")
+	fs.IntVar(&s.WorkerStorage.ReplicationFactor, "worker-storage-replication-factor", 0, "the workers' *.storage.replication.factor (CONNECT_REPLICATION_FACTOR): the precheck checks the internal topics have it (0: not checked)")
 	fs.StringVar(&f.mm2Src, "mm2-source-client", "", "properties file of the connector's source client settings (security.protocol, sasl.*, ssl.*; use config provider references such as ${env:MM2_SOURCE_SASL_JAAS_CONFIG} for secrets)")
 	fs.StringVar(&f.mm2Tgt, "mm2-target-client", "", "properties file of the connector's target client settings")
 	fs.StringVar(&f.connectorProps, "connector-properties", "", "properties file of extra connector settings (e.g. replication.factor, producer.override.*, consumer.*), merged under the keys the cutover sets itself; secrets as config provider references")
@@ -252,6 +256,9 @@ func (f *Flags) checkValues() error {
 		if d.v <= 0 {
 			return fmt.Errorf("%w: -%s %v: want a positive duration", ErrSettings, d.name, d.v)
 		}
+	}
+	if s.WorkerStorage.ReplicationFactor < -1 {
+		return fmt.Errorf("%w: -worker-storage-replication-factor %d: want 0 (not checked), -1 (the brokers' default) or more", ErrSettings, s.WorkerStorage.ReplicationFactor)
 	}
 	if s.WorkerMaxRequestSize < 0 {
 		return fmt.Errorf("%w: -worker-producer-max-request-size %d: want 0 (not set) or more", ErrSettings, s.WorkerMaxRequestSize)

@@ -25,9 +25,14 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSettings, err)
 	}
+	// The target names, cluster addresses and topic filter the checks use
+	// are the configuration's: no policy is passed beside it.
 	spec := verify.PrecheckSpec{
-		Group: s.Group, Topics: s.Topics, Policy: s.ReplicationPolicy(), StabilityWindow: s.StabilityWindow,
+		Group: s.Group, Topics: s.Topics, StabilityWindow: s.StabilityWindow,
 		Config: cfg, AcceptExpired: s.AcceptExpired, Logger: s.Logger, Connector: s.Connector,
+	}
+	if ws := s.WorkerStorage; ws != (verify.WorkerStorage{}) {
+		spec.WorkerStorage = &ws
 	}
 	if s.WorkerMaxRequestSize > 0 {
 		spec.WorkerProducer = map[string]string{"max.request.size": strconv.Itoa(s.WorkerMaxRequestSize)}

@@ -18,6 +18,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/redact"
+	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // Settings is everything a cutover needs to know, from flags and the
@@ -41,10 +42,16 @@ type Settings struct {
 	// WorkerMaxRequestSize is the Connect workers' producer.max.request.size
 	// as their properties set it (REST does not show it); 0 means not set.
 	WorkerMaxRequestSize int
+	// WorkerStorage names the Connect cluster's internal topics and their
+	// replication factor as the workers' properties set them (the worker
+	// image's CONNECT_*_STORAGE_TOPIC); empty names are not checked.
+	WorkerStorage verify.WorkerStorage
 	// SourceClient and TargetClient are MirrorSourceConnector's client
 	// settings for each cluster (security.protocol, sasl.*, ssl.*), written
 	// as source.cluster.* and target.cluster.*. Use config provider
-	// references for secrets.
+	// references for secrets. They may not hold bootstrap.servers: the
+	// addresses are -source-bootstrap and -target-bootstrap, which the
+	// cutover's own clients use too.
 	SourceClient, TargetClient map[string]string
 	// Extra connector settings (the -connector-properties file): written
 	// under the keys the cutover requires, which they may not change.
@@ -120,6 +127,15 @@ func (s Settings) Validate() error {
 	}
 	if s.OffsetsTopic != "" && (s.OffsetsAlias == "" || s.OffsetsConnector == "") {
 		return fmt.Errorf("%w: -offsets-from mm2:%s needs -offsets-alias (the old MirrorMaker's source cluster alias) and -offsets-connector", ErrSettings, s.OffsetsTopic)
+	}
+	for _, c := range []struct {
+		flag, instead string
+		settings      map[string]string
+	}{{"-mm2-source-client", "-source-bootstrap", s.SourceClient}, {"-mm2-target-client", "-target-bootstrap", s.TargetClient}} {
+		if v, ok := c.settings["bootstrap.servers"]; ok {
+			return fmt.Errorf("%w: %s sets bootstrap.servers (%s): it would send MM2 to addresses the cutover does not check; remove it and give the cluster's addresses with %s",
+				ErrSettings, c.flag, v, c.instead)
+		}
 	}
 	if err := s.checkExtra(); err != nil {
 		return err
@@ -202,15 +218,30 @@ func (s Settings) MirrorSource() connect.MirrorSource {
 		TargetClient:      s.TargetClient,
 		Topics:            s.Topics,
 		TasksMax:          s.TasksMax,
-		ReplicationPolicy: s.ReplicationPolicy(),
+		ReplicationPolicy: s.flagPolicy(),
 		IsolationLevel:    "read_committed",
 		OffsetSyncs:       s.OffsetSyncs,
 		Extra:             s.Extra,
 	}
 }
 
-// ReplicationPolicy returns the naming of target topics under the settings.
+// ReplicationPolicy returns the naming of target topics: the replication
+// policy of the connector configuration the cutover creates
+// (connect.ReplicationPolicyOf of ConnectorConfig), -connector-properties
+// included, so that -policy default with replication.policy.separator=_
+// names orders source_orders. Where that configuration cannot be built,
+// the precheck reports why and the policy of -policy is returned.
 func (s Settings) ReplicationPolicy() offsets.ReplicationPolicy {
+	if cfg, err := ConnectorConfig(s); err == nil {
+		if p, err := connect.ReplicationPolicyOf(cfg); err == nil {
+			return p
+		}
+	}
+	return s.flagPolicy()
+}
+
+// flagPolicy is the policy -policy asks the connector builder for.
+func (s Settings) flagPolicy() offsets.ReplicationPolicy {
 	if s.Policy == "default" {
 		return offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: s.SourceAlias}
 	}
