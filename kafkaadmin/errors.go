@@ -106,7 +106,14 @@ var errTLSAnswer = errors.New("the broker answered with a TLS record")
 // saslError classifies a failed SASL exchange with the broker at addr,
 // or returns nil when err is not one.
 func saslError(addr, user, mechanism string, err error) error {
+	var te *TokenEndpointError
 	switch {
+	case errors.As(err, &te):
+		return &SecurityError{Addr: addr, Kind: ErrAuthentication, Err: err,
+			Reason: fmt.Sprintf("no OAUTHBEARER token for client %q", user)}
+	case errors.Is(err, sarama.ErrSASLAuthenticationFailed) && mechanism == string(OAuthBearer):
+		return &SecurityError{Addr: addr, Kind: ErrAuthentication, Err: err,
+			Reason: fmt.Sprintf("the broker rejected the OAUTHBEARER token of %q (expired, a scope or audience it requires, or an issuer its validator does not trust)", user)}
 	case errors.Is(err, sarama.ErrSASLAuthenticationFailed):
 		return &SecurityError{Addr: addr, Kind: ErrAuthentication, Err: err,
 			Reason: fmt.Sprintf("the broker rejected user %q with %s (wrong password, unknown user, or no %s credentials for the user)", user, mechanism, mechanism)}
@@ -312,6 +319,7 @@ func retriable(err error) bool {
 	}
 	switch {
 	case errors.Is(err, sarama.ErrOutOfBrokers),
+		errors.Is(err, errTokenEndpoint),
 		errors.Is(err, sarama.ErrNotConnected),
 		errors.Is(err, sarama.ErrIncompleteResponse),
 		errors.Is(err, sarama.ErrControllerNotAvailable),
