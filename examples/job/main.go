@@ -58,6 +58,7 @@ type result struct {
 	Partitions  int     `json:"partitions"`
 	Matched     int     `json:"matched"`
 	Error       string  `json:"error,omitempty"`
+	ExitStatus  int     `json:"exit_status"`
 	Seconds     float64 `json:"seconds"`
 }
 
@@ -78,16 +79,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	flags := cutover.BindFlags(fs)
 	planPath := fs.String("plan", "", "a plan to apply (e.g. mounted from a ConfigMap); empty: build one")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	flags.AlsoFromEnv("plan")
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
 	res := result{}
-	code := apply(ctx, flags, planPath, log, stderr, &res)
+	code := cutover.ExitOK
+	switch err := fs.Parse(args); {
+	case err != nil:
+		code = fail(&res, "error", fmt.Errorf("%w: %w", cutover.ErrSettings, err), cutover.ExitUsage)
+	case fs.NArg() > 0:
+		code = fail(&res, "error", fmt.Errorf("%w: unexpected arguments %q: the Job takes flags only", cutover.ErrSettings, fs.Args()), cutover.ExitUsage)
+	default:
+		flags.AlsoFromEnv("plan")
+		log := slog.New(slog.NewJSONHandler(stderr, nil))
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		code = apply(ctx, flags, planPath, log, stderr, &res)
+	}
+	res.ExitStatus = code
 	res.Seconds = time.Since(start).Seconds()
 	b, _ := json.Marshal(res)
 	fmt.Fprintln(stdout, string(b))
@@ -102,6 +108,15 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slo
 		return classify(res, err)
 	}
 	planPath := *planFlag
+	if planPath != "" {
+		// Before any contact: a plan named but absent, or a directory (a
+		// ConfigMap mounted without subPath), is a setting no retry fixes.
+		if fi, err := os.Stat(planPath); err != nil {
+			return classify(res, fmt.Errorf("%w: mounted plan: %w", cutover.ErrSettings, err))
+		} else if fi.IsDir() {
+			return classify(res, fmt.Errorf("%w: mounted plan %s is a directory (mount the plan's key as a file, with subPath or items)", cutover.ErrSettings, planPath))
+		}
+	}
 	s.ToolVersion, s.Logger = "mm2cutover-job/"+version, log
 	log.Info("mm2cutover-job", "tool_version", s.ToolVersion)
 	if at := os.Getenv(crashEnv); at != "" {
@@ -161,11 +176,7 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slo
 
 func classify(res *result, err error) int {
 	code := cutover.ExitStatus(err)
-	kind := map[int]string{cutover.ExitCheckFailed: "check-failed", cutover.ExitRefused: "refused"}[code]
-	if kind == "" {
-		kind = "error"
-	}
-	return fail(res, kind, err, code)
+	return fail(res, cutover.ResultOf(code), err, code)
 }
 
 func fail(res *result, kind string, err error, code int) int {
