@@ -276,6 +276,9 @@ func (s *session) broker(addr string) (*sarama.Broker, error) {
 		if se := saslError(addr, s.r.saslUser(), string(s.conf.Net.SASL.Mechanism), err); se != nil {
 			return nil, se
 		}
+		if se := tlsAlertError(addr, err); se != nil {
+			return nil, se
+		}
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	return b, nil

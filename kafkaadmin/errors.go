@@ -99,6 +99,21 @@ func handshakeError(addr string, err error) error {
 	return &SecurityError{Addr: addr, Kind: ErrTLS, Reason: "TLS handshake failed", Err: err}
 }
 
+// tlsAlertError classifies a TLS alert the broker sent after the handshake
+// looked complete to the client, or returns nil. With TLS 1.3 a listener
+// that requires a client certificate (ssl.client.auth=required) rejects a
+// missing or untrusted one only after the client's handshake finished: the
+// first read then fails with "remote error: tls: certificate required" or
+// "bad certificate", which no retry fixes.
+func tlsAlertError(addr string, err error) error {
+	var oe *net.OpError
+	if !errors.As(err, &oe) || oe.Op != "remote error" {
+		return nil
+	}
+	return &SecurityError{Addr: addr, Kind: ErrTLS, Err: err,
+		Reason: "the broker refused the TLS session (a listener that requires a client certificate: check TLS.CertFile or the ssl.keystore settings, and that the broker trusts their CA)"}
+}
+
 // errTLSAnswer is what a plain connection reads when the broker answers
 // with TLS.
 var errTLSAnswer = errors.New("the broker answered with a TLS record")
