@@ -14,15 +14,20 @@
 //	cutover -sandbox           the whole cutover on local real Kafka and Connect
 //	cutover -sandbox -secure   the same on SASL_SSL clusters and HTTPS Connect with basic auth
 //	cutover help [step]        this help, or a step's flags; also -h after a step
-//	cutover version            the tool version (also -version)
+//	cutover version            the tool version (also -version; -json for JSON)
+//	cutover completion bash|zsh  a shell completion script made from the flags
 //
 // Flags may come before or after the step. Every flag can also be set
 // through the environment (-source-bootstrap is MM2CUTOVER_SOURCE_BOOTSTRAP,
 // and so on) or a settings file of such lines (-config); flags win over the
 // environment, the environment over the file. Secrets only come from the
 // environment: MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD,
-// MM2CUTOVER_CONNECT_PASSWORD. Progress goes to stderr, results to stdout
-// (-json for machines: one JSON document per step, with a "schema" field).
+// MM2CUTOVER_CONNECT_PASSWORD — or, per cluster, from the Kafka client
+// properties file Kafka's tools take (-source-client-config,
+// -target-client-config; -connect-client-config for the REST client's TLS).
+// Progress goes to stderr, results to stdout (-json for machines: one JSON
+// document per step, with a "schema" field; a failure document when a step
+// fails before printing its own).
 //
 // Exit status: 0 done; 1 error worth a retry (a timeout, an unreachable
 // system); 2 usage or settings a system rejected (bad flags, a password
