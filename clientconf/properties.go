@@ -55,10 +55,13 @@ func ReadLimited(r io.Reader, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// ReadFile reads a file of at most MaxFileSize bytes. The file is opened
-// first and read through the bound, so that a device or a pipe is never read
-// whole.
-func ReadFile(path string) ([]byte, error) {
+// ReadFile reads a file of at most MaxFileSize bytes (ReadFileLimited).
+func ReadFile(path string) ([]byte, error) { return ReadFileLimited(path, MaxFileSize) }
+
+// ReadFileLimited reads a file of at most limit bytes: it is opened first
+// and read through the bound, so that a device or a pipe is never read
+// whole. A directory is an error.
+func ReadFileLimited(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -67,7 +70,7 @@ func ReadFile(path string) ([]byte, error) {
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("%s is a directory", path)
 	}
-	b, err := ReadLimited(f, MaxFileSize)
+	b, err := ReadLimited(f, limit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -3,7 +3,6 @@ package cutover
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
@@ -100,17 +99,5 @@ func MakePlan(ctx context.Context, env *Env, s Settings, now time.Time) (*plan.P
 const maxOffsetsFile = 64 << 20
 
 func readOffsetsFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%s is a directory", path)
-	}
-	b, err := clientconf.ReadLimited(f, maxOffsetsFile)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return b, nil
+	return clientconf.ReadFileLimited(path, maxOffsetsFile)
 }
