@@ -22,9 +22,12 @@ import (
 
 // Flags binds the settings of a cutover to a flag set. Every flag can also
 // be given in the environment as MM2CUTOVER_<NAME> (dashes as underscores);
-// the command line wins. Secrets come from the environment only:
+// the command line wins; an MM2CUTOVER_* variable that names no flag (nor
+// one of OtherEnv) is refused. Secrets come from the environment:
 // MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD and
-// MM2CUTOVER_CONNECT_PASSWORD.
+// MM2CUTOVER_CONNECT_PASSWORD, or from the client properties files
+// (-source-client-config, -target-client-config, -connect-client-config),
+// which hold them as Kafka's tools read them; never from -config.
 type Flags struct {
 	fs *flag.FlagSet
 	// names are the flags BindFlags defined: only these are read from the
