@@ -12,8 +12,12 @@
 // Configuration: the flags of examples/cutover, each also read from
 // MM2CUTOVER_<FLAG> (so a Job sets only environment variables, credentials
 // from Secrets: MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD,
-// MM2CUTOVER_CONNECT_PASSWORD). Progress and the audit trail go to stderr;
-// the last line on stdout is one JSON object with the result.
+// MM2CUTOVER_CONNECT_PASSWORD, or client properties files mounted from
+// Secrets: MM2CUTOVER_SOURCE_CLIENT_CONFIG, ...). Progress and the audit
+// trail go to stderr; the last line on stdout is one JSON object with the
+// result, always, a bad flag included: result (applied, already-applied,
+// check-failed, refused, error), error and exit_status are the fields the
+// CLI's failure document (cutover -json, mm2cutover/failure/v1) has too.
 //
 // Exit status: 0 applied or already applied; 1 error (worth a retry);
 // 2 bad configuration, or settings a system rejected (credentials, CA,
