@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"net"
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -64,6 +65,10 @@ func rejected(err error) bool {
 		invalid      x509.CertificateInvalidError
 		record       tls.RecordHeaderError
 	)
+	var alert *net.OpError // a TLS alert the server sent: a client certificate refused or missing
+	if errors.As(err, &alert) && alert.Op == "remote error" {
+		return true
+	}
 	return errors.Is(err, kafkaadmin.ErrAuthentication) || errors.Is(err, kafkaadmin.ErrTLS) ||
 		errors.Is(err, kafkaadmin.ErrSecurityProtocol) ||
 		errors.Is(err, connect.ErrUnauthorized) || errors.Is(err, connect.ErrForbidden) ||
