@@ -7,6 +7,7 @@ require (
 	github.com/cenkalti/backoff/v4 v4.3.0
 	github.com/google/go-cmp v0.7.0
 	github.com/ory/dockertest/v3 v3.12.0
+	github.com/pavlo-v-chernykh/keystore-go/v4 v4.5.0
 	github.com/xdg-go/scram v1.4.0
 	software.sslmate.com/src/go-pkcs12 v0.7.4
 )

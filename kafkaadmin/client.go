@@ -38,6 +38,7 @@ var protocolVersion = sarama.V2_8_0_0
 type Client struct {
 	cfg      Config
 	tls      *tls.Config
+	tokens   *tokenSource // OAUTHBEARER only
 	log      *slog.Logger
 	requests atomic.Int64
 }
@@ -67,7 +68,20 @@ func NewClient(cfg Config) (*Client, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Client{cfg: cfg, tls: tc, log: log}, nil
+	r := &Client{cfg: cfg, tls: tc, log: log}
+	if cfg.SASLMechanism == OAuthBearer {
+		r.tokens = newTokenSource(cfg.OAuth, tc, cfg.RequestTimeout)
+	}
+	return r, nil
+}
+
+// saslUser names the identity the client authenticates as, for errors: the
+// SASL user, or with OAUTHBEARER the client ID or unsecured subject.
+func (r *Client) saslUser() string {
+	if r.cfg.SASLMechanism == OAuthBearer {
+		return r.cfg.OAuth.ClientID + r.cfg.OAuth.UnsecuredSubject
+	}
+	return r.cfg.Username
 }
 
 // Requests returns how many Kafka requests the Client has sent so far,
@@ -109,6 +123,9 @@ func (r *Client) saramaConfig(d *callDialer) (*sarama.Config, error) {
 		case ScramSHA512:
 			c.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
 			c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAMClient(ScramSHA512) }
+		case OAuthBearer:
+			c.Net.SASL.Mechanism = sarama.SASLTypeOAuth
+			c.Net.SASL.TokenProvider = r.tokens.provider(d.ctx)
 		}
 	}
 	if r.cfg.Sarama != nil {
@@ -256,7 +273,10 @@ func (s *session) broker(addr string) (*sarama.Broker, error) {
 		if errors.As(err, &se) {
 			return nil, se
 		}
-		if se := saslError(addr, s.conf.Net.SASL.User, string(s.conf.Net.SASL.Mechanism), err); se != nil {
+		if se := saslError(addr, s.r.saslUser(), string(s.conf.Net.SASL.Mechanism), err); se != nil {
+			return nil, se
+		}
+		if se := tlsAlertError(addr, err); se != nil {
 			return nil, se
 		}
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/redact"
 
 	"github.com/IBM/sarama"
@@ -39,10 +40,16 @@ const (
 	Plain       SASLMechanism = "PLAIN"
 	ScramSHA256 SASLMechanism = "SCRAM-SHA-256"
 	ScramSHA512 SASLMechanism = "SCRAM-SHA-512"
+	// OAuthBearer takes its token as Config.OAuth says, with no Username
+	// or Password.
+	OAuthBearer SASLMechanism = "OAUTHBEARER"
 )
 
 // TLSConfig holds the TLS settings used with the SSL and SASL_SSL
-// protocols. Files are PEM encoded and read by [NewClient].
+// protocols. CAFile, CertFile and KeyFile are PEM files; Stores holds
+// Kafka's own ssl.* settings instead (JKS, PKCS12 or PEM stores with their
+// passwords, inline PEM, no hostname verification), as a client properties
+// file sets them ([ConfigFromProperties]). Files are read by [NewClient].
 type TLSConfig struct {
 	// CAFile holds the certificates that sign the brokers' certificates
 	// (ssl.truststore). Empty means the system roots.
@@ -54,6 +61,10 @@ type TLSConfig struct {
 	// ServerName is the name to verify the brokers' certificates against.
 	// Empty means the host of each broker's address.
 	ServerName string
+	// Stores are the ssl.* truststore and keystore settings of a Kafka
+	// client. Its truststore excludes CAFile, its keystore CertFile and
+	// KeyFile.
+	Stores clientconf.TLS
 }
 
 // Config configures a [Client]. The zero value is not usable:
@@ -69,10 +80,13 @@ type Config struct {
 	// SecurityProtocol is how to connect. Empty means PLAINTEXT.
 	SecurityProtocol SecurityProtocol
 	// SASLMechanism, Username and Password authenticate with SASL_PLAINTEXT
-	// and SASL_SSL, and must be empty otherwise.
+	// and SASL_SSL, and must be empty otherwise. With OAuthBearer, OAuth
+	// says where the token comes from and Username and Password stay
+	// empty.
 	SASLMechanism SASLMechanism
 	Username      string
 	Password      redact.Secret
+	OAuth         OAuthConfig
 	// TLS is used with SSL and SASL_SSL, and must be empty otherwise.
 	TLS TLSConfig
 	// RequestTimeout bounds dialing and each request's round trip. Zero
@@ -101,9 +115,18 @@ type Config struct {
 
 // String describes the config with the password redacted.
 func (c Config) String() string {
-	return fmt.Sprintf("kafkaadmin.Config{BootstrapServers:%v ClientID:%q SecurityProtocol:%s SASLMechanism:%s Username:%q Password:%q TLS:%+v RequestTimeout:%v RetryTimeout:%v}",
-		c.BootstrapServers, c.ClientID, c.protocol(), c.SASLMechanism, c.Username, c.Password.String(), c.TLS, c.RequestTimeout, c.RetryTimeout)
+	return fmt.Sprintf("kafkaadmin.Config{BootstrapServers:%v ClientID:%q SecurityProtocol:%s SASLMechanism:%s Username:%q Password:%q OAuth:%s TLS:%+v RequestTimeout:%v RetryTimeout:%v}",
+		c.BootstrapServers, c.ClientID, c.protocol(), c.SASLMechanism, c.Username, c.Password.String(), c.OAuth, c.TLS, c.RequestTimeout, c.RetryTimeout)
 }
+
+// String describes the OAuth settings with the client secret redacted.
+func (o OAuthConfig) String() string {
+	return fmt.Sprintf("{TokenEndpointURL:%q ClientID:%q ClientSecret:%q Scope:%q UnsecuredSubject:%q Extensions:%v}",
+		o.TokenEndpointURL, o.ClientID, o.ClientSecret.String(), o.Scope, o.UnsecuredSubject, extensionNames(o.Extensions))
+}
+
+// GoString is String, for the %#v verb.
+func (o OAuthConfig) GoString() string { return o.String() }
 
 // GoString is String, for the %#v verb.
 func (c Config) GoString() string { return c.String() }
@@ -117,6 +140,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("sasl_mechanism", string(c.SASLMechanism)),
 		slog.String("username", c.Username),
 		slog.String("password", c.Password.String()),
+		slog.String("oauth", c.OAuth.String()),
 	)
 }
 
@@ -154,10 +178,18 @@ func (c Config) Validate() error {
 	if p.sasl() {
 		switch c.SASLMechanism {
 		case Plain, ScramSHA256, ScramSHA512:
+			if !c.OAuth.IsZero() {
+				return &ConfigError{Field: "OAuth", Reason: "OAuth settings given with " + string(c.SASLMechanism)}
+			}
+		case OAuthBearer:
+			if c.Username != "" || c.Password != "" {
+				return &ConfigError{Field: "Username", Reason: "OAUTHBEARER takes no Username or Password: see OAuth"}
+			}
+			return c.validateRest(p, c.OAuth.validate())
 		case "":
 			return &ConfigError{Field: "SASLMechanism", Reason: "required with " + string(p)}
 		default:
-			return &ConfigError{Field: "SASLMechanism", Reason: fmt.Sprintf("%q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512", string(c.SASLMechanism))}
+			return &ConfigError{Field: "SASLMechanism", Reason: fmt.Sprintf("%q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER", string(c.SASLMechanism))}
 		}
 		if c.Username == "" {
 			return &ConfigError{Field: "Username", Reason: "required with " + string(p)}
@@ -165,12 +197,31 @@ func (c Config) Validate() error {
 		if c.Password == "" {
 			return &ConfigError{Field: "Password", Reason: "required with " + string(p)}
 		}
-	} else if c.SASLMechanism != "" || c.Username != "" || c.Password != "" {
+	} else if c.SASLMechanism != "" || c.Username != "" || c.Password != "" || !c.OAuth.IsZero() {
 		return &ConfigError{Field: "SASLMechanism", Reason: "SASL settings given but " + string(p) + " does not use SASL"}
+	}
+	return c.validateRest(p, nil)
+}
+
+// validateRest checks what follows the SASL settings, unless saslErr is
+// already an error.
+func (c Config) validateRest(p SecurityProtocol, saslErr error) error {
+	if saslErr != nil {
+		return saslErr
 	}
 	if p.tls() {
 		if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 			return &ConfigError{Field: "TLS.CertFile", Reason: "CertFile and KeyFile go together"}
+		}
+		st := c.TLS.Stores
+		if c.TLS.CAFile != "" && (st.TruststoreLocation != "" || st.TruststoreCertificates != "") {
+			return &ConfigError{Field: "TLS.CAFile", Reason: "given with a truststore in TLS.Stores: give one"}
+		}
+		if c.TLS.CertFile != "" && (st.KeystoreLocation != "" || st.KeystoreKey != "") {
+			return &ConfigError{Field: "TLS.CertFile", Reason: "given with a keystore in TLS.Stores: give one"}
+		}
+		if err := st.Validate(); err != nil {
+			return &ConfigError{Field: "TLS.Stores", Reason: "rejected", Err: err}
 		}
 	} else if c.TLS != (TLSConfig{}) {
 		return &ConfigError{Field: "TLS", Reason: "TLS settings given but " + string(p) + " does not use TLS"}
@@ -189,7 +240,11 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	if !c.protocol().tls() {
 		return nil, nil
 	}
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.TLS.ServerName}
+	tc, err := c.TLS.Stores.Config()
+	if err != nil {
+		return nil, &ConfigError{Field: "TLS.Stores", Reason: "cannot load", Err: err}
+	}
+	tc.ServerName = c.TLS.ServerName
 	if c.TLS.CAFile != "" {
 		pem, err := os.ReadFile(c.TLS.CAFile)
 		if err != nil {
@@ -200,6 +255,9 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 			return nil, &ConfigError{Field: "TLS.CAFile", Reason: "no PEM certificate found in " + c.TLS.CAFile}
 		}
 		tc.RootCAs = pool
+		if c.TLS.Stores.SkipHostnameVerification {
+			clientconf.VerifyWithoutHostname(tc)
+		}
 	}
 	if c.TLS.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(c.TLS.CertFile, c.TLS.KeyFile)

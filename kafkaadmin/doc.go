@@ -100,11 +100,14 @@
 // # Security
 //
 // [Config] covers PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL with PLAIN,
-// SCRAM-SHA-256 and SCRAM-SHA-512 (SCRAM by github.com/xdg-go/scram). Any
-// other client setting — SASL OAUTHBEARER with a token provider, GSSAPI, a
-// cloud provider's IAM mechanism, TLS built in code — goes in
-// Config.Sarama, a function that completes each call's sarama
-// configuration.
+// SCRAM-SHA-256 and SCRAM-SHA-512 (SCRAM by github.com/xdg-go/scram) and
+// OAUTHBEARER ([OAuthConfig]: a client credentials token endpoint, or
+// Kafka's unsecured tokens), TLS with PEM files or Kafka's truststores and
+// keystores as PEM, JKS or PKCS12 (TLSConfig.Stores). [ConfigFromProperties]
+// reads all of it from the client properties file Kafka's tools take. Any
+// other client setting — GSSAPI, a cloud provider's IAM mechanism, TLS built
+// in code — goes in Config.Sarama, a function that completes each call's
+// sarama configuration.
 //
 // A connection that fails for a reason no retry fixes returns a
 // [*SecurityError] at once, without retries: credentials the broker

@@ -99,6 +99,21 @@ func handshakeError(addr string, err error) error {
 	return &SecurityError{Addr: addr, Kind: ErrTLS, Reason: "TLS handshake failed", Err: err}
 }
 
+// tlsAlertError classifies a TLS alert the broker sent after the handshake
+// looked complete to the client, or returns nil. With TLS 1.3 a listener
+// that requires a client certificate (ssl.client.auth=required) rejects a
+// missing or untrusted one only after the client's handshake finished: the
+// first read then fails with "remote error: tls: certificate required" or
+// "bad certificate", which no retry fixes.
+func tlsAlertError(addr string, err error) error {
+	var oe *net.OpError
+	if !errors.As(err, &oe) || oe.Op != "remote error" {
+		return nil
+	}
+	return &SecurityError{Addr: addr, Kind: ErrTLS, Err: err,
+		Reason: "the broker refused the TLS session (a listener that requires a client certificate: check TLS.CertFile or the ssl.keystore settings, and that the broker trusts their CA)"}
+}
+
 // errTLSAnswer is what a plain connection reads when the broker answers
 // with TLS.
 var errTLSAnswer = errors.New("the broker answered with a TLS record")
@@ -106,7 +121,14 @@ var errTLSAnswer = errors.New("the broker answered with a TLS record")
 // saslError classifies a failed SASL exchange with the broker at addr,
 // or returns nil when err is not one.
 func saslError(addr, user, mechanism string, err error) error {
+	var te *TokenEndpointError
 	switch {
+	case errors.As(err, &te):
+		return &SecurityError{Addr: addr, Kind: ErrAuthentication, Err: err,
+			Reason: fmt.Sprintf("no OAUTHBEARER token for client %q", user)}
+	case errors.Is(err, sarama.ErrSASLAuthenticationFailed) && mechanism == string(OAuthBearer):
+		return &SecurityError{Addr: addr, Kind: ErrAuthentication, Err: err,
+			Reason: fmt.Sprintf("the broker rejected the OAUTHBEARER token of %q (expired, a scope or audience it requires, or an issuer its validator does not trust)", user)}
 	case errors.Is(err, sarama.ErrSASLAuthenticationFailed):
 		return &SecurityError{Addr: addr, Kind: ErrAuthentication, Err: err,
 			Reason: fmt.Sprintf("the broker rejected user %q with %s (wrong password, unknown user, or no %s credentials for the user)", user, mechanism, mechanism)}
@@ -312,6 +334,7 @@ func retriable(err error) bool {
 	}
 	switch {
 	case errors.Is(err, sarama.ErrOutOfBrokers),
+		errors.Is(err, errTokenEndpoint),
 		errors.Is(err, sarama.ErrNotConnected),
 		errors.Is(err, sarama.ErrIncompleteResponse),
 		errors.Is(err, sarama.ErrControllerNotAvailable),

@@ -12,7 +12,10 @@
 package redact
 
 import (
+	"encoding/json"
+	"html"
 	"log/slog"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -250,11 +253,15 @@ func isProviderRef(v string) bool {
 }
 
 // Text replaces every occurrence of the given secret values in s with
-// [Redacted], longest first, so that a value containing another is replaced
-// whole. Empty values are ignored. Use it on text that may echo a secret:
-// an error body from a server or proxy, a line of a log.
+// [Redacted], in each of their [Forms] (HTML-, JSON- and URL-escaped),
+// longest first, so that a value containing another is replaced whole.
+// Empty values are ignored. Use it on text that may echo a secret: an error
+// body from a server or proxy, a line of a log.
 func Text(s string, secrets ...string) string {
-	vs := slices.Clone(secrets)
+	var vs []string
+	for _, v := range secrets {
+		vs = append(vs, Forms(v)...)
+	}
 	sort.SliceStable(vs, func(i, j int) bool { return len(vs[i]) > len(vs[j]) })
 	for _, v := range vs {
 		if v != "" {
@@ -262,6 +269,38 @@ func Text(s string, secrets ...string) string {
 		}
 	}
 	return s
+}
+
+// Forms returns secret and the forms in which an encoder or a server may
+// echo it: HTML-escaped (as Go's html and text/template escape, and with
+// &quot;), JSON-escaped (Go's encoding, which also escapes < > &, and the
+// plain one Java's encoders write), and URL-encoded (query and path). Each
+// form is listed once; an empty secret gives none.
+func Forms(secret string) []string {
+	if secret == "" {
+		return nil
+	}
+	forms := []string{secret}
+	add := func(f string) {
+		if f != "" && !slices.Contains(forms, f) {
+			forms = append(forms, f)
+		}
+	}
+	add(html.EscapeString(secret))
+	add(strings.ReplaceAll(html.EscapeString(secret), "&#34;", "&quot;"))
+	if b, err := json.Marshal(secret); err == nil {
+		add(string(b[1 : len(b)-1]))
+	}
+	var plain strings.Builder
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(secret) == nil {
+		j := strings.TrimSpace(plain.String())
+		add(j[1 : len(j)-1])
+	}
+	add(url.QueryEscape(secret))
+	add(url.PathEscape(secret))
+	return forms
 }
 
 // Secret is a credential held in settings: a password, a token. It prints

@@ -1,6 +1,7 @@
 package redact_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -190,6 +191,30 @@ func TestConfig(t *testing.T) {
 
 func TestText(t *testing.T) {
 	if got := redact.Text("user admin:hunter2-long sent hunter2", "hunter2", "admin:hunter2-long", ""); got != "user "+redact.Redacted+" sent "+redact.Redacted {
+		t.Errorf("Text = %q", got)
+	}
+}
+
+// TestTextEscapedForms: a secret comes back in the forms a server or an
+// encoder gives it — HTML-escaped in an error page, JSON-escaped (by Go,
+// which also escapes < > &, or by Java), URL-encoded — and each is
+// replaced.
+func TestTextEscapedForms(t *testing.T) {
+	const secret = `p<a>s&s\w"d q`
+	for _, echoed := range []string{
+		`<p>Unauthorized: user:p&lt;a&gt;s&amp;s\w&#34;d q</p>`,
+		`<p>Unauthorized: user:p&lt;a&gt;s&amp;s\w&quot;d q</p>`,
+		`{"message":"bad p\u003ca\u003es\u0026s\\w\"d q"}`,
+		`{"message":"bad p<a>s&s\\w\"d q"}`,
+		`GET /x?password=p%3Ca%3Es%26s%5Cw%22d+q`,
+		`GET /p%3Ca%3Es&s%5Cw%22d%20q`,
+	} {
+		got := redact.Text(echoed, secret)
+		if !strings.Contains(got, redact.Redacted) {
+			t.Errorf("%s: the escaped secret survived: %s", echoed, got)
+		}
+	}
+	if got := redact.Text("a plain text", "plain"); got != "a "+redact.Redacted+" text" {
 		t.Errorf("Text = %q", got)
 	}
 }

@@ -54,7 +54,9 @@ export CONNECT_REST_HOST=${CONNECT_REST_HOST:-0.0.0.0}
 export CONNECT_REST_PORT=${CONNECT_REST_PORT:-8088}
 valid_port CONNECT_REST_PORT "$CONNECT_REST_PORT"
 if [[ -z ${POD_IP:-} ]]; then
-  POD_IP=$(hostname -i 2>/dev/null | awk '{print $1}')
+  # hostname may fail (no resolvable name): that is the message below, not a
+  # silent exit of set -e and pipefail.
+  POD_IP=$({ hostname -i 2>/dev/null || true; } | awk '{print $1}')
   [[ -n $POD_IP ]] || die "POD_IP is not set (set it from status.podIP through the Downward API)"
   echo "docker-entrypoint: POD_IP not set, advertising $POD_IP" >&2
 fi
@@ -127,6 +129,38 @@ if [[ -n ${CONNECT_REST_BASIC_AUTH_FILE:-} ]]; then
     die "CONNECT_REST_BASIC_AUTH_FILE must not contain a quote or a backslash"
   extra+=("rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension")
   jaas_file=yes
+fi
+
+# Any other CONNECT_<NAME> variable is a worker setting, named as Confluent's
+# images name them: CONNECT_ dropped, lower case, "_" for ".", "__" for "_",
+# "___" for "-" (CONNECT_PRODUCER_MAX_REQUEST_SIZE is producer.max.request.size,
+# CONNECT_CLIENT_RACK is client.rack). Each becomes one ${env:...} line after
+# connect-mm2.properties, so it overrides the same key there and its value, a
+# secret or not, is never written. The variables above are the entrypoint's
+# own and are not mapped.
+own_vars=" BOOTSTRAP_SERVERS GROUP_ID CONFIG_STORAGE_TOPIC OFFSET_STORAGE_TOPIC STATUS_STORAGE_TOPIC REPLICATION_FACTOR
+  SECURITY_PROTOCOL SASL_MECHANISM SASL_JAAS_CONFIG REST_HOST REST_PORT CONFIG_FILE LOG_LEVEL REST_BASIC_AUTH_FILE
+  SSL_TRUSTSTORE_TYPE SSL_TRUSTSTORE_LOCATION SSL_TRUSTSTORE_PASSWORD SSL_KEYSTORE_TYPE SSL_KEYSTORE_LOCATION
+  SSL_KEYSTORE_PASSWORD SSL_KEY_PASSWORD "
+# shellcheck disable=SC2086 # word splitting joins the list on single spaces
+own_vars=" $(echo $own_vars) "
+mapped=()
+while read -r var; do
+  name=${var#CONNECT_}
+  [[ $own_vars == *" $name "* || $name == REST_SSL_* || -z $name ]] && continue
+  [[ $name =~ ^[A-Z0-9_]+$ ]] ||
+    die "$var: a worker setting variable is CONNECT_ and upper-case letters, digits and underscores"
+  key=${name,,}
+  key=${key//___/-}
+  key=${key//__/%}
+  key=${key//_/.}
+  key=${key//%/_}
+  [[ $key =~ ^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$ && $key != *..* ]] ||
+    die "$var does not name a worker setting (got '$key')"
+  mapped+=("$key=\${env:$var}")
+done < <(compgen -e | grep '^CONNECT_' | sort)
+if ((${#mapped[@]} > 0)); then
+  extra+=("# CONNECT_<NAME> variables:" "${mapped[@]}")
 fi
 
 if ((${#extra[@]} > 0)); then

@@ -374,3 +374,71 @@ func mustAbs(t *testing.T, name string) string {
 	}
 	return p
 }
+
+// TestEntrypointMapsAnyWorkerSetting: any CONNECT_<NAME> variable the
+// entrypoint does not handle itself becomes a worker setting, named as
+// Confluent's images do ("_" for ".", "__" for "_", "___" for "-"), written
+// as an ${env:...} reference after connect-mm2.properties so that it wins
+// over the same key there; the value itself, a secret included, is never
+// written. Before, such variables were ignored.
+func TestEntrypointMapsAnyWorkerSetting(t *testing.T) {
+	const secret = "s3cr3t-consumer-jaas"
+	tmp := t.TempDir()
+	out := runWithFakeJava(t, "KAFKA_HOME="+fakeKafkaHome(t), "CONNECT_BOOTSTRAP_SERVERS=x:1", "CONNECT_SECURITY_PROTOCOL=PLAINTEXT",
+		"POD_IP=127.0.0.1", "TMPDIR="+tmp,
+		"CONNECT_PRODUCER_MAX_REQUEST_SIZE=5242880", "CONNECT_PRODUCER_COMPRESSION_TYPE=zstd", "CONNECT_CLIENT_RACK=rack-a",
+		"CONNECT_PLUGIN_DISCOVERY=service_load", "CONNECT_OFFSET_FLUSH_INTERVAL_MS=5000",
+		"CONNECT_CONSUMER_SASL_JAAS_CONFIG="+secret, "CONNECT_METRIC___REPORTER__X=y")
+	for _, want := range []string{
+		"producer.max.request.size=${env:CONNECT_PRODUCER_MAX_REQUEST_SIZE}",
+		"producer.compression.type=${env:CONNECT_PRODUCER_COMPRESSION_TYPE}",
+		"client.rack=${env:CONNECT_CLIENT_RACK}",
+		"plugin.discovery=${env:CONNECT_PLUGIN_DISCOVERY}",
+		"consumer.sasl.jaas.config=${env:CONNECT_CONSUMER_SASL_JAAS_CONFIG}",
+		"metric-reporter_x=${env:CONNECT_METRIC___REPORTER__X}",
+	} {
+		if !strings.Contains(out, "\n"+want+"\n") {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	// The mapped line comes after the image's own offset.flush.interval.ms,
+	// so it wins (a later key wins in a properties file).
+	if i, j := strings.Index(out, "offset.flush.interval.ms=10000"), strings.Index(out, "offset.flush.interval.ms=${env:CONNECT_OFFSET_FLUSH_INTERVAL_MS}"); i < 0 || j < i {
+		t.Errorf("the override does not follow the image's setting:\n%s", out)
+	}
+	for _, own := range []string{"\nbootstrap.servers=${env:CONNECT_BOOTSTRAP_SERVERS}\n", "\nsecurity.protocol=${env:CONNECT_SECURITY_PROTOCOL}\n"} {
+		if strings.Count(out, own) != 1 {
+			t.Errorf("the entrypoint's own variable was mapped again: %q", own)
+		}
+	}
+	if strings.Contains(out, "\nreplication.factor=") {
+		t.Errorf("CONNECT_REPLICATION_FACTOR, the entrypoint's own, became a worker setting:\n%s", out)
+	}
+	if strings.Contains(out, secret) || strings.Contains(out, "5242880") {
+		t.Errorf("a value was written:\n%s", out)
+	}
+	code, stderr := runEntrypoint(t, "KAFKA_HOME="+fakeKafkaHome(t), "CONNECT_BOOTSTRAP_SERVERS=x:1", "CONNECT_SECURITY_PROTOCOL=PLAINTEXT",
+		"POD_IP=127.0.0.1", "CONNECT_PRODUCER__=x")
+	if code != 64 || !strings.Contains(stderr, "CONNECT_PRODUCER__ does not name a worker setting") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestEntrypointPodIPUnresolvable: without POD_IP and with a hostname that
+// cannot be resolved, the entrypoint says so and exits 64 (it exited 1
+// silently before: set -e with pipefail ended it inside the substitution).
+func TestEntrypointPodIPUnresolvable(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "hostname"), []byte("#!/bin/sh\necho 'hostname: Name or service not known' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("./docker-entrypoint.sh")
+	cmd.Env = []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "KAFKA_HOME=" + fakeKafkaHome(t), "CONNECT_BOOTSTRAP_SERVERS=x:1", "CONNECT_SECURITY_PROTOCOL=PLAINTEXT"}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 64 || !strings.Contains(errb.String(), "POD_IP is not set") {
+		t.Errorf("%v: %s", err, errb.String())
+	}
+}

@@ -256,11 +256,17 @@ func TestImage(t *testing.T) {
 	env := append(sb.WorkerEnv(host, port),
 		"KAFKA_HEAP_OPTS=-Xms128m -Xmx512m",
 		"KAFKA_JVM_PERFORMANCE_OPTS=-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError",
-		"JMX_EXPORTER_PORT="+strconv.Itoa(metricsPort))
+		"JMX_EXPORTER_PORT="+strconv.Itoa(metricsPort),
+		// Any CONNECT_<NAME> is a worker setting (the entrypoint's
+		// mapping): 1 ms above the image's own value, which it overrides.
+		"CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS=300001")
 	name := "mm2-connect-test-" + randomSuffix()
 	ctr := runContainer(t, pm, name, tag, env)
 	containerURL := fmt.Sprintf("http://%s:%d", host, port)
 	ctr.waitReady(ctx, containerURL)
+	if !strings.Contains(ctr.stdout.String(), "scheduled.rebalance.max.delay.ms = 300001") {
+		t.Errorf("the worker did not take CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS: its DistributedConfig says:\n%s", grepLines(ctr.stdout.String(), "scheduled.rebalance"))
+	}
 
 	if out, err := pm.Run(ctx, "exec", name, "id", "-u"); err != nil || strings.TrimSpace(out) != "10001" {
 		t.Errorf("id -u in the container: got %q (%v), want 10001", strings.TrimSpace(out), err)
@@ -548,4 +554,15 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

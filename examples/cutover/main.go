@@ -14,15 +14,20 @@
 //	cutover -sandbox           the whole cutover on local real Kafka and Connect
 //	cutover -sandbox -secure   the same on SASL_SSL clusters and HTTPS Connect with basic auth
 //	cutover help [step]        this help, or a step's flags; also -h after a step
-//	cutover version            the tool version (also -version)
+//	cutover version            the tool version (also -version; -json for JSON)
+//	cutover completion bash|zsh  a shell completion script made from the flags
 //
 // Flags may come before or after the step. Every flag can also be set
 // through the environment (-source-bootstrap is MM2CUTOVER_SOURCE_BOOTSTRAP,
 // and so on) or a settings file of such lines (-config); flags win over the
 // environment, the environment over the file. Secrets only come from the
 // environment: MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD,
-// MM2CUTOVER_CONNECT_PASSWORD. Progress goes to stderr, results to stdout
-// (-json for machines: one JSON document per step, with a "schema" field).
+// MM2CUTOVER_CONNECT_PASSWORD — or, per cluster, from the Kafka client
+// properties file Kafka's tools take (-source-client-config,
+// -target-client-config; -connect-client-config for the REST client's TLS).
+// Progress goes to stderr, results to stdout (-json for machines: one JSON
+// document per step, with a "schema" field; a failure document when a step
+// fails before printing its own).
 //
 // Exit status: 0 done; 1 error worth a retry (a timeout, an unreachable
 // system); 2 usage or settings a system rejected (bad flags, a password
@@ -36,6 +41,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -66,6 +72,7 @@ type options struct {
 	goReplicator        bool
 	secure              bool
 	showVersion         bool
+	dryRun              bool
 	rollbackGroup       string
 }
 
@@ -80,7 +87,8 @@ type step struct {
 // The settings every step reads, shown in each step's help.
 var commonFlags = []string{"config", "source-bootstrap", "target-bootstrap", "source-security-protocol", "target-security-protocol",
 	"source-sasl-mechanism", "target-sasl-mechanism", "source-sasl-username", "target-sasl-username", "source-tls-ca", "target-tls-ca",
-	"connect-url", "connect-user", "connect-ca", "connector", "source-alias", "target-alias", "group", "topics", "policy", "tasks-max",
+	"source-client-config", "target-client-config", "connect-url", "connect-user", "connect-ca", "connect-client-config",
+	"request-timeout", "retry-timeout", "connector", "source-alias", "target-alias", "group", "topics", "policy", "tasks-max",
 	"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor", "json"}
 
 var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-file-overrides-group", "accept-expired",
@@ -89,7 +97,7 @@ var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "
 var steps = []step{
 	{"precheck", "read-only checks of the clusters, the group, the target topics and Connect: what would block the cutover", planFlags},
 	{"plan", "the precheck, then the plan: per partition where MM2 resumes and why, written to -plan", planFlags},
-	{"apply", "re-check the plan, create the connector STOPPED, back up, guard, PATCH the offsets, read them back", []string{"plan", "audit", "readback-timeout"}},
+	{"apply", "re-check the plan, create the connector STOPPED, back up, guard, PATCH the offsets, read them back (-dry-run: show the connector config and offsets it would write)", []string{"plan", "audit", "readback-timeout", "dry-run"}},
 	{"resume", "re-check, capture the boundary records, resume the connector (only with -yes)", []string{"plan", "audit", "yes"}},
 	{"verify", "before resume: the read-back; after: boundary records, lag, acceptance checks", []string{"plan", "audit", "readback-timeout", "catchup-timeout"}},
 	{"status", "the connector's state and tasks, its offsets against the plan, the lag", []string{"plan", "audit"}},
@@ -120,8 +128,8 @@ func parseArgs(fs *flag.FlagSet, args []string) (string, error) {
 		return name, err
 	}
 	if fs.NArg() > 0 {
-		if name == "help" && fs.NArg() == 1 {
-			return "help " + fs.Arg(0), nil
+		if (name == "help" || name == "completion") && fs.NArg() == 1 {
+			return name + " " + fs.Arg(0), nil
 		}
 		return name, fmt.Errorf("unexpected arguments after %s: %q", name, fs.Args())
 	}
@@ -139,6 +147,7 @@ func usage(w io.Writer, fs *flag.FlagSet, st *step) {
 		}
 		fmt.Fprintln(w, "  help      this help; cutover help <step> shows a step's flags")
 		fmt.Fprintln(w, "  version   the tool version")
+		fmt.Fprintln(w, "  completion bash|zsh   a shell completion script: source <(cutover completion bash)")
 		fmt.Fprintln(w, "\nEvery flag is also MM2CUTOVER_<FLAG> in the environment or in a -config file; passwords come from the")
 		fmt.Fprintln(w, "environment only: MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD, MM2CUTOVER_CONNECT_PASSWORD.")
 		fmt.Fprintln(w, "Exit status: 0 done, 1 error worth a retry, 2 usage or settings a system rejected (credentials, CA,")
@@ -186,8 +195,10 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.goReplicator, "go-replicator", false, "with -sandbox: play the old job with the Go imitation of Flink (internal/flinklike) instead of a real Flink job (MM2CUTOVER_FLINK_VERSION)")
 	fs.BoolVar(&o.secure, "secure", false, "with -sandbox: clusters on SASL_SSL with SCRAM-SHA-512 (a source of three brokers), Connect over HTTPS with basic auth; the steps run as this command line, passwords from the environment")
 	fs.BoolVar(&o.showVersion, "version", false, "print the tool version")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "apply: show the connector config it would create (secrets redacted) and the offsets it would write, and change nothing")
 	name, err := parseArgs(fs, args)
 	st, known := findStep(name)
+	asJSON := o.asJSON || os.Getenv("MM2CUTOVER_JSON") == "true"
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		if known {
@@ -196,8 +207,13 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 			usage(stdout, fs, nil)
 		}
 		return cutover.ExitOK
+	case err == nil && (name == "completion" || strings.HasPrefix(name, "completion ")):
+		return completion(stdout, stderr, fs, strings.TrimSpace(strings.TrimPrefix(name, "completion")))
 	case err != nil:
 		fmt.Fprintln(stderr, "cutover:", err)
+		if asJSON {
+			printFailure(stdout, name, "", cutover.ExitUsage, err)
+		}
 		if known {
 			fmt.Fprintf(stderr, "run 'cutover help %s' for its flags\n", name)
 		} else {
@@ -205,6 +221,10 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		}
 		return cutover.ExitUsage
 	case o.showVersion || name == "version":
+		if asJSON {
+			fmt.Fprintf(stdout, "{\n  \"schema\": \"mm2cutover/version/v1\",\n  \"version\": %q\n}\n", version)
+			return cutover.ExitOK
+		}
 		fmt.Fprintln(stdout, "cutover", version)
 		return cutover.ExitOK
 	case name == "help":
@@ -226,6 +246,9 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		return cutover.ExitUsage
 	case !known:
 		fmt.Fprintf(stderr, "cutover: unknown step %q; run 'cutover help' for the steps\n", name)
+		if asJSON {
+			printFailure(stdout, name, "", cutover.ExitUsage, fmt.Errorf("unknown step %q", name))
+		}
 		return cutover.ExitUsage
 	}
 	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json")
@@ -241,12 +264,15 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	}
 	s, err := flags.Settings() // also reads -plan, -audit, ... from the environment
 	if err != nil {
-		return report(stderr, err)
+		return failed(stdout, stderr, asJSON, name, "", err)
 	}
 	s.ToolVersion = "mm2cutover-cutover/" + version
 	s.Logger = log
 	if o.auditPath == "" {
 		o.auditPath = strings.TrimSuffix(o.planPath, ".json") + ".audit.jsonl"
+	}
+	if o.dryRun && name != "apply" {
+		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -dry-run goes with apply", cutover.ErrSettings))
 	}
 	c := &cli{s: s.WithDefaults(), o: o, out: stdout, log: log, step: name}
 	do := map[string]func(context.Context) error{
@@ -254,10 +280,36 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		"resume": c.resume, "status": c.status, "run": c.runAll, "rollback": c.rollback,
 	}[name]
 	if c.env, err = cutover.Open(c.s); err != nil {
-		return report(stderr, err)
+		return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
 	}
 	if err := cutover.CheckConnect(ctx, c.env, c.s); err != nil {
-		return report(stderr, err)
+		return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
 	}
-	return report(stderr, do(ctx))
+	err = do(ctx)
+	if err != nil && o.asJSON && !c.emitted {
+		printFailure(stdout, name, s.Connector, cutover.ExitStatus(err), err)
+	}
+	return report(stderr, err)
+}
+
+// failed reports err on stderr and, with -json, as a failure document on
+// stdout, and returns the exit status.
+func failed(stdout, stderr io.Writer, asJSON bool, step, connector string, err error) int {
+	if asJSON {
+		printFailure(stdout, step, connector, cutover.ExitStatus(err), err)
+	}
+	return report(stderr, err)
+}
+
+// printFailure writes the JSON document of a step that failed before it
+// printed its own: schema mm2cutover/failure/v1, the step, and the fields
+// the Job's result line has (result, connector, error, exit_status).
+func printFailure(w io.Writer, step, connector string, code int, err error) {
+	doc := struct {
+		Schema string `json:"schema"`
+		Step   string `json:"step,omitempty"`
+		cutover.Failure
+	}{"mm2cutover/failure/v1", step, cutover.NewFailure(connector, code, err)}
+	b, _ := json.MarshalIndent(doc, "", "  ")
+	_, _ = w.Write(append(b, '\n'))
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
@@ -48,6 +49,18 @@ type secureScenario struct {
 	// they should in production.
 	inline  bool
 	markers []string
+	// listener is the brokers' listener the tool and the connector's clients
+	// use, each configured by a client properties file: "" for SASL_SSL with
+	// SCRAM-SHA-512 (the tool's settings as flags), "mtls" (client
+	// certificates, the principals their common names) or "oauth"
+	// (OAUTHBEARER: the tool with client credentials from the sandbox's
+	// token endpoint, the connector with Kafka's unsecured tokens). For
+	// the last two the principals are not super users: they get ACLs on the
+	// scenario's prefix.
+	listener string
+	prefix   string
+	toolCert sandbox.ClientCert
+	oauth    sandbox.OAuthClient
 	// setenv sets the passwords in the environment the command line
 	// reads them from.
 	setenv         func(key, value string)
@@ -76,7 +89,7 @@ func newSecureScenario(sb *sandbox.Sandbox, prefix string, inline bool, setenv f
 		return nil, err
 	}
 	sc := &secureScenario{
-		sb: sb, dir: dir, inline: inline, setenv: setenv, stdout: stdout, stderr: stderr, log: log,
+		sb: sb, dir: dir, inline: inline, setenv: setenv, stdout: stdout, stderr: stderr, log: log, prefix: prefix,
 		topics:    map[string]int32{prefix + "orders": 6, prefix + "payments": 3},
 		group:     prefix + "old-job",
 		connector: prefix + "mm2",
@@ -96,12 +109,128 @@ func randomHex() string {
 }
 
 // Secrets returns every credential of the scenario: the sandbox's users'
-// passwords (admin and MM2 users of both clusters, the REST user) and the
-// markers.
+// passwords (admin and MM2 users of both clusters, the REST user), the
+// markers, the tool's keystore password and OAuth client secret.
 func (sc *secureScenario) Secrets() []string {
 	s := []string{sc.sb.Source().Admin().Password, sc.sb.Target().Admin().Password,
 		sc.sb.Source().MM2().Password, sc.sb.Target().MM2().Password, sc.sb.ConnectUser().Password}
+	for _, v := range []string{sc.toolCert.Password, sc.oauth.Secret} {
+		if v != "" {
+			s = append(s, v)
+		}
+	}
 	return append(s, sc.markers...)
+}
+
+// newListenerScenario is the scenario on the mTLS or OAUTHBEARER listeners
+// (listener "mtls" or "oauth"): the tool's principal <prefix>tool and the
+// connector's <prefix>mm2 are granted every operation on the scenario's
+// topics and group, and nothing else.
+func newListenerScenario(ctx context.Context, sb *sandbox.Sandbox, prefix, listener string, setenv func(k, v string), stdout, stderr io.Writer, log *slog.Logger) (*secureScenario, error) {
+	dir, err := os.MkdirTemp("", "mm2cutover-secure-")
+	if err != nil {
+		return nil, err
+	}
+	sc := &secureScenario{
+		sb: sb, dir: dir, setenv: setenv, stdout: stdout, stderr: stderr, log: log, listener: listener, prefix: prefix,
+		topics:    map[string]int32{prefix + "orders": 6, prefix + "payments": 3},
+		group:     prefix + "old-job",
+		connector: prefix + "mm2",
+	}
+	tool, mm2 := prefix+"tool", prefix+"mm2"
+	for _, b := range []*sandbox.Broker{sb.Source(), sb.Target()} {
+		for _, p := range []string{tool, mm2} {
+			if err := b.AllowPrefixed(ctx, "User:"+p, prefix); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ca := sb.CAFile()
+	mm2Props, toolProps := "", ""
+	switch listener {
+	case "mtls":
+		if sc.toolCert, err = sb.ClientCertificate(tool); err != nil {
+			return nil, err
+		}
+		mm2Cert, err := sb.ClientCertificate(mm2)
+		if err != nil {
+			return nil, err
+		}
+		mm2Props = "security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location=" + ca +
+			"\nssl.keystore.type=PEM\nssl.keystore.location=" + mm2Cert.PEMFile + "\n"
+		toolProps = "security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location=" + ca +
+			"\nssl.keystore.type=PKCS12\nssl.keystore.location=" + sc.toolCert.PKCS12File + "\nssl.keystore.password=" + sc.toolCert.Password + "\n"
+	case "oauth":
+		if sc.oauth, err = sb.OAuthClient(tool); err != nil {
+			return nil, err
+		}
+		mm2Props = "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n" +
+			"sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"" + mm2 + "\";\n" +
+			"ssl.truststore.type=PEM\nssl.truststore.location=" + ca + "\n"
+		toolProps = "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n" +
+			"sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler\n" +
+			"sasl.oauthbearer.token.endpoint.url=" + sc.oauth.TokenURL + "\n" +
+			"sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required \\\n    clientId=\"" + sc.oauth.ID + "\" clientSecret=\"" + sc.oauth.Secret + "\";\n" +
+			"ssl.truststore.type=PEM\nssl.truststore.location=" + ca + "\n"
+	default:
+		return nil, fmt.Errorf("listener %q: want mtls or oauth", listener)
+	}
+	files := map[string]string{
+		"mm2-source.properties": mm2Props, "mm2-target.properties": mm2Props,
+		"source.properties":    "# the source cluster, as kafka-consumer-groups --command-config takes it\nbootstrap.servers=" + strings.Join(sc.addrs(sb.Source()), ",") + "\n" + toolProps,
+		"target.properties":    "bootstrap.servers=" + strings.Join(sc.addrs(sb.Target()), ",") + "\n" + toolProps,
+		"connect.properties":   "ssl.truststore.type=PEM\nssl.truststore.location=" + ca + "\n",
+		"connector.properties": "replication.factor=1\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return sc, sc.waitForACLs(ctx)
+}
+
+// addrs returns b's addresses on the scenario's listener.
+func (sc *secureScenario) addrs(b *sandbox.Broker) []string {
+	switch sc.listener {
+	case "mtls":
+		return b.MTLSAddrs()
+	case "oauth":
+		return b.OAuthAddrs()
+	}
+	return b.Addrs()
+}
+
+// waitForACLs waits until both clusters let the tool's principal, through
+// its client properties, read the scenario's group: ACLs reach every
+// broker through the metadata log.
+func (sc *secureScenario) waitForACLs(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for _, side := range []string{"source", "target"} {
+		props, err := clientconf.ReadProperties(filepath.Join(sc.dir, side+".properties"))
+		if err != nil {
+			return err
+		}
+		cfg, _, err := kafkaadmin.ConfigFromProperties(props)
+		if err != nil {
+			return err
+		}
+		c, err := kafkaadmin.NewClient(cfg)
+		if err != nil {
+			return err
+		}
+		for {
+			a, err := c.Access(ctx, sc.topicNames(), []string{sc.group})
+			if err == nil && a.Groups[sc.group].Allows(kafkaadmin.OpRead) && a.Topics[sc.topicNames()[0]].Allows(kafkaadmin.OpRead) {
+				break
+			}
+			if serr := sleep(ctx, 200*time.Millisecond); serr != nil {
+				return fmt.Errorf("the %s cluster's ACLs for the tool: %v (last: %v)", side, serr, err)
+			}
+		}
+	}
+	return nil
 }
 
 // writeFiles writes the -mm2-source-client, -mm2-target-client and
@@ -150,6 +279,20 @@ func (sc *secureScenario) topicNames() []string {
 func (sc *secureScenario) flags() []string {
 	src, tgt := sc.sb.Source(), sc.sb.Target()
 	workers := sc.sb.Workers()
+	if sc.listener != "" {
+		return []string{
+			"-source-client-config", filepath.Join(sc.dir, "source.properties"),
+			"-target-client-config", filepath.Join(sc.dir, "target.properties"),
+			"-connect-url", workers[len(workers)-1].URL(), "-connect-user", sc.sb.ConnectUser().Name,
+			"-connect-client-config", filepath.Join(sc.dir, "connect.properties"),
+			"-connector", sc.connector, "-group", sc.group, "-topics", strings.Join(sc.topicNames(), ","),
+			"-mm2-source-client", filepath.Join(sc.dir, "mm2-source.properties"),
+			"-mm2-target-client", filepath.Join(sc.dir, "mm2-target.properties"),
+			"-connector-properties", filepath.Join(sc.dir, "connector.properties"),
+			"-plan", filepath.Join(sc.dir, "plan.json"),
+			"-stability-window", "2s", "-readback-timeout", "2m", "-catchup-timeout", "3m",
+		}
+	}
 	return []string{
 		"-source-bootstrap", strings.Join(src.Addrs(), ","), "-source-security-protocol", "SASL_SSL",
 		"-source-sasl-mechanism", "SCRAM-SHA-512", "-source-sasl-username", src.Admin().Name, "-source-tls-ca", sc.sb.CAFile(),
@@ -169,6 +312,9 @@ func (sc *secureScenario) flags() []string {
 
 // passwords are the environment of the command line.
 func (sc *secureScenario) passwords() map[string]string {
+	if sc.listener != "" {
+		return map[string]string{"MM2CUTOVER_CONNECT_PASSWORD": sc.sb.ConnectUser().Password}
+	}
 	return map[string]string{
 		"MM2CUTOVER_SOURCE_SASL_PASSWORD": sc.sb.Source().Admin().Password,
 		"MM2CUTOVER_TARGET_SASL_PASSWORD": sc.sb.Target().Admin().Password,
@@ -190,7 +336,8 @@ func (sc *secureScenario) step(want int, args ...string) error {
 	start := time.Now()
 	code := run(args, &out, &errb)
 	sc.steps = append(sc.steps, stepOutput{Args: args, Code: code, Stdout: out.String(), Stderr: errb.String()})
-	fmt.Fprintf(sc.stdout, "\n$ cutover %s   # exit %d after %v\n%s", strings.Join(args[:slices.IndexFunc(args, func(a string) bool { return strings.HasPrefix(a, "-source-bootstrap") })], " "),
+	first := sc.flags()[0]
+	fmt.Fprintf(sc.stdout, "\n$ cutover %s   # exit %d after %v\n%s", strings.Join(args[:slices.Index(args, first)], " "),
 		code, time.Since(start).Round(100*time.Millisecond), out.String())
 	_, _ = io.WriteString(sc.stderr, errb.String())
 	if code != want {
@@ -312,6 +459,7 @@ func (sc *secureScenario) cutover(ctx context.Context) error {
 	}{
 		{cutover.ExitOK, []string{"precheck"}},
 		{cutover.ExitOK, []string{"plan", "-json"}},
+		{cutover.ExitOK, []string{"apply", "-dry-run"}},
 		{cutover.ExitOK, []string{"apply"}},
 		{cutover.ExitOK, []string{"verify", "-json"}},
 		{cutover.ExitNotApproved, []string{"resume"}},

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -134,6 +135,10 @@ func TestSecureCutover(t *testing.T) {
 	t.Logf("scanned %d outputs (%d steps, %d files, the Job's), %d bytes, for %d secret values and their encodings: none found",
 		len(outputs), len(sc.steps), files, scanned, len(secrets))
 
+	// apply -dry-run showed the configuration, redacted, and wrote
+	// nothing: the apply after it created the connector.
+	checkDryRun(t, sc)
+
 	// What the scan relies on: the secrets did reach the connector, and the
 	// audit recorded the client settings, redacted.
 	audit := outputs["plan.audit.jsonl"]
@@ -141,6 +146,110 @@ func TestSecureCutover(t *testing.T) {
 		if !strings.Contains(audit, `"`+key+`":"[redacted]"`) {
 			t.Errorf("the audit's create record does not show %s redacted", key)
 		}
+	}
+}
+
+// checkDryRun checks the apply -dry-run step of sc: it showed the
+// connector's configuration with its client settings, the JAAS line
+// redacted, and the apply that followed still created the connector.
+func checkDryRun(t *testing.T, sc *secureScenario) {
+	t.Helper()
+	for i, st := range sc.steps {
+		if len(st.Args) < 2 || st.Args[0] != "apply" || st.Args[1] != "-dry-run" {
+			continue
+		}
+		for _, want := range []string{"dry run: nothing is written", "(STOPPED) with:", "source.cluster.security.protocol", "would PATCH 9 partition offsets"} {
+			if !strings.Contains(st.Stdout, want) {
+				t.Errorf("apply -dry-run does not say %q:\n%s", want, st.Stdout)
+			}
+		}
+		if sc.inline && !regexpJAASRedacted.MatchString(st.Stdout) {
+			t.Errorf("apply -dry-run does not show the JAAS line redacted:\n%s", st.Stdout)
+		}
+		if i+1 >= len(sc.steps) || sc.steps[i+1].Args[0] != "apply" {
+			t.Errorf("no apply after the dry run")
+		} else if !regexpCreated.MatchString(sc.steps[i+1].Stdout) {
+			t.Errorf("the apply after the dry run did not create the connector:\n%s", sc.steps[i+1].Stdout)
+		}
+		return
+	}
+	t.Error("no apply -dry-run step")
+}
+
+var (
+	regexpCreated      = regexp.MustCompile(`created STOPPED\s+true`)
+	regexpJAASRedacted = regexp.MustCompile(`source\.cluster\.sasl\.jaas\.config\s+\[redacted\]`)
+)
+
+// TestSecureCutoverListeners is the cutover through the command line on
+// the secure sandbox's mTLS listener and on its OAUTHBEARER listener, with
+// every setting as the client properties files users have: one per cluster
+// for the tool (-source-client-config, -target-client-config: a PKCS12
+// client certificate, or client credentials for the sandbox's token
+// endpoint), one for the Connect REST client (the CA), and the connector's
+// (-mm2-*-client: a PEM keystore, or Kafka's unsecured tokens). The
+// principals are the certificates' common names and the tokens' subjects,
+// not super users: the brokers' authorizer allows them only what ACLs on the
+// scenario's prefix grant. Then every record is on the target once, the
+// rollback commits C', and no secret — the keystore password, the client
+// secret, the REST password, a private key — is in anything printed or
+// written.
+func TestSecureCutoverListeners(t *testing.T) {
+	sb := sandboxtest.SharedSecure(t)
+	for _, listener := range []string{"mtls", "oauth"} {
+		t.Run(listener, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+			defer cancel()
+			prefix := listener + strconv.FormatInt(time.Now().UnixNano()%1e6, 36) + "-"
+			var out, errb bytes.Buffer
+			log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
+			sc, err := newListenerScenario(ctx, sb, prefix, listener, t.Setenv, &out, &errb, log)
+			if sc != nil {
+				t.Cleanup(func() { os.RemoveAll(sc.dir) })
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("stdout of the steps:\n%s\nstderr of the steps:\n%s", out.String(), errb.String())
+				}
+			})
+			start := time.Now()
+			if err := sc.start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := sc.cutover(ctx); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = sc.deleteConnector(context.WithoutCancel(ctx), sc.connector) })
+			res, err := sc.check(ctx)
+			if err != nil {
+				t.Fatalf("%v (%+v)", err, res)
+			}
+			if err := sc.rollback(ctx); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d source records, every one once on the target; cutover and rollback through the command line in %v",
+				listener, res.Records, time.Since(start).Round(time.Second))
+			checkDryRun(t, sc)
+			secrets := append(secretForms(sc), "PRIVATE KEY")
+			scanned := 0
+			for i, st := range sc.steps {
+				scanned += len(st.Stdout) + len(st.Stderr)
+				assertNoSecret(t, fmt.Sprintf("step %d (%s) stdout", i, st.Args[0]), st.Stdout, secrets)
+				assertNoSecret(t, fmt.Sprintf("step %d (%s) stderr", i, st.Args[0]), st.Stderr, secrets)
+			}
+			for _, f := range []string{"plan.json", "plan.audit.jsonl", "plan.reverse.json"} {
+				b, err := os.ReadFile(filepath.Join(sc.dir, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				scanned += len(b)
+				assertNoSecret(t, f, string(b), secrets)
+			}
+			t.Logf("scanned %d steps and 3 files, %d bytes, for %d secret values and their encodings: none found", len(sc.steps), scanned, len(secrets))
+		})
 	}
 }
 

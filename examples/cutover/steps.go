@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -33,6 +35,8 @@ type cli struct {
 	afterResume func(context.Context) error
 	// step is the step the command line named.
 	step string
+	// emitted is set once a step printed its result.
+	emitted bool
 }
 
 // report prints err, and what to do when the error says, and returns the
@@ -52,6 +56,7 @@ func report(stderr io.Writer, err error) int {
 // "schema", names its shape ("mm2cutover/<schema>/v1", see README); else the
 // human table.
 func (c *cli) emit(schema string, v any, human func(w io.Writer)) {
+	c.emitted = true
 	if c.o.asJSON {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
@@ -136,6 +141,7 @@ func (c *cli) buildPlan(ctx context.Context) (*plan.Plan, error) {
 		"applicable": p.Applicable(), "offsets_from": p.OffsetsFrom.String()}); err != nil {
 		return nil, err
 	}
+	c.emitted = true
 	if c.o.asJSON {
 		_, _ = c.out.Write(buf.Bytes())
 	} else {
@@ -150,6 +156,9 @@ func (c *cli) readPlan() (*plan.Plan, error) {
 		return nil, fmt.Errorf("read the plan: %w (run the plan step first, or pass -plan)", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("%w: -plan %s is a directory", cutover.ErrSettings, c.o.planPath)
+	}
 	return plan.Decode(f)
 }
 
@@ -167,7 +176,39 @@ func (c *cli) apply(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.o.dryRun {
+		return c.applyDryRun(ctx, p)
+	}
 	return c.applyPlan(ctx, p)
+}
+
+// applyDryRun shows what apply would write: the connector configuration
+// it would create (POST /connectors, STOPPED), with secrets redacted as the
+// audit records them, and the offsets (the PATCH body). It writes nothing:
+// no connector, no offsets, no audit record; the plan is checked against the
+// settings, not against the clusters.
+func (c *cli) applyDryRun(ctx context.Context, p *plan.Plan) error {
+	if err := cutover.CheckPlan(ctx, c.env, c.s, p); err != nil {
+		return err
+	}
+	cfg, err := cutover.ConnectorConfig(c.s)
+	if err != nil {
+		return err
+	}
+	shown := cutover.RedactConfig(ctx, c.env, c.s, cfg)
+	body, err := p.PatchBody()
+	if err != nil {
+		return err
+	}
+	c.emit("apply-dry-run", map[string]any{"connector": c.s.Connector, "initial_state": "STOPPED", "config": shown,
+		"plan_fingerprint": p.Fingerprint, "offsets": json.RawMessage(body)}, func(w io.Writer) {
+		fmt.Fprintf(w, "dry run: nothing is written\n\nwould create %s (STOPPED) with:\n", c.s.Connector)
+		for _, k := range slices.Sorted(maps.Keys(shown)) {
+			fmt.Fprintf(w, "  %s\t%s\n", k, shown[k])
+		}
+		fmt.Fprintf(w, "\nwould PATCH %d partition offsets of plan %s (-json shows the body)\n", len(p.Entries), p.Fingerprint)
+	})
+	return nil
 }
 
 func (c *cli) applyPlan(ctx context.Context, p *plan.Plan) error {

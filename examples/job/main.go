@@ -12,8 +12,12 @@
 // Configuration: the flags of examples/cutover, each also read from
 // MM2CUTOVER_<FLAG> (so a Job sets only environment variables, credentials
 // from Secrets: MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD,
-// MM2CUTOVER_CONNECT_PASSWORD). Progress and the audit trail go to stderr;
-// the last line on stdout is one JSON object with the result.
+// MM2CUTOVER_CONNECT_PASSWORD, or client properties files mounted from
+// Secrets: MM2CUTOVER_SOURCE_CLIENT_CONFIG, ...). Progress and the audit
+// trail go to stderr; the last line on stdout is one JSON object with the
+// result, always, a bad flag included: result (applied, already-applied,
+// check-failed, refused, error), error and exit_status are the fields the
+// CLI's failure document (cutover -json, mm2cutover/failure/v1) has too.
 //
 // Exit status: 0 applied or already applied; 1 error (worth a retry);
 // 2 bad configuration, or settings a system rejected (credentials, CA,
@@ -58,6 +62,7 @@ type result struct {
 	Partitions  int     `json:"partitions"`
 	Matched     int     `json:"matched"`
 	Error       string  `json:"error,omitempty"`
+	ExitStatus  int     `json:"exit_status"`
 	Seconds     float64 `json:"seconds"`
 }
 
@@ -78,16 +83,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	flags := cutover.BindFlags(fs)
 	planPath := fs.String("plan", "", "a plan to apply (e.g. mounted from a ConfigMap); empty: build one")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	flags.AlsoFromEnv("plan")
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
 	res := result{}
-	code := apply(ctx, flags, planPath, log, stderr, &res)
+	code := cutover.ExitOK
+	switch err := fs.Parse(args); {
+	case err != nil:
+		code = fail(&res, "error", fmt.Errorf("%w: %w", cutover.ErrSettings, err), cutover.ExitUsage)
+	case fs.NArg() > 0:
+		code = fail(&res, "error", fmt.Errorf("%w: unexpected arguments %q: the Job takes flags only", cutover.ErrSettings, fs.Args()), cutover.ExitUsage)
+	default:
+		flags.AlsoFromEnv("plan")
+		log := slog.New(slog.NewJSONHandler(stderr, nil))
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		code = apply(ctx, flags, planPath, log, stderr, &res)
+	}
+	res.ExitStatus = code
 	res.Seconds = time.Since(start).Seconds()
 	b, _ := json.Marshal(res)
 	fmt.Fprintln(stdout, string(b))
@@ -102,6 +112,15 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slo
 		return classify(res, err)
 	}
 	planPath := *planFlag
+	if planPath != "" {
+		// Before any contact: a plan named but absent, or a directory (a
+		// ConfigMap mounted without subPath), is a setting no retry fixes.
+		if fi, err := os.Stat(planPath); err != nil {
+			return classify(res, fmt.Errorf("%w: mounted plan: %w", cutover.ErrSettings, err))
+		} else if fi.IsDir() {
+			return classify(res, fmt.Errorf("%w: mounted plan %s is a directory (mount the plan's key as a file, with subPath or items)", cutover.ErrSettings, planPath))
+		}
+	}
 	s.ToolVersion, s.Logger = "mm2cutover-job/"+version, log
 	log.Info("mm2cutover-job", "tool_version", s.ToolVersion)
 	if at := os.Getenv(crashEnv); at != "" {
@@ -161,11 +180,7 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slo
 
 func classify(res *result, err error) int {
 	code := cutover.ExitStatus(err)
-	kind := map[int]string{cutover.ExitCheckFailed: "check-failed", cutover.ExitRefused: "refused"}[code]
-	if kind == "" {
-		kind = "error"
-	}
-	return fail(res, kind, err, code)
+	return fail(res, cutover.ResultOf(code), err, code)
 }
 
 func fail(res *result, kind string, err error, code int) int {

@@ -21,8 +21,12 @@ import (
 // certFiles are the TLS files of a secure sandbox, all in its secrets
 // directory: a throwaway CA and one server certificate for every loopback
 // address the sandbox uses (brokers on 127.0.0.1, workers on 127.0.0.2 and
-// up). The CA's private key is never written; it signs once and is dropped.
+// up). The CA's private key is never written; it stays in memory to sign
+// the client certificates of the mTLS listeners (ClientCertificate).
 type certFiles struct {
+	dir            string
+	ca             *x509.Certificate
+	caKey          *ecdsa.PrivateKey
 	caPEM          string // the CA certificate (PEM): the truststore of every client
 	serverPEM      string // the server's private key (PKCS#8, unencrypted) and certificate chain (PEM): the brokers' keystore
 	restKeystore   string // the same key and chain as PKCS#12: Jetty (Connect REST) reads no PEM
@@ -91,6 +95,9 @@ func writeCerts(dir string, hosts []net.IP) (*certFiles, error) {
 	}
 
 	f := &certFiles{
+		dir:            dir,
+		ca:             ca,
+		caKey:          caKey,
 		caPEM:          filepath.Join(dir, "ca.pem"),
 		serverPEM:      filepath.Join(dir, "server.pem"),
 		restKeystore:   filepath.Join(dir, "rest-keystore.p12"),
@@ -115,6 +122,61 @@ func writeCerts(dir string, hosts []net.IP) (*certFiles, error) {
 		}
 	}
 	return f, nil
+}
+
+// ClientCert is a client certificate the sandbox CA signed, for the mTLS
+// listeners (Broker.MTLSAddrs): the principal the brokers see is its common
+// name (ssl.principal.mapping.rules). Its files are in the secrets
+// directory, which Close removes.
+type ClientCert struct {
+	CommonName string
+	// PEMFile holds the private key (PKCS#8, unencrypted) and the
+	// certificate chain: ssl.keystore.type=PEM, for Java clients.
+	PEMFile string
+	// PKCS12File is the same key and chain as a PKCS12 keystore with
+	// Password: ssl.keystore.type=PKCS12.
+	PKCS12File, Password string
+}
+
+// clientCert issues a client certificate for cn and writes its files.
+func (f *certFiles) clientCert(cn string) (ClientCert, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return ClientCert{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(7 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, f.ca, &key.PublicKey, f.caKey)
+	if err != nil {
+		return ClientCert{}, fmt.Errorf("sandbox client certificate: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return ClientCert{}, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return ClientCert{}, err
+	}
+	c := ClientCert{CommonName: cn, PEMFile: filepath.Join(f.dir, "client-"+cn+".pem"),
+		PKCS12File: filepath.Join(f.dir, "client-"+cn+".p12"), Password: newSecret("keystore-" + cn)}
+	pemData := append(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
+	pemData = append(pemData, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: f.ca.Raw})...)
+	p12, err := pkcs12.Modern2023.Encode(key, cert, []*x509.Certificate{f.ca}, c.Password)
+	if err != nil {
+		return ClientCert{}, err
+	}
+	if err := os.WriteFile(c.PEMFile, pemData, 0o600); err != nil {
+		return ClientCert{}, err
+	}
+	return c, os.WriteFile(c.PKCS12File, p12, 0o600)
 }
 
 func serial() *big.Int {

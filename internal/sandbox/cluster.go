@@ -31,6 +31,8 @@ type Node struct {
 	id       int32
 	addr     string // client listener: PLAINTEXT, or SASL_SSL in a secure sandbox
 	internal string // inter-broker listener, PLAINTEXT; addr in a plain sandbox
+	mtls     string // a secure sandbox's mTLS listener (SSL, client certificates required)
+	oauth    string // a secure sandbox's OAUTHBEARER listener (SASL_SSL)
 	proc     runner // nil when attached
 	format   func(context.Context) error
 }
@@ -42,7 +44,7 @@ type Node struct {
 func (s *Sandbox) newBroker(name string, n int, java, dist, confDir string, env []string) (*Broker, error) {
 	perNode := 2
 	if s.sec != nil {
-		perNode = 3
+		perNode = 5 // client, inter-broker, mTLS, OAUTHBEARER, controller
 	}
 	ports, err := freePorts("127.0.0.1", n*perNode)
 	if err != nil {
@@ -84,7 +86,8 @@ func (s *Sandbox) newBroker(name string, n int, java, dist, confDir string, env 
 			)
 		} else {
 			nd.internal = fmt.Sprintf("127.0.0.1:%d", p[1])
-			props = append(props, s.sec.brokerProps(nd.addr, nd.internal, controller)...)
+			nd.mtls, nd.oauth = fmt.Sprintf("127.0.0.1:%d", p[2]), fmt.Sprintf("127.0.0.1:%d", p[3])
+			props = append(props, s.sec.brokerProps(nd, controller)...)
 			if s.authz {
 				props = append(props, authorizerProps()...)
 			}

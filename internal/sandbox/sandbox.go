@@ -553,6 +553,7 @@ func (s *Sandbox) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	s.sec.close()
 	if s.secretDir != "" {
 		if err := os.RemoveAll(s.secretDir); err != nil {
 			errs = append(errs, err)

@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -22,6 +24,18 @@ import (
 //     (kafka-storage format --add-scram); PLAIN checks the same users'
 //     passwords, which the broker reads from its environment through
 //     EnvVarConfigProvider.
+//   - Every broker also has an mTLS listener (SSL, client certificates
+//     required, signed by the same CA): the principal is the certificate's
+//     common name (ssl.principal.mapping.rules), so ACLs name it as User:<CN>
+//     (ClientCertificate issues one). And an OAUTHBEARER listener (SASL_SSL)
+//     whose validator is Kafka's unsecured one
+//     (OAuthBearerUnsecuredValidatorCallbackHandler, the default): the
+//     principal is a token's sub claim. A token endpoint on 127.0.0.1
+//     (OAuthClient) hands out such tokens for the OAuth 2 client
+//     credentials grant, so that a client logs in as production clients
+//     do; Java clients may log in with unsecuredLoginStringClaim_sub
+//     instead. Both listeners are ports of the same JVMs: they cost no
+//     process, only two ports per broker.
 //   - Connect workers serve REST over HTTPS with basic authentication
 //     (BasicAuthSecurityRestExtension, JAAS PropertyFileLoginModule), and
 //     their own Kafka clients use SASL_SSL with SCRAM-SHA-512, all set
@@ -50,8 +64,9 @@ type User struct {
 
 // security is what a secure sandbox shares between its clusters and workers.
 type security struct {
-	certs *certFiles
-	rest  User // accepted by every worker
+	certs  *certFiles
+	rest   User // accepted by every worker
+	tokens *tokenServer
 }
 
 func newSecurity(secretDir string, workers int) (*security, error) {
@@ -63,7 +78,38 @@ func newSecurity(secretDir string, workers int) (*security, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &security{certs: certs, rest: User{RESTUser, newSecret("rest")}}, nil
+	tokens, err := newTokenServer()
+	if err != nil {
+		return nil, err
+	}
+	return &security{certs: certs, rest: User{RESTUser, newSecret("rest")}, tokens: tokens}, nil
+}
+
+func (sec *security) close() {
+	if sec != nil && sec.tokens != nil {
+		sec.tokens.close()
+	}
+}
+
+// ClientCertificate issues a client certificate with common name cn for
+// the mTLS listeners; the brokers take cn as the principal (User:cn).
+// Under Config.Authorizer only the admin and mm2 principals are super
+// users: grant any other one what it needs (Broker.AllowPrefixed).
+func (s *Sandbox) ClientCertificate(cn string) (ClientCert, error) {
+	if s.sec == nil {
+		return ClientCert{}, errors.New("sandbox: ClientCertificate needs a secure sandbox")
+	}
+	return s.sec.certs.clientCert(cn)
+}
+
+// OAuthClient registers a client of the sandbox's token endpoint under id
+// with a new secret; the tokens it is given name id as their subject, the
+// principal the OAUTHBEARER listeners see (User:id).
+func (s *Sandbox) OAuthClient(id string) (OAuthClient, error) {
+	if s.sec == nil {
+		return OAuthClient{}, errors.New("sandbox: OAuthClient needs a secure sandbox")
+	}
+	return s.sec.tokens.add(id), nil
 }
 
 // newUsers returns a secure cluster's users with new passwords.
@@ -81,15 +127,25 @@ const plainJAASEnv = "SANDBOX_BROKER_PLAIN_JAAS"
 // brokerProps returns the listener and security lines of a secure node's
 // server.properties. They hold no credential: the PLAIN users come from
 // the environment (${env:...}).
-func (sec *security) brokerProps(client, internal string, controller int) []string {
+func (sec *security) brokerProps(nd *Node, controller int) []string {
 	const scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 	return []string{
-		fmt.Sprintf("listeners=SASL_SSL://%s,INTERNAL://%s,CONTROLLER://127.0.0.1:%d", client, internal, controller),
-		fmt.Sprintf("advertised.listeners=SASL_SSL://%s,INTERNAL://%s", client, internal),
+		fmt.Sprintf("listeners=SASL_SSL://%s,INTERNAL://%s,MTLS://%s,OAUTH://%s,CONTROLLER://127.0.0.1:%d", nd.addr, nd.internal, nd.mtls, nd.oauth, controller),
+		fmt.Sprintf("advertised.listeners=SASL_SSL://%s,INTERNAL://%s,MTLS://%s,OAUTH://%s", nd.addr, nd.internal, nd.mtls, nd.oauth),
 		"controller.listener.names=CONTROLLER",
 		"inter.broker.listener.name=INTERNAL",
-		"listener.security.protocol.map=SASL_SSL:SASL_SSL,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"listener.security.protocol.map=SASL_SSL:SASL_SSL,INTERNAL:PLAINTEXT,MTLS:SSL,OAUTH:SASL_SSL,CONTROLLER:PLAINTEXT",
 		"sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN",
+		// mTLS: client certificates signed by the sandbox CA, the
+		// principal is the certificate's CN.
+		"listener.name.mtls.ssl.client.auth=required",
+		"listener.name.mtls.ssl.truststore.type=PEM",
+		"listener.name.mtls.ssl.truststore.location=" + sec.certs.caPEM,
+		"listener.name.mtls.ssl.principal.mapping.rules=RULE:^CN=([a-zA-Z0-9._-]+)$/$1/,DEFAULT",
+		// OAUTHBEARER with Kafka's unsecured validator (the default
+		// server callback handler): the principal is the token's sub.
+		"listener.name.oauth.sasl.enabled.mechanisms=OAUTHBEARER",
+		"listener.name.oauth.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
 		"ssl.keystore.type=PEM",
 		"ssl.keystore.location=" + sec.certs.serverPEM,
 		"config.providers=env",
@@ -198,6 +254,54 @@ func (b *Broker) SecurityProtocol() string {
 		return "PLAINTEXT"
 	}
 	return "SASL_SSL"
+}
+
+// MTLSAddrs returns the mTLS listener of every node (SSL, client
+// certificates required; "" entries in a plain sandbox).
+func (b *Broker) MTLSAddrs() []string {
+	var out []string
+	for _, nd := range b.nodes {
+		out = append(out, nd.mtls)
+	}
+	return out
+}
+
+// OAuthAddrs returns the OAUTHBEARER listener of every node (SASL_SSL).
+func (b *Broker) OAuthAddrs() []string {
+	var out []string
+	for _, nd := range b.nodes {
+		out = append(out, nd.oauth)
+	}
+	return out
+}
+
+// AllowPrefixed grants principal (such as "User:cutover-tool") every
+// operation on the topics and groups whose names start with prefix, and
+// DESCRIBE on the cluster, through the admin user: what a cutover tool or
+// MM2 needs on a cluster with Config.Authorizer. ACLs reach every broker
+// through the metadata log shortly after.
+func (b *Broker) AllowPrefixed(ctx context.Context, principal, prefix string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	admin, err := sarama.NewClusterAdmin(b.Addrs(), b.SaramaConfig())
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	acl := func(op sarama.AclOperation) []*sarama.Acl {
+		return []*sarama.Acl{{Principal: principal, Host: "*", Operation: op, PermissionType: sarama.AclPermissionAllow}}
+	}
+	for _, r := range []*sarama.ResourceAcls{
+		{Resource: sarama.Resource{ResourceType: sarama.AclResourceTopic, ResourceName: prefix, ResourcePatternType: sarama.AclPatternPrefixed}, Acls: acl(sarama.AclOperationAll)},
+		{Resource: sarama.Resource{ResourceType: sarama.AclResourceGroup, ResourceName: prefix, ResourcePatternType: sarama.AclPatternPrefixed}, Acls: acl(sarama.AclOperationAll)},
+		{Resource: sarama.Resource{ResourceType: sarama.AclResourceCluster, ResourceName: "kafka-cluster", ResourcePatternType: sarama.AclPatternLiteral}, Acls: acl(sarama.AclOperationDescribe)},
+	} {
+		if err := admin.CreateACLs([]*sarama.ResourceAcls{r}); err != nil {
+			return fmt.Errorf("sandbox: allow %s on %s: %w", principal, prefix, err)
+		}
+	}
+	return nil
 }
 
 // Admin returns the cluster's admin user (the zero User for a plain

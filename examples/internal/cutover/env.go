@@ -43,7 +43,17 @@ func Open(s Settings) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: target cluster: %w", ErrSettings, err)
 	}
+	for _, n := range s.Notices {
+		s.Logger.Info(n)
+	}
 	opts := []connect.Option{connect.WithLogger(s.Logger), connect.WithUserAgent("mm2cutover/" + s.ToolVersion)}
+	if s.RequestTimeout > 0 {
+		opts = append(opts, connect.WithTimeout(s.RequestTimeout))
+	}
+	if s.RetryTimeout > 0 {
+		opts = append(opts, connect.WithRetry(connect.Retry{Elapsed: s.RetryTimeout}))
+	}
+	opts = append(opts, s.ConnectOptions...)
 	if s.ConnectUser != "" {
 		opts = append(opts, connect.WithBasicAuth(s.ConnectUser, string(s.ConnectPassword)))
 	}
@@ -76,7 +86,7 @@ func CheckConnect(ctx context.Context, env *Env, s Settings) error {
 	}
 	var api *connect.APIError
 	if u, perr := url.Parse(s.ConnectURL); perr == nil && u.Scheme == "http" && !errors.As(err, &api) && speaksTLS(ctx, u.Host) {
-		return fmt.Errorf("%w: -connect-url %s: the endpoint speaks TLS: use https:// (and -connect-ca for a private CA): %w", ErrSettings, s.ConnectURL, err)
+		return fmt.Errorf("%w: -connect-url %s: the endpoint speaks TLS: use https:// (and -connect-ca for a private CA): %w", ErrSettings, u.Redacted(), err)
 	}
 	return err
 }

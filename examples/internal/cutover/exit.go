@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"net"
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -64,9 +65,42 @@ func rejected(err error) bool {
 		invalid      x509.CertificateInvalidError
 		record       tls.RecordHeaderError
 	)
+	var alert *net.OpError // a TLS alert the server sent: a client certificate refused or missing
+	if errors.As(err, &alert) && alert.Op == "remote error" {
+		return true
+	}
 	return errors.Is(err, kafkaadmin.ErrAuthentication) || errors.Is(err, kafkaadmin.ErrTLS) ||
 		errors.Is(err, kafkaadmin.ErrSecurityProtocol) ||
 		errors.Is(err, connect.ErrUnauthorized) || errors.Is(err, connect.ErrForbidden) ||
 		errors.As(err, &verification) || errors.As(err, &unknownCA) || errors.As(err, &hostname) ||
 		errors.As(err, &invalid) || errors.As(err, &record)
+}
+
+// Failure is what the binaries print on stdout, as JSON, when a step fails:
+// the Job's result line, and the CLI's document with -json (schema
+// mm2cutover/failure/v1) when the step printed none of its own.
+type Failure struct {
+	Result     string `json:"result"` // check-failed, refused, not-approved or error
+	Connector  string `json:"connector,omitempty"`
+	Error      string `json:"error"`
+	ExitStatus int    `json:"exit_status"`
+}
+
+// NewFailure describes err, whose exit status is code.
+func NewFailure(connector string, code int, err error) Failure {
+	return Failure{Result: ResultOf(code), Connector: connector, Error: err.Error(), ExitStatus: code}
+}
+
+// ResultOf names an exit status as the "result" field of the binaries' JSON
+// does: check-failed (3), refused (4), not-approved (5), error otherwise.
+func ResultOf(code int) string {
+	switch code {
+	case ExitCheckFailed:
+		return "check-failed"
+	case ExitRefused:
+		return "refused"
+	case ExitNotApproved:
+		return "not-approved"
+	}
+	return "error"
 }

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,5 +72,35 @@ func TestSettingsValidate(t *testing.T) {
 	}
 	if want := "missing connect URL, connector name, group, source bootstrap servers, target bootstrap servers, topics"; !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not list %q", err, want)
+	}
+}
+
+// TestExitStatusClientCertificateRefused: a Connect endpoint that requires a
+// client certificate refuses a client without one with a TLS alert after
+// the client's handshake; no retry helps, so it is a usage error (exit 1,
+// worth a retry, before).
+func TestExitStatusClientCertificateRefused(t *testing.T) {
+	serverPEM, err := os.ReadFile("../../../clientconf/testdata/server.pem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(serverPEM, serverPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, _ := os.ReadFile("../../../clientconf/testdata/ca.pem")
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	srv.StartTLS()
+	defer srv.Close()
+	c, err := connect.New(srv.URL, connect.WithCACertPEM(caPEM), connect.WithRetry(connect.Retry{Attempts: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.ServerInfo(context.Background())
+	if got := ExitStatus(err); got != ExitUsage {
+		t.Errorf("ExitStatus(%v) = %d, want %d", err, got, ExitUsage)
 	}
 }

@@ -1,14 +1,17 @@
 package cutover
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
 
+	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/redact"
 
 	"github.com/mm2cutover/mm2cutover/connect"
@@ -19,9 +22,12 @@ import (
 
 // Flags binds the settings of a cutover to a flag set. Every flag can also
 // be given in the environment as MM2CUTOVER_<NAME> (dashes as underscores);
-// the command line wins. Secrets come from the environment only:
+// the command line wins; an MM2CUTOVER_* variable that names no flag (nor
+// one of OtherEnv) is refused. Secrets come from the environment:
 // MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD and
-// MM2CUTOVER_CONNECT_PASSWORD.
+// MM2CUTOVER_CONNECT_PASSWORD, or from the client properties files
+// (-source-client-config, -target-client-config, -connect-client-config),
+// which hold them as Kafka's tools read them; never from -config.
 type Flags struct {
 	fs *flag.FlagSet
 	// names are the flags BindFlags defined: only these are read from the
@@ -33,6 +39,7 @@ type Flags struct {
 	topics, mm2Src, mm2Tgt, acceptExpired, acceptedBy string
 	offsetsFrom, connectorProps, syncsLocation        string
 	configFile                                        string
+	srcClient, tgtClient, connectClient               string
 	syncsRF                                           int
 }
 
@@ -50,9 +57,14 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.tgtUser, "target-sasl-username", "", "target SASL user (password: MM2CUTOVER_TARGET_SASL_PASSWORD)")
 	fs.StringVar(&f.srcCA, "source-tls-ca", "", "PEM file of the CAs of the source brokers")
 	fs.StringVar(&f.tgtCA, "target-tls-ca", "", "PEM file of the CAs of the target brokers")
+	fs.StringVar(&f.srcClient, "source-client-config", "", "Kafka client properties file for the source cluster, as Kafka's tools take with --command-config: security.protocol, sasl.mechanism, sasl.jaas.config (PLAIN, SCRAM, OAUTHBEARER), ssl.truststore.*/ssl.keystore.* (PEM, JKS, PKCS12), bootstrap.servers; instead of the -source-security/sasl/tls flags")
+	fs.StringVar(&f.tgtClient, "target-client-config", "", "Kafka client properties file for the target cluster (see -source-client-config)")
 	fs.StringVar(&s.ConnectURL, "connect-url", "", "Kafka Connect REST URL, e.g. http://mm2-connect:8088")
 	fs.StringVar(&s.ConnectUser, "connect-user", "", "Connect REST basic-auth user (password: MM2CUTOVER_CONNECT_PASSWORD)")
 	fs.StringVar(&s.ConnectCAFile, "connect-ca", "", "PEM file of the CAs of the Connect REST endpoint")
+	fs.StringVar(&f.connectClient, "connect-client-config", "", "properties file of the Connect REST client's TLS: ssl.truststore.* (the workers' CA) and ssl.keystore.* (a client certificate), PEM, JKS or PKCS12; instead of -connect-ca")
+	fs.DurationVar(&s.RequestTimeout, "request-timeout", 0, "bound of each request to Kafka or Connect, dial and round trip (0: 30s)")
+	fs.DurationVar(&s.RetryTimeout, "retry-timeout", 0, "how long a request that failed on a transient error (an unreachable broker or worker, a Connect rebalance) is retried before the step fails (0: 30s for Kafka, 2m for Connect, whose rebalances take that long)")
 	fs.StringVar(&s.Connector, "connector", "", "MirrorSourceConnector name (Connect keys offsets by it)")
 	fs.StringVar(&s.SourceAlias, "source-alias", "source", "source.cluster.alias")
 	fs.StringVar(&s.TargetAlias, "target-alias", "target", "target.cluster.alias")
@@ -106,6 +118,9 @@ func (f *Flags) Settings() (Settings, error) {
 	if err != nil {
 		return Settings{}, fmt.Errorf("%w: -config: %v", ErrSettings, err)
 	}
+	if err := checkEnv(os.Environ(), f.names); err != nil {
+		return Settings{}, err
+	}
 	if err := fromEnv(f.fs, f.names, file); err != nil {
 		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
 	}
@@ -127,8 +142,48 @@ func (f *Flags) Settings() (Settings, error) {
 	if s.ConnectCAFile != "" && !strings.HasPrefix(strings.ToLower(s.ConnectURL), "https://") {
 		return Settings{}, fmt.Errorf("%w: -connect-ca needs an https -connect-url", ErrSettings)
 	}
-	s.Source = kafkaConfig(f.srcBoot, f.srcSec, f.srcMech, f.srcUser, srcPassword, f.srcCA)
-	s.Target = kafkaConfig(f.tgtBoot, f.tgtSec, f.tgtMech, f.tgtUser, tgtPassword, f.tgtCA)
+	for _, side := range []struct {
+		name, file, boot, sec, mech, user, password, ca string
+		out                                             *kafkaadmin.Config
+	}{
+		{"source", f.srcClient, f.srcBoot, f.srcSec, f.srcMech, f.srcUser, srcPassword, f.srcCA, &s.Source},
+		{"target", f.tgtClient, f.tgtBoot, f.tgtSec, f.tgtMech, f.tgtUser, tgtPassword, f.tgtCA, &s.Target},
+	} {
+		if side.file == "" {
+			*side.out = kafkaConfig(side.boot, side.sec, side.mech, side.user, side.password, side.ca)
+		} else {
+			if side.sec != "PLAINTEXT" || side.mech != "" || side.user != "" || side.password != "" || side.ca != "" {
+				return Settings{}, fmt.Errorf("%w: -%s-client-config is given: set security, SASL and TLS there, not with the -%s-security-protocol, -sasl-*, -tls-ca flags or the password variable", ErrSettings, side.name, side.name)
+			}
+			cfg, ignored, err := clientConfig(side.file, side.boot)
+			if err != nil {
+				return Settings{}, fmt.Errorf("%w: -%s-client-config: %w", ErrSettings, side.name, err)
+			}
+			*side.out = cfg
+			if len(ignored) > 0 {
+				s.Notices = append(s.Notices, fmt.Sprintf("-%s-client-config %s: Kafka client settings that do not apply to this tool, not used: %s", side.name, side.file, strings.Join(ignored, ", ")))
+			}
+		}
+		if s.RequestTimeout > 0 {
+			side.out.RequestTimeout = s.RequestTimeout
+		}
+		side.out.RetryTimeout = s.RetryTimeout
+	}
+	if f.connectClient != "" {
+		if s.ConnectCAFile != "" {
+			return Settings{}, fmt.Errorf("%w: -connect-client-config and -connect-ca: give the CA in one of them", ErrSettings)
+		}
+		if !strings.HasPrefix(strings.ToLower(s.ConnectURL), "https://") {
+			return Settings{}, fmt.Errorf("%w: -connect-client-config needs an https -connect-url", ErrSettings)
+		}
+		props, err := clientconf.ReadProperties(f.connectClient)
+		if err != nil {
+			return Settings{}, fmt.Errorf("%w: -connect-client-config: %w", ErrSettings, err)
+		}
+		if s.ConnectOptions, err = connect.OptionsFromProperties(props); err != nil {
+			return Settings{}, fmt.Errorf("%w: -connect-client-config %s: %w", ErrSettings, f.connectClient, err)
+		}
+	}
 	s.ConnectPassword = redact.Secret(connectPassword)
 	if strings.ContainsFunc(s.Connector, unicode.IsControl) {
 		// Connect's own rule for connector names (NonEmptyStringWithoutControlChars).
@@ -141,10 +196,10 @@ func (f *Flags) Settings() (Settings, error) {
 		}
 	}
 	if s.SourceClient, err = readProperties(f.mm2Src); err != nil {
-		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
+		return Settings{}, fmt.Errorf("%w: -mm2-source-client: %v", ErrSettings, err)
 	}
 	if s.TargetClient, err = readProperties(f.mm2Tgt); err != nil {
-		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
+		return Settings{}, fmt.Errorf("%w: -mm2-target-client: %v", ErrSettings, err)
 	}
 	if s.AcceptExpired, err = acceptances(f.acceptExpired, f.acceptedBy); err != nil {
 		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
@@ -206,17 +261,22 @@ func fromEnv(fs *flag.FlagSet, names map[string]bool, file map[string]string) er
 	return err
 }
 
-// readConfigFile reads a settings file: MM2CUTOVER_<FLAG>=value lines, blank
-// lines and # comments. A key that names no flag, a key given twice, or a
-// password (those come from the environment only) is an error.
+// readConfigFile reads a settings file: MM2CUTOVER_<FLAG>=value lines
+// (optionally after "export "), blank lines and # comments, as a shell or an
+// env file writes them: a value in single quotes is taken as it is, one in
+// double quotes with \" \\ \$ and \` unescaped, a bare one trimmed. A key that
+// names no flag, a key given twice, or a password (those come from the
+// environment only) is an error. The file is read up to
+// clientconf.MaxFileSize and a leading UTF-8 byte order mark is dropped.
 func readConfigFile(path string, names map[string]bool) (map[string]string, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := clientconf.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
 	known := map[string]bool{}
 	for n := range names {
 		known[envKey(n)] = true
@@ -239,9 +299,110 @@ func readConfigFile(path string, names map[string]bool) (map[string]string, erro
 		case out[key] != "":
 			return nil, fmt.Errorf("%s:%d: %s given twice", path, i+1, key)
 		}
-		out[key] = strings.TrimSpace(value)
+		v, err := unquote(strings.TrimSpace(value))
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %s: %v", path, i+1, key, err)
+		}
+		out[key] = v
 	}
 	return out, nil
+}
+
+// unquote removes the quotes of a settings file value.
+func unquote(v string) (string, error) {
+	if v == "" || (v[0] != '"' && v[0] != '\'') {
+		return v, nil
+	}
+	q := v[0]
+	if len(v) < 2 || v[len(v)-1] != q || (q == '"' && continued(v[:len(v)-1])) {
+		return "", fmt.Errorf("unterminated %c quote", q)
+	}
+	inner := v[1 : len(v)-1]
+	if q == '\'' {
+		if strings.ContainsRune(inner, '\'') {
+			return "", errors.New("a single-quoted value cannot hold a single quote")
+		}
+		return inner, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(inner); i++ {
+		c := inner[i]
+		if c == '\\' && i+1 < len(inner) && strings.IndexByte(`"\$`+"`", inner[i+1]) >= 0 {
+			i++
+			c = inner[i]
+		} else if c == '"' {
+			return "", errors.New("an unescaped double quote inside double quotes")
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), nil
+}
+
+// continued reports whether s ends in an odd number of backslashes.
+func continued(s string) bool {
+	n := 0
+	for i := len(s) - 1; i >= 0 && s[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// OtherEnv are the MM2CUTOVER_* environment variables that are not flags:
+// the passwords, the settings file, and those of the sandbox, the tests and
+// the images. checkEnv refuses any other MM2CUTOVER_* variable that names
+// no flag, as readConfigFile refuses such a key.
+var OtherEnv = []string{
+	"MM2CUTOVER_SOURCE_SASL_PASSWORD", "MM2CUTOVER_TARGET_SASL_PASSWORD", "MM2CUTOVER_CONNECT_PASSWORD", "MM2CUTOVER_CONFIG",
+	"MM2CUTOVER_SANDBOX", "MM2CUTOVER_SANDBOX_BACKEND", "MM2CUTOVER_KAFKA_VERSION", "MM2CUTOVER_FLINK_VERSION", "MM2CUTOVER_CACHE",
+	"MM2CUTOVER_DEBIAN_MIRROR", "MM2CUTOVER_COLOR", "MM2CUTOVER_JOB_CRASH_AT", "MM2CUTOVER_JOB_TEST_AS_MAIN",
+}
+
+// checkEnv refuses an MM2CUTOVER_* variable of environ that names no flag
+// and is not one of OtherEnv: a typo such as MM2CUTOVER_GRUOP would
+// otherwise be ignored while the setting it meant stays at its default.
+func checkEnv(environ []string, names map[string]bool) error {
+	known := map[string]bool{}
+	for n := range names {
+		known[envKey(n)] = true
+	}
+	for _, k := range OtherEnv {
+		known[k] = true
+	}
+	var bad []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "MM2CUTOVER_") && !known[k] {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(bad)
+	return fmt.Errorf("%w: environment variables that name no setting: %s (a typo? every flag is MM2CUTOVER_<FLAG>; an approval such as -yes is given on the command line only)", ErrSettings, strings.Join(bad, ", "))
+}
+
+// clientConfig reads a Kafka client properties file into the cluster's
+// config; flagBootstrap, when given, must agree with its bootstrap.servers.
+func clientConfig(path, flagBootstrap string) (kafkaadmin.Config, []string, error) {
+	props, err := clientconf.ReadProperties(path)
+	if err != nil {
+		return kafkaadmin.Config{}, nil, err
+	}
+	cfg, ignored, err := kafkaadmin.ConfigFromProperties(props)
+	if err != nil {
+		return kafkaadmin.Config{}, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if boot := splitList(flagBootstrap); len(boot) > 0 {
+		if len(cfg.BootstrapServers) > 0 && !slices.Equal(boot, cfg.BootstrapServers) {
+			return kafkaadmin.Config{}, nil, fmt.Errorf("%s: bootstrap.servers %s differs from the bootstrap flag's %s", path, strings.Join(cfg.BootstrapServers, ","), flagBootstrap)
+		}
+		cfg.BootstrapServers = boot
+	}
+	if cfg.ClientID == "" {
+		cfg.ClientID = "mm2cutover"
+	}
+	return cfg, ignored, nil
 }
 
 // checkValues refuses numbers and durations outside their domain, before
@@ -259,6 +420,9 @@ func (f *Flags) checkValues() error {
 	}
 	if s.WorkerStorage.ReplicationFactor < -1 {
 		return fmt.Errorf("%w: -worker-storage-replication-factor %d: want 0 (not checked), -1 (the brokers' default) or more", ErrSettings, s.WorkerStorage.ReplicationFactor)
+	}
+	if s.RequestTimeout < 0 || s.RetryTimeout < 0 {
+		return fmt.Errorf("%w: -request-timeout %v, -retry-timeout %v: want 0 (the default) or a positive duration", ErrSettings, s.RequestTimeout, s.RetryTimeout)
 	}
 	if s.WorkerMaxRequestSize < 0 {
 		return fmt.Errorf("%w: -worker-producer-max-request-size %d: want 0 (not set) or more", ErrSettings, s.WorkerMaxRequestSize)
@@ -304,101 +468,12 @@ func splitList(s string) []string {
 	return out
 }
 
-// readProperties reads a Java properties file (java.util.Properties.load):
-// "key=value", "key: value" or "key value" lines, '#' and '!' comments,
-// lines continued by a trailing backslash, and backslash escapes.
+// readProperties reads a Java properties file (clientconf.ReadProperties).
 func readProperties(path string) (map[string]string, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return parseProperties(string(b))
-}
-
-func parseProperties(text string) (map[string]string, error) {
-	out := map[string]string{}
-	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
-	for i := 0; i < len(lines); i++ {
-		line := strings.TrimLeft(lines[i], " \t\f")
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continue
-		}
-		// A line ending in an odd number of backslashes continues on the next.
-		for continued(line) && i+1 < len(lines) {
-			i++
-			line = line[:len(line)-1] + strings.TrimLeft(lines[i], " \t\f")
-		}
-		if continued(line) {
-			line = line[:len(line)-1]
-		}
-		key, rest := splitKey(line)
-		if key == "" {
-			return nil, fmt.Errorf("line %d: no key", i+1)
-		}
-		out[unescape(key)] = unescape(rest)
-	}
-	return out, nil
-}
-
-func continued(line string) bool {
-	n := 0
-	for i := len(line) - 1; i >= 0 && line[i] == '\\'; i-- {
-		n++
-	}
-	return n%2 == 1
-}
-
-// splitKey splits a logical line at the first unescaped '=', ':' or
-// whitespace, and drops the separator and the whitespace around it.
-func splitKey(line string) (key, value string) {
-	end := len(line)
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		if c == '\\' {
-			i++
-			continue
-		}
-		if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
-			end = i
-			break
-		}
-	}
-	key, rest := line[:end], strings.TrimLeft(line[end:], " \t\f")
-	if rest != "" && (rest[0] == '=' || rest[0] == ':') {
-		rest = strings.TrimLeft(rest[1:], " \t\f")
-	}
-	return key, rest
-}
-
-func unescape(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 == len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch s[i] {
-		case 't':
-			b.WriteByte('\t')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 'f':
-			b.WriteByte('\f')
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
+	return clientconf.ReadProperties(path)
 }
 
 func acceptances(list, by string) ([]plan.ExpiredAcceptance, error) {

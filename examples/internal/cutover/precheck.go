@@ -3,10 +3,10 @@ package cutover
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -39,7 +39,7 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 	}
 	switch {
 	case s.OffsetsFile != "":
-		data, err := os.ReadFile(s.OffsetsFile)
+		data, err := readOffsetsFile(s.OffsetsFile)
 		if err != nil {
 			return nil, fmt.Errorf("%w: -offsets-from: %w", ErrSettings, err)
 		}
@@ -96,4 +96,13 @@ func MakePlan(ctx context.Context, env *Env, s Settings, now time.Time) (*plan.P
 	}
 	p, err := BuildPlan(s, pc, now)
 	return p, pc, err
+}
+
+// maxOffsetsFile bounds an -offsets-from csv:FILE: about 50 bytes a
+// partition, so room for a million partitions, and /dev/zero is refused
+// rather than read whole.
+const maxOffsetsFile = 64 << 20
+
+func readOffsetsFile(path string) ([]byte, error) {
+	return clientconf.ReadFileLimited(path, maxOffsetsFile)
 }

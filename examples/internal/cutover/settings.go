@@ -31,6 +31,16 @@ type Settings struct {
 	ConnectUser     string
 	ConnectPassword redact.Secret
 	ConnectCAFile   string
+	// ConnectOptions are the REST client's options from
+	// -connect-client-config (its TLS).
+	ConnectOptions []connect.Option
+
+	// RequestTimeout bounds each request to Kafka and Connect;
+	// RetryTimeout how long transient failures are retried.
+	RequestTimeout, RetryTimeout time.Duration
+	// Notices are what the settings' reading has to say that is no error
+	// (client settings given that do not apply); Open logs them.
+	Notices []string
 
 	Connector   string // connector name; Connect keys offsets by it
 	SourceAlias string

@@ -53,7 +53,10 @@ func Main(m *testing.M) {
 
 // SharedSecure returns the secure sandbox shared by the tests of this
 // binary (sandbox.Config.Secure), starting it on first use with
-// SecureSourceBrokers source brokers and two Connect workers. It is never
+// SecureSourceBrokers source brokers, two Connect workers and
+// sandbox.Config.Authorizer: the admin and mm2 users are super users, a
+// principal of the mTLS or OAUTHBEARER listeners gets its ACLs from the test
+// (Broker.AllowPrefixed). It is never
 // attached from MM2CUTOVER_SANDBOX: a secure sandbox writes no state file.
 // Tests that use it never stop or kill its processes.
 func SharedSecure(t testing.TB) *sandbox.Sandbox {
@@ -76,6 +79,7 @@ func startSecure(t testing.TB, o *once, workers int) *sandbox.Sandbox {
 		cfg.Workers = workers
 		cfg.SourceBrokers = SecureSourceBrokers
 		cfg.Secure = true
+		cfg.Authorizer = workers > 0
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 		o.sb, o.err = sandbox.Start(context.Background(), cfg)
 	})
