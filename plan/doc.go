@@ -37,7 +37,7 @@
 //
 // # Schema versions
 //
-// [SchemaVersion] is 2. The rule for reading older versions: a reader of
+// [SchemaVersion] is 3. The rule for reading older versions: a reader of
 // version N decodes every version from 1 to N, each older version through a
 // conversion written in this package that maps it onto version N without
 // guessing (a field version N needs that an older file lacks makes the
@@ -54,6 +54,14 @@
 // [OffsetsSource], "not recorded", which the re-checks before each step treat
 // like a group plan, the strictest rule. A version 1 plan keeps its version
 // when encoded again, so its fingerprint still matches.
+//
+// Version 3 added the kind "flink-savepoint" to "offsets_from" (C from a
+// Flink job's final savepoint, [FromFlinkSavepoint]); nothing else changed,
+// so every version 2 file is a valid version 3 file and decodes unchanged,
+// keeping its version. [Build] writes version 3 only for a plan from a
+// savepoint and version 2 for every other, so that a tool that reads up to
+// version 2 still reads those; a version 2 file with kind "flink-savepoint"
+// is refused.
 //
 // # Secrets
 //

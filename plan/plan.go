@@ -9,10 +9,13 @@ import (
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
-// SchemaVersion is the version of the plan format this package writes and
-// the newest it reads. Version 2 added [Plan.OffsetsFrom]; version 1 plans
-// are still read (see the package documentation).
-const SchemaVersion = 2
+// SchemaVersion is the newest version of the plan format this package writes
+// and reads. Version 2 added [Plan.OffsetsFrom]; version 3 added its kind
+// [FromFlinkSavepoint]. [Build] writes the oldest version that holds the
+// plan: 3 for a plan from a Flink savepoint, 2 otherwise, so that the
+// previous release still reads every plan it could. Versions 1 and 2 are
+// still read (see the package documentation).
+const SchemaVersion = 3
 
 // OffsetsKind names where a plan's committed offsets C came from.
 type OffsetsKind string
@@ -34,6 +37,15 @@ const (
 	// M, each turned into C = M+1 (a dedicated-mode MirrorMaker 2 or a
 	// connector of another name). Ref names where they were read.
 	FromConnectorOffsets OffsetsKind = "connector-offsets"
+	// FromFlinkSavepoint: the positions of a Flink job's KafkaSource in its
+	// final savepoint (package flinksavepoint), exact where the group's
+	// commits may lag it by Flink's last commit. Ref names the savepoint
+	// directory, the source's uid and operator ID, the checkpoint and the
+	// digest of its _metadata. Re-checks read the savepoint again and refuse
+	// positions that changed, and refuse group commits past them (the job
+	// ran again); a group behind them or without commits passes. Schema
+	// version 3 and later.
+	FromFlinkSavepoint OffsetsKind = "flink-savepoint"
 )
 
 // OffsetsSource records where a plan's committed offsets came from, so that
@@ -262,8 +274,12 @@ func Build(spec Spec, snap Snapshot) (*Plan, error) {
 		e.Reason = d.Reason()
 	}
 
+	version := 2 // the oldest that records offsets_from
+	if from.Kind == FromFlinkSavepoint {
+		version = 3
+	}
 	p := &Plan{
-		SchemaVersion:   SchemaVersion,
+		SchemaVersion:   version,
 		CreatedAt:       spec.CreatedAt.UTC().Round(0),
 		ToolVersion:     spec.ToolVersion,
 		SourceClusterID: spec.SourceClusterID,
@@ -290,7 +306,8 @@ func decide(p offsets.SourcePartition, c offsets.GroupOffset, b offsets.LogBound
 
 // String says where the offsets came from, for a person: "group",
 // "file sha256:…", "file sha256:… (overrides the group's commits)",
-// "connector-offsets <ref>", or "not recorded (schema version 1)".
+// "connector-offsets <ref>", "flink-savepoint <ref>", or "not recorded
+// (schema version 1)".
 func (o OffsetsSource) String() string {
 	switch {
 	case o.Kind == "":
@@ -320,6 +337,13 @@ func (o OffsetsSource) validate(version int) error {
 	case FromGroup:
 		if o.Ref != "" {
 			return bad("a group source has no ref")
+		}
+	case FromFlinkSavepoint:
+		if version < 3 {
+			return bad("kind flink-savepoint needs schema version 3")
+		}
+		if o.Ref == "" {
+			return bad(string(o.Kind) + " source needs a ref naming the input")
 		}
 	case FromFile, FromConnectorOffsets:
 		if o.Ref == "" {

@@ -367,8 +367,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"field twice", edit(`"savepoint":`, `"group_id": "other", "savepoint":`), plan.ErrMalformed},
 		{"partitions null beside an unknown key", edit(`"partitions": [`, `"partitions": null, "x": [`), plan.ErrUnknownField},
 		{"partitions object", edit(`"partitions": [`, `"partitions": {"a": [`), plan.ErrMalformed},
-		{"schema version 3", edit(`"schema_version": 2`, `"schema_version": 3`), plan.ErrSchemaVersion},
-		{"schema version 3 with new fields", edit(`"schema_version": 2`, `"schema_version": 3, "new": {}`), plan.ErrSchemaVersion},
+		{"schema version 4", edit(`"schema_version": 2`, `"schema_version": 4`), plan.ErrSchemaVersion},
+		{"schema version 4 with new fields", edit(`"schema_version": 2`, `"schema_version": 4, "new": {}`), plan.ErrSchemaVersion},
+		{"version 2 from a flink savepoint", edit(`"kind":"group","ref":""`, `"kind":"flink-savepoint","ref":"dir=\"/sp\""`), plan.ErrInvalidField},
 		{"schema version 0", edit(`"schema_version": 2`, `"schema_version": 0`), plan.ErrSchemaVersion},
 		{"schema version string", edit(`"schema_version": 2`, `"schema_version": "2"`), plan.ErrMalformed},
 		{"no schema version", edit(`"schema_version": 2,`, ``), plan.ErrMissingField},
@@ -426,10 +427,10 @@ func swapLines(s, a, b string) string {
 
 func TestDecodeErrorTypes(t *testing.T) {
 	valid := string(encode(t, mustBuild(t, blockedSpec(), blockedSnapshot())))
-	_, err := plan.Decode(strings.NewReader(strings.Replace(valid, `"schema_version": 2`, `"schema_version": 3`, 1)))
+	_, err := plan.Decode(strings.NewReader(strings.Replace(valid, `"schema_version": 2`, `"schema_version": 4`, 1)))
 	var sve *plan.SchemaVersionError
-	if !errors.As(err, &sve) || sve.Got != 3 || sve.Want != 2 {
-		t.Errorf("got %v, want *SchemaVersionError{Got: 3, Want: 2}", err)
+	if !errors.As(err, &sve) || sve.Got != 4 || sve.Want != 3 {
+		t.Errorf("got %v, want *SchemaVersionError{Got: 4, Want: 3}", err)
 	}
 	_, err = plan.Decode(strings.NewReader(strings.Replace(valid, `"group_id": "flink-orders-replicator"`, `"group_id": "x"`, 1)))
 	var fpe *plan.FingerprintError
@@ -527,8 +528,26 @@ func TestBuildOffsetsSource(t *testing.T) {
 	if p = mustBuild(t, spec, blockedSnapshot()); p.OffsetsFrom != spec.OffsetsFrom {
 		t.Errorf("offsets source %+v, want %+v", p.OffsetsFrom, spec.OffsetsFrom)
 	}
+	if p.SchemaVersion != 2 {
+		t.Errorf("a plan from a file has schema version %d, want 2 (the oldest that holds it)", p.SchemaVersion)
+	}
+	spec.OffsetsFrom = plan.OffsetsSource{Kind: plan.FromFlinkSavepoint, Ref: `dir="/sp/savepoint-1" uid="kafka-source"`}
+	p = mustBuild(t, spec, blockedSnapshot())
+	if p.OffsetsFrom != spec.OffsetsFrom || p.SchemaVersion != 3 {
+		t.Errorf("offsets source %+v, schema version %d; want %+v and 3", p.OffsetsFrom, p.SchemaVersion, spec.OffsetsFrom)
+	}
+	data := encode(t, p)
+	back, err := plan.Decode(bytes.NewReader(data))
+	if err != nil || back.SchemaVersion != 3 || back.OffsetsFrom != spec.OffsetsFrom || back.Fingerprint != p.Fingerprint {
+		t.Errorf("decoded plan from a savepoint: %+v, %v", back, err)
+	}
+	if !strings.Contains(string(data), `"kind":"flink-savepoint"`) {
+		t.Errorf("encoded plan lacks the kind:\n%s", data)
+	}
 	for _, bad := range []plan.OffsetsSource{
 		{Kind: plan.FromFile},
+		{Kind: plan.FromFlinkSavepoint},
+		{Kind: plan.FromFlinkSavepoint, Ref: "x", OverridesGroup: true},
 		{Kind: plan.FromGroup, OverridesGroup: true},
 		{Kind: "guess", Ref: "x"},
 	} {

@@ -160,8 +160,15 @@ type PrecheckSpec struct {
 	// linted and validated by the worker.
 	Config map[string]string
 	// Input supplies C when it does not come from the group; nil means the
-	// group's commits.
+	// group's commits. With a *FlinkSavepoint the group is compared with it
+	// too (the group-vs-savepoint check).
 	Input OffsetsInput
+	// Savepoint, with the group as the input, is the old Flink job's final
+	// savepoint: the group's commits are compared with its source's
+	// positions per partition (group-vs-savepoint): behind it warns with
+	// the records MM2 would copy again, ahead of it or missing where it has
+	// a position fails. Nil compares nothing.
+	Savepoint *FlinkSavepoint
 	// AcceptExpired lists the partitions whose expired records the operator
 	// accepts to lose.
 	AcceptExpired []plan.ExpiredAcceptance
@@ -377,8 +384,14 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		if r.OffsetsFrom.Kind == plan.FromFile {
 			checkFileAgainstGroup(cs, spec.Group, r.OffsetsFrom.OverridesGroup, r.Group, committed, groupExists)
 		}
+		if f, ok := spec.Input.(*FlinkSavepoint); ok {
+			checkSavepoint(cs, f, spec.Group, committed, parts, true)
+		}
 	case !groupExists:
 		cs.add("group-exists", Fail, "group %s does not exist (no members, no committed offset on any partition): check the group name; a Flink job commits to its KafkaSource's group.id", spec.Group)
+	}
+	if spec.Savepoint != nil && spec.Input == nil {
+		checkSavepoint(cs, spec.Savepoint, spec.Group, committed, parts, false)
 	}
 	if missing := len(parts) - countIn(r.Group, parts); missing > 0 {
 		cs.add("offsets-complete", Fail, "%d of %d partitions have no committed offset in the %s (see the plan's blocked entries)", missing, len(parts), r.OffsetsFrom.Kind)
@@ -402,8 +415,8 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		At: second.At, SourceClusterID: r.SourceClusterID, TargetClusterID: r.TargetClusterID, Group: group,
 		Committed: committed, SourceTopics: second.Topics, Bounds: second.Bounds, TargetTopics: kafkaadmin.Topics{},
 	}
-	if spec.Input != nil && r.OffsetsFrom.Kind == plan.FromConnectorOffsets {
-		r.observed.Input = r.Group
+	if spec.Input != nil && (r.OffsetsFrom.Kind == plan.FromConnectorOffsets || r.OffsetsFrom.Kind == plan.FromFlinkSavepoint) {
+		r.observed.Input, r.observed.InputRef = r.Group, r.OffsetsFrom.Ref
 	}
 	for _, t := range targets {
 		if t.Exists {
