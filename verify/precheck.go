@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/flinkrest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -169,6 +170,11 @@ type PrecheckSpec struct {
 	// the records MM2 would copy again, ahead of it or missing where it has
 	// a position fails. Nil compares nothing.
 	Savepoint *FlinkSavepoint
+	// FlinkREST and FlinkJob, when set, ask the old job's Flink REST API
+	// whether job FlinkJob ended and which savepoint it completed last; the
+	// savepoint of Input or Savepoint must be that one (flink-stopped).
+	FlinkREST *flinkrest.Client
+	FlinkJob  string
 	// AcceptExpired lists the partitions whose expired records the operator
 	// accepts to lose.
 	AcceptExpired []plan.ExpiredAcceptance
@@ -392,6 +398,19 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	}
 	if spec.Savepoint != nil && spec.Input == nil {
 		checkSavepoint(cs, spec.Savepoint, spec.Group, committed, parts, false)
+	}
+	if spec.FlinkREST != nil {
+		sp, _ := spec.Input.(*FlinkSavepoint)
+		if sp == nil {
+			sp = spec.Savepoint
+		}
+		if sp == nil {
+			cs.add("flink-stopped", Fail, "no savepoint to confirm: give the savepoint as the input or beside the group")
+		} else if ch, _, err := CheckFlinkStoppedNow(ctx, spec.FlinkREST, spec.FlinkJob, sp, FlinkSettle); err != nil {
+			cs.add("flink-stopped", Fail, "cannot ask Flink at %s about job %s: %v", spec.FlinkREST, spec.FlinkJob, err)
+		} else {
+			*cs = append(*cs, ch)
+		}
 	}
 	if missing := len(parts) - countIn(r.Group, parts); missing > 0 {
 		cs.add("offsets-complete", Fail, "%d of %d partitions have no committed offset in the %s (see the plan's blocked entries)", missing, len(parts), r.OffsetsFrom.Kind)

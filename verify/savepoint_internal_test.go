@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mm2cutover/mm2cutover/flinkrest"
 	"github.com/mm2cutover/mm2cutover/flinksavepoint"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -103,5 +104,38 @@ func TestFlinkSavepointInput(t *testing.T) {
 	}
 	if _, err := OpenFlinkSavepoint(filepath.Join(dir, "missing"), ""); !errors.Is(err, flinksavepoint.ErrMissingFile) {
 		t.Errorf("no savepoint: %v", err)
+	}
+}
+
+// TestCheckFlinkStopped: Flink's word that the job ended at the savepoint
+// given, and each answer that is not that.
+func TestCheckFlinkStopped(t *testing.T) {
+	sp := &FlinkSavepoint{dir: "/sp/savepoint-1a2b", sp: &flinksavepoint.Savepoint{CheckpointID: 8}, src: &flinksavepoint.Source{}}
+	saved := &flinkrest.Snapshot{ID: 8, Status: "COMPLETED", IsSavepoint: true, ExternalPath: "file:/sp/savepoint-1a2b"}
+	before := &flinkrest.Snapshot{ID: 7, Status: "COMPLETED"}
+	st := func(state string, completed, savepoint *flinkrest.Snapshot) FlinkJobStatus {
+		return FlinkJobStatus{Job: flinkrest.Job{ID: "j1", State: state}, Checkpoints: flinkrest.Checkpoints{Completed: completed, Savepoint: savepoint}}
+	}
+	with := func(f func(s *flinkrest.Snapshot)) *flinkrest.Snapshot { c := *saved; f(&c); return &c }
+	for _, tc := range []struct {
+		name string
+		st   FlinkJobStatus
+		ok   bool
+		says string
+	}{
+		{"finished at the savepoint", st("FINISHED", before, saved), true, "FINISHED"},
+		{"cancelled after the savepoint", st("CANCELED", before, with(func(s *flinkrest.Snapshot) { s.ExternalPath = "/sp/savepoint-1a2b/" })), true, "CANCELED"},
+		{"running", st("RUNNING", before, saved), false, "RUNNING"},
+		{"failed", st("FAILED", before, saved), false, "FAILED"},
+		{"no savepoint", st("FINISHED", before, nil), false, "no savepoint"},
+		{"savepoint in progress", st("FINISHED", before, with(func(s *flinkrest.Snapshot) { s.Status = "IN_PROGRESS" })), false, "IN_PROGRESS"},
+		{"another savepoint", st("FINISHED", before, with(func(s *flinkrest.Snapshot) { s.ID, s.ExternalPath = 9, "file:/sp/savepoint-9" })), false, "checkpoint 9"},
+		{"the same path elsewhere", st("FINISHED", before, with(func(s *flinkrest.Snapshot) { s.ExternalPath = "s3://b/sp/savepoint-1a2b" })), false, "s3://"},
+		{"a checkpoint after it", st("CANCELED", &flinkrest.Snapshot{ID: 10, Status: "COMPLETED"}, saved), false, "ran on past"},
+	} {
+		ch := CheckFlinkStopped(tc.st, sp)
+		if (ch.Verdict == Pass) != tc.ok || !strings.Contains(ch.Detail, tc.says) || ch.Name != "flink-stopped" {
+			t.Errorf("%s: %+v, want pass %v naming %q", tc.name, ch, tc.ok, tc.says)
+		}
 	}
 }
