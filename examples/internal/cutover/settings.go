@@ -67,7 +67,21 @@ type Settings struct {
 	// alias OffsetsAlias; C = M+1.
 	OffsetsTopic, OffsetsConnector, OffsetsAlias string
 
-	Savepoint     string                   // optional Flink savepoint reference, recorded in the plan
+	// OffsetsSavepoint, when set, is where C comes from instead: a Flink
+	// job's final savepoint directory (-offsets-from flink-savepoint:DIR),
+	// read by package flinksavepoint. FlinkSourceUID names its KafkaSource
+	// when the job has several.
+	OffsetsSavepoint, FlinkSourceUID string
+	// Savepoint is the old Flink job's final savepoint directory, recorded
+	// in the plan; with the group as the input, the precheck compares the
+	// group with it (group-vs-savepoint). With OffsetsSavepoint it is that
+	// directory.
+	Savepoint string
+	// FlinkREST and FlinkJob, when set, are the old job's cluster's Flink
+	// REST API and the job's ID: the precheck asks Flink whether the job
+	// ended and which savepoint it completed last (flink-stopped).
+	FlinkREST, FlinkJob string
+
 	AcceptExpired []plan.ExpiredAcceptance // recorded acceptances of expired data
 
 	StabilityWindow time.Duration // how long the group's offsets must stay unchanged
@@ -120,6 +134,18 @@ func (s Settings) Validate() error {
 	}
 	if s.OffsetsTopic != "" && (s.OffsetsAlias == "" || s.OffsetsConnector == "") {
 		return fmt.Errorf("%w: -offsets-from mm2:%s needs -offsets-alias (the old MirrorMaker's source cluster alias) and -offsets-connector", ErrSettings, s.OffsetsTopic)
+	}
+	if s.OffsetsSavepoint != "" && s.Savepoint != "" && s.Savepoint != s.OffsetsSavepoint {
+		return fmt.Errorf("%w: -offsets-from flink-savepoint:%s and -savepoint %s name two savepoints", ErrSettings, s.OffsetsSavepoint, s.Savepoint)
+	}
+	if s.FlinkSourceUID != "" && s.OffsetsSavepoint == "" && s.Savepoint == "" {
+		return fmt.Errorf("%w: -flink-source-uid needs -offsets-from flink-savepoint:DIR or -savepoint DIR", ErrSettings)
+	}
+	if (s.FlinkREST == "") != (s.FlinkJob == "") {
+		return fmt.Errorf("%w: -flink-rest and -flink-job go together", ErrSettings)
+	}
+	if s.FlinkREST != "" && s.OffsetsSavepoint == "" && s.Savepoint == "" {
+		return fmt.Errorf("%w: -flink-rest needs the savepoint it is to confirm: -offsets-from flink-savepoint:DIR or -savepoint DIR", ErrSettings)
 	}
 	if err := s.checkExtra(); err != nil {
 		return err
