@@ -150,7 +150,9 @@ func (jr *javaReader) contentOf(tc byte) any {
 		if c != nil {
 			e.class = c.name
 		}
-		jr.handles[h] = e
+		if h < len(jr.handles) { // a TC_RESET inside the name dropped it
+			jr.handles[h] = e
+		}
 		return e
 	case tcObject:
 		return jr.object()

@@ -492,3 +492,25 @@ func BenchmarkKafkaSource10000(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "savepoint-bytes")
 }
+
+// TestJavaStreamReset: a TC_RESET inside an enum constant's name, which
+// drops the handle the enum was given, is read without a panic.
+func TestJavaStreamReset(t *testing.T) {
+	var e enc
+	e.Write([]byte{0xac, 0xed, 0x00, 0x05})
+	e.u8(tcEnum)
+	e.u8(tcClassDesc)
+	e.utf("E")
+	e.i64(1)
+	e.u8(scSerializable | scEnum)
+	e.Write([]byte{0, 0}) // no fields
+	e.u8(tcEndBlockData)
+	e.u8(tcNull) // no superclass
+	e.u8(tcReset)
+	e.u8(tcString)
+	e.utf("A")
+	d := newDecoder(bytes.NewReader(e.Bytes()), int64(e.Len()), "x")
+	if v, ok := readJavaObject(d).(jenum); !ok || v.name != "A" || d.err != nil {
+		t.Errorf("got %#v, %v", v, d.err)
+	}
+}
