@@ -14,6 +14,13 @@
 // the log start (the data expired) or beyond the log end. Source and target
 // offsets are never compared or translated.
 //
+// A Flink job's group can lag the job's final savepoint by one commit (Flink
+// commits asynchronously and loses the last commit when it stops), so for a
+// Flink job C is best read from that savepoint: package flinksavepoint reads
+// the KafkaSource's positions from it, exactly, and holds the group against
+// them (behind: duplicates, counted; ahead: stop). Package flinkrest asks
+// Flink's REST API whether the job ended at that savepoint.
+//
 // The cutover, step by step:
 //
 //  1. Precheck, read-only: the group has committed offsets for every partition
@@ -47,8 +54,10 @@
 // The packages: offsets (the pure conversion rules), plan (the manifest and
 // its renderings), connect (the Kafka Connect REST client, its state guards
 // and retries, the connector config builder and lint), kafkaadmin (group
-// offsets, group state and log bounds read with sarama), verify (read-back
-// and post-resume checks) and redact (what counts as a secret, and how it is
+// offsets, group state and log bounds read with sarama), flinksavepoint (a
+// Flink savepoint's KafkaSource positions), flinkrest (the old Flink job's
+// state from its REST API), verify (the precheck, the re-checks, read-back and
+// post-resume checks) and redact (what counts as a secret, and how it is
 // hidden). Every I/O call takes a context.Context first; the
 // library never prints, it logs to the *slog.Logger it is given; secrets never
 // reach a plan, a log line, an error or a report.

@@ -55,11 +55,14 @@
 // like a group plan, the strictest rule. A version 1 plan keeps its version
 // when encoded again, so its fingerprint still matches.
 //
-// Version 3 changed only the rule of "config_digest": [ConfigDigest] now
-// redacts the values of secret keys and nothing else, so that a password
-// equal to (or inside) an ordinary value no longer makes a password
-// rotation change the digest. A version 1 or 2 plan keeps its version's
-// rule: [Plan.CheckConfig] compares a configuration with it by that rule.
+// Version 3 changed the rule of "config_digest" and added a kind of
+// "offsets_from". [ConfigDigest] now redacts the values of secret keys and
+// nothing else, so that a password equal to (or inside) an ordinary value no
+// longer makes a password rotation change the digest; a version 1 or 2 plan
+// keeps its version's rule: [Plan.CheckConfig] compares a configuration with
+// it by that rule. And "offsets_from" may be "flink-savepoint" (C from a
+// Flink job's final savepoint, [FromFlinkSavepoint]); a version 2 file with
+// that kind is refused.
 //
 // # Secrets
 //

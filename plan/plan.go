@@ -12,8 +12,8 @@ import (
 // SchemaVersion is the version of the plan format this package writes and
 // the newest it reads. Version 2 added [Plan.OffsetsFrom]; version 3 hashes
 // the connector configuration with only secret keys' values redacted
-// ([ConfigDigest]). Version 1 and 2 plans are still read (see the package
-// documentation).
+// ([ConfigDigest]) and added the kind [FromFlinkSavepoint]. Version 1 and 2
+// plans are still read (see the package documentation).
 const SchemaVersion = 3
 
 // OffsetsKind names where a plan's committed offsets C came from.
@@ -36,6 +36,15 @@ const (
 	// M, each turned into C = M+1 (a dedicated-mode MirrorMaker 2 or a
 	// connector of another name). Ref names where they were read.
 	FromConnectorOffsets OffsetsKind = "connector-offsets"
+	// FromFlinkSavepoint: the positions of a Flink job's KafkaSource in its
+	// final savepoint (package flinksavepoint), exact where the group's
+	// commits may lag it by Flink's last commit. Ref names the savepoint
+	// directory, the source's uid and operator ID, the checkpoint and the
+	// digest of its _metadata. Re-checks read the savepoint again and refuse
+	// positions that changed, and refuse group commits past them (the job
+	// ran again); a group behind them or without commits passes. Schema
+	// version 3 and later.
+	FromFlinkSavepoint OffsetsKind = "flink-savepoint"
 )
 
 // OffsetsSource records where a plan's committed offsets came from, so that
@@ -292,7 +301,8 @@ func decide(p offsets.SourcePartition, c offsets.GroupOffset, b offsets.LogBound
 
 // String says where the offsets came from, for a person: "group",
 // "file sha256:…", "file sha256:… (overrides the group's commits)",
-// "connector-offsets <ref>", or "not recorded (schema version 1)".
+// "connector-offsets <ref>", "flink-savepoint <ref>", or "not recorded
+// (schema version 1)".
 func (o OffsetsSource) String() string {
 	switch {
 	case o.Kind == "":
@@ -322,6 +332,13 @@ func (o OffsetsSource) validate(version int) error {
 	case FromGroup:
 		if o.Ref != "" {
 			return bad("a group source has no ref")
+		}
+	case FromFlinkSavepoint:
+		if version < 3 {
+			return bad("kind flink-savepoint needs schema version 3")
+		}
+		if o.Ref == "" {
+			return bad(string(o.Kind) + " source needs a ref naming the input")
 		}
 	case FromFile, FromConnectorOffsets:
 		if o.Ref == "" {

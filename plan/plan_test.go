@@ -370,6 +370,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"partitions object", edit(`"partitions": [`, `"partitions": {"a": [`), plan.ErrMalformed},
 		{"schema version 4", edit(`"schema_version": 3`, `"schema_version": 4`), plan.ErrSchemaVersion},
 		{"schema version 4 with new fields", edit(`"schema_version": 3`, `"schema_version": 4, "new": {}`), plan.ErrSchemaVersion},
+		{"version 2 from a flink savepoint", strings.Replace(edit(`"schema_version": 3`, `"schema_version": 2`), `"kind":"group","ref":""`, `"kind":"flink-savepoint","ref":"dir=\"/sp\""`, 1), plan.ErrInvalidField},
 		{"schema version 0", edit(`"schema_version": 3`, `"schema_version": 0`), plan.ErrSchemaVersion},
 		{"schema version string", edit(`"schema_version": 3`, `"schema_version": "3"`), plan.ErrMalformed},
 		{"no schema version", edit(`"schema_version": 3,`, ``), plan.ErrMissingField},
@@ -561,8 +562,26 @@ func TestBuildOffsetsSource(t *testing.T) {
 	if p = mustBuild(t, spec, blockedSnapshot()); p.OffsetsFrom != spec.OffsetsFrom {
 		t.Errorf("offsets source %+v, want %+v", p.OffsetsFrom, spec.OffsetsFrom)
 	}
+	if p.SchemaVersion != plan.SchemaVersion {
+		t.Errorf("a plan from a file has schema version %d, want %d (every plan is written in the newest: its digest rule)", p.SchemaVersion, plan.SchemaVersion)
+	}
+	spec.OffsetsFrom = plan.OffsetsSource{Kind: plan.FromFlinkSavepoint, Ref: `dir="/sp/savepoint-1" uid="kafka-source"`}
+	p = mustBuild(t, spec, blockedSnapshot())
+	if p.OffsetsFrom != spec.OffsetsFrom || p.SchemaVersion != 3 {
+		t.Errorf("offsets source %+v, schema version %d; want %+v and 3", p.OffsetsFrom, p.SchemaVersion, spec.OffsetsFrom)
+	}
+	data := encode(t, p)
+	back, err := plan.Decode(bytes.NewReader(data))
+	if err != nil || back.SchemaVersion != 3 || back.OffsetsFrom != spec.OffsetsFrom || back.Fingerprint != p.Fingerprint {
+		t.Errorf("decoded plan from a savepoint: %+v, %v", back, err)
+	}
+	if !strings.Contains(string(data), `"kind":"flink-savepoint"`) {
+		t.Errorf("encoded plan lacks the kind:\n%s", data)
+	}
 	for _, bad := range []plan.OffsetsSource{
 		{Kind: plan.FromFile},
+		{Kind: plan.FromFlinkSavepoint},
+		{Kind: plan.FromFlinkSavepoint, Ref: "x", OverridesGroup: true},
 		{Kind: plan.FromGroup, OverridesGroup: true},
 		{Kind: "guess", Ref: "x"},
 	} {

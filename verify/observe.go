@@ -20,7 +20,8 @@ import (
 //
 // For a plan whose offsets came from another connector's stored offsets,
 // pass that input: it is read again (a restarted dedicated-mode MirrorMaker
-// moves them). Other plans take nil.
+// moves them). For a plan from a Flink savepoint, pass FlinkSavepointOfPlan:
+// the savepoint is read again. Other plans take nil.
 //
 // source and target are usually *kafkaadmin.Client; a test may pass fakes
 // of [ClusterReader].
@@ -33,6 +34,7 @@ func Observe(ctx context.Context, source, target ClusterReader, p *plan.Plan, po
 		if o.Input, err = input.Read(ctx); err != nil {
 			return o, fmt.Errorf("offsets from %s: %w", input.Source(), err)
 		}
+		o.InputRef = input.Source().Ref
 	}
 	if o.SourceClusterID, err = source.ClusterID(ctx); err != nil {
 		return o, fmt.Errorf("source cluster: %w", err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/flinkrest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -166,8 +167,20 @@ type PrecheckSpec struct {
 	// topic filter the checks use is taken from it.
 	Config map[string]string
 	// Input supplies C when it does not come from the group; nil means the
-	// group's commits.
+	// group's commits. With a *FlinkSavepoint the group is compared with it
+	// too (the group-vs-savepoint check).
 	Input OffsetsInput
+	// Savepoint, with the group as the input, is the old Flink job's final
+	// savepoint: the group's commits are compared with its source's
+	// positions per partition (group-vs-savepoint): behind it warns with
+	// the records MM2 would copy again, ahead of it or missing where it has
+	// a position fails. Nil compares nothing.
+	Savepoint *FlinkSavepoint
+	// FlinkREST and FlinkJob, when set, ask the old job's Flink REST API
+	// whether job FlinkJob ended and which savepoint it completed last; the
+	// savepoint of Input or Savepoint must be that one (flink-stopped).
+	FlinkREST *flinkrest.Client
+	FlinkJob  string
 	// AcceptExpired lists the partitions whose expired records the operator
 	// accepts to lose.
 	AcceptExpired []plan.ExpiredAcceptance
@@ -402,8 +415,27 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		if r.OffsetsFrom.Kind == plan.FromFile {
 			checkFileAgainstGroup(cs, spec.Group, r.OffsetsFrom.OverridesGroup, r.Group, committed, groupExists)
 		}
+		if f, ok := spec.Input.(*FlinkSavepoint); ok {
+			checkSavepoint(cs, f, spec.Group, committed, parts, true)
+		}
 	case !groupExists:
 		cs.add("group-exists", Fail, "group %s does not exist (no members, no committed offset on any partition): check the group name; a Flink job commits to its KafkaSource's group.id", spec.Group)
+	}
+	if spec.Savepoint != nil && spec.Input == nil {
+		checkSavepoint(cs, spec.Savepoint, spec.Group, committed, parts, false)
+	}
+	if spec.FlinkREST != nil {
+		sp, _ := spec.Input.(*FlinkSavepoint)
+		if sp == nil {
+			sp = spec.Savepoint
+		}
+		if sp == nil {
+			cs.add("flink-stopped", Fail, "no savepoint to confirm: give the savepoint as the input or beside the group")
+		} else if ch, _, err := CheckFlinkStoppedNow(ctx, spec.FlinkREST, spec.FlinkJob, sp, FlinkSettle); err != nil {
+			cs.add("flink-stopped", Fail, "cannot ask Flink at %s about job %s: %v", spec.FlinkREST, spec.FlinkJob, err)
+		} else {
+			*cs = append(*cs, ch)
+		}
 	}
 	if missing := len(parts) - countIn(r.Group, parts); missing > 0 {
 		cs.add("offsets-complete", Fail, "%d of %d partitions have no committed offset in the %s (see the plan's blocked entries)", missing, len(parts), r.OffsetsFrom.Kind)
@@ -427,8 +459,8 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		At: second.At, SourceClusterID: r.SourceClusterID, TargetClusterID: r.TargetClusterID, Group: group,
 		Committed: committed, SourceTopics: second.Topics, Bounds: second.Bounds, TargetTopics: kafkaadmin.Topics{}, Writers: writers,
 	}
-	if spec.Input != nil && r.OffsetsFrom.Kind == plan.FromConnectorOffsets {
-		r.observed.Input = r.Group
+	if spec.Input != nil && (r.OffsetsFrom.Kind == plan.FromConnectorOffsets || r.OffsetsFrom.Kind == plan.FromFlinkSavepoint) {
+		r.observed.Input, r.observed.InputRef = r.Group, r.OffsetsFrom.Ref
 	}
 	for _, t := range targets {
 		if t.Exists {

@@ -39,8 +39,12 @@ type Observation struct {
 	// partition each receives.
 	TargetEnds map[offsets.SourcePartition]int64
 	// Input holds the offsets of the plan's input read again, for a plan
-	// built from another connector's offsets; nil otherwise.
-	Input offsets.GroupOffsets
+	// built from another connector's offsets or a Flink savepoint; nil
+	// otherwise. InputRef is what that input's reference says now (for a
+	// savepoint: its directory, source, checkpoint and the digest of its
+	// _metadata).
+	Input    offsets.GroupOffsets
+	InputRef string
 	// Writers are the clusters the Connect cluster writes to for the
 	// cutover's connector ([ObserveWriters]); nil when not read, and then
 	// not compared.
@@ -112,7 +116,11 @@ func (e *StalePlanError) Is(target error) bool { return target == ErrStalePlan }
 //     only when the plan records that the file overrides the group. For a
 //     plan built from another connector's offsets the group's commits are
 //     not compared, but that connector's offsets are, when the observation
-//     read them again (Observation.Input): if they moved, it runs again;
+//     read them again (Observation.Input): if they moved, it runs again.
+//     For a plan from a Flink savepoint, a group commit past the plan's C
+//     refuses (the job ran again after its savepoint; commits behind it or
+//     absent are Flink's lost last commit), and so does a savepoint read
+//     again whose positions or _metadata differ from the plan's;
 //   - a source topic's partition count changed, or the topic is gone: the
 //     plan no longer covers every partition;
 //   - retention deleted records where MM2 is to start (the log start is past
@@ -169,6 +177,10 @@ func Recheck(p *plan.Plan, o Observation) error {
 		now, has := o.Committed[sp]
 		c, planned := e.GroupOffset.Get()
 		switch {
+		case from.Kind == plan.FromFlinkSavepoint:
+			if has && planned && now > c {
+				add("group-commit", sp, "committed offset %d is past the savepoint's %d: the old job ran again after its savepoint; stop it", now, c)
+			}
 		case from.Kind == plan.FromConnectorOffsets:
 		case from.Kind == plan.FromFile && !has:
 		case from.Kind == plan.FromFile && from.OverridesGroup:
@@ -179,8 +191,10 @@ func Recheck(p *plan.Plan, o Observation) error {
 			}
 			add("group-commit", sp, "committed offset moved from %s to %s since the plan", was, is)
 		}
-		if from.Kind == plan.FromConnectorOffsets && o.Input != nil {
-			if now := o.Input.Lookup(sp); now != e.GroupOffset {
+		if (from.Kind == plan.FromConnectorOffsets || from.Kind == plan.FromFlinkSavepoint) && o.Input != nil {
+			if now := o.Input.Lookup(sp); now != e.GroupOffset && from.Kind == plan.FromFlinkSavepoint {
+				add("input-moved", sp, "the savepoint's position is %s, the plan's %s: the savepoint was replaced since the plan", now, e.GroupOffset)
+			} else if now != e.GroupOffset {
 				add("input-moved", sp, "the %s moved from %s to %s since the plan: the old job runs again", from, e.GroupOffset, now)
 			}
 		}
@@ -197,6 +211,9 @@ func Recheck(p *plan.Plan, o Observation) error {
 		if end, ok := o.TargetEnds[sp]; ok && end != e.TargetEnd {
 			add("target-end", sp, "target end offset moved from %d to %d: something wrote to the target since the plan", e.TargetEnd, end)
 		}
+	}
+	if from.Kind == plan.FromFlinkSavepoint && o.InputRef != "" && o.InputRef != from.Ref {
+		add("input-moved", none, "the savepoint is not the plan's any more: it reads as %s, the plan recorded %s", o.InputRef, from.Ref)
 	}
 	if len(probs) == 0 {
 		return nil

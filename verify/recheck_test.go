@@ -39,6 +39,8 @@ func TestRecheck(t *testing.T) {
 	v1.OffsetsFrom = plan.OffsetsSource{}
 	mm2 := testPlan(t)
 	mm2.OffsetsFrom = plan.OffsetsSource{Kind: plan.FromConnectorOffsets, Ref: "mm2:mm2-offsets.dc1.internal"}
+	sp := testPlan(t)
+	sp.OffsetsFrom = plan.OffsetsSource{Kind: plan.FromFlinkSavepoint, Ref: `dir="/sp/savepoint-1" uid="kafka-source" metadata=sha256:ab`}
 	for _, tc := range []struct {
 		name string
 		p    *plan.Plan
@@ -62,6 +64,18 @@ func TestRecheck(t *testing.T) {
 		{"a connector-offsets plan ignores the group", mm2, func(o *verify.Observation) { o.Committed = nil }, nil},
 		{"the old connector's offsets unchanged", mm2, func(o *verify.Observation) { o.Input = offsets.GroupOffsets{a0: 10, a1: 0} }, nil},
 		{"the old connector's offsets moved", mm2, func(o *verify.Observation) { o.Input = offsets.GroupOffsets{a0: 14, a1: 0} }, []string{"input-moved"}},
+		{"a savepoint plan whose group lags it (Flink's lost commit)", sp, func(o *verify.Observation) { o.Committed[a0] = 7 }, nil},
+		{"a savepoint plan whose group has no commits", sp, func(o *verify.Observation) { o.Committed = nil }, nil},
+		{"a savepoint plan whose group passed it", sp, func(o *verify.Observation) { o.Committed[a0] = 12 }, []string{"group-commit"}},
+		{"the savepoint read again unchanged", sp, func(o *verify.Observation) {
+			o.Input, o.InputRef = offsets.GroupOffsets{a0: 10, a1: 0}, sp.OffsetsFrom.Ref
+		}, nil},
+		{"the savepoint replaced by one with other positions", sp, func(o *verify.Observation) {
+			o.Input, o.InputRef = offsets.GroupOffsets{a0: 11, a1: 0}, sp.OffsetsFrom.Ref
+		}, []string{"input-moved"}},
+		{"the savepoint's _metadata replaced", sp, func(o *verify.Observation) {
+			o.Input, o.InputRef = offsets.GroupOffsets{a0: 10, a1: 0}, `dir="/sp/savepoint-1" uid="kafka-source" metadata=sha256:cd`
+		}, []string{"input-moved"}},
 		{"partitions added", group, func(o *verify.Observation) { o.SourceTopics["a"] = 4 }, []string{"source-partitions"}},
 		{"source topic deleted", group, func(o *verify.Observation) { delete(o.SourceTopics, "a") }, []string{"source-partitions"}},
 		{"retention passed M+1", group, func(o *verify.Observation) { o.Bounds[a0] = offsets.LogBounds{Start: 11, End: 20} }, []string{"log-start"}},
@@ -135,5 +149,17 @@ func TestCheckRollbackGroup(t *testing.T) {
 		if tc.stale != errors.Is(err, verify.ErrGroupOffsets) {
 			t.Errorf("%s: %v, want refused %v", tc.name, err, tc.stale)
 		}
+	}
+	// From a savepoint, the old job's commits may lag the plan's C.
+	sp := testPlan(t)
+	sp.OffsetsFrom = plan.OffsetsSource{Kind: plan.FromFlinkSavepoint, Ref: `dir="/sp" uid=""`}
+	if err := verify.CheckRollbackGroup(sp, "flink", offsets.GroupOffsets{a0: 8, a1: 0}, reverse); err != nil {
+		t.Errorf("a savepoint plan's group lagging it: %v", err)
+	}
+	if err := verify.CheckRollbackGroup(sp, "flink", offsets.GroupOffsets{a0: 11}, reverse); !errors.Is(err, verify.ErrGroupOffsets) {
+		t.Errorf("a savepoint plan's group past it: %v, want refused", err)
+	}
+	if err := verify.CheckRollbackGroup(testPlan(t), "flink", offsets.GroupOffsets{a0: 8}, reverse); !errors.Is(err, verify.ErrGroupOffsets) {
+		t.Errorf("a group plan's group lagging it: %v, want refused", err)
 	}
 }

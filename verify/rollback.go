@@ -33,8 +33,10 @@ func (e *GroupOffsetsError) Is(target error) bool { return target == ErrGroupOff
 // forward plan's partitions are current. Each commit must be absent, the
 // reverse plan's C' (a retried rollback; reverse may be nil before C' is
 // known), or — when group is the forward plan's group — the forward plan's
-// C (the old job's commit, untouched since). Anything else is a
-// *GroupOffsetsError and nothing may be written. It is pure.
+// C (the old job's commit, untouched since). For a forward plan from a Flink
+// savepoint, whose C are the savepoint's positions, the old job's commit is
+// any at or below C (Flink's last commit may have been lost). Anything else
+// is a *GroupOffsetsError and nothing may be written. It is pure.
 func CheckRollbackGroup(forward *plan.Plan, group string, current, reverse offsets.GroupOffsets) error {
 	var stale []string
 	for _, e := range forward.Entries {
@@ -45,7 +47,7 @@ func CheckRollbackGroup(forward *plan.Plan, group string, current, reverse offse
 		if cPrime, known := reverse[e.Partition]; known && have == cPrime {
 			continue
 		}
-		if c, ok := e.GroupOffset.Get(); ok && group == forward.GroupID && c == have {
+		if c, ok := e.GroupOffset.Get(); ok && group == forward.GroupID && (c == have || (forward.OffsetsFrom.Kind == plan.FromFlinkSavepoint && have <= c)) {
 			continue
 		}
 		stale = append(stale, fmt.Sprintf("%s at %d", e.Partition, have))

@@ -49,6 +49,7 @@ type flinkCase struct {
 	traffic   *flinklike.Traffic
 	src, tgt  *kafkaadmin.Client
 	log       *slog.Logger
+	lastErr   string // the stderr of the last cli call
 }
 
 // newFlinkCase creates two topics (4 and 2 partitions) on both clusters,
@@ -108,10 +109,16 @@ func (fc *flinkCase) tps() []offsets.SourcePartition {
 // startFlink starts the real Flink job: from savepoint, or from the
 // group's committed offsets without state when savepoint is "".
 func (fc *flinkCase) startFlink(ctx context.Context, savepoint string) *flinkjob.Job {
+	return fc.startFlinkKeep(ctx, savepoint, false)
+}
+
+// startFlinkKeep is startFlink; keep keeps the job's cluster and its REST
+// API after the job stopped, until job.Close.
+func (fc *flinkCase) startFlinkKeep(ctx context.Context, savepoint string, keep bool) *flinkjob.Job {
 	fc.t.Helper()
 	job, err := flinkjob.Start(ctx, flinkjob.Config{Version: fc.version, Dir: filepath.Join(fc.dir, "flink"),
 		Source: fc.sb.Source().Bootstrap(), Target: fc.sb.Target().Bootstrap(), Group: fc.group, Topics: fc.topicNames(),
-		CheckpointInterval: 2 * time.Second, FromSavepoint: savepoint, Logger: fc.log})
+		CheckpointInterval: 2 * time.Second, FromSavepoint: savepoint, KeepCluster: keep, Logger: fc.log})
 	if errors.Is(err, flinkjob.ErrNoFlink) && os.Getenv("CI") != "true" {
 		fc.t.Skipf("no Flink job here: %v", err) // CI=true fails instead
 	}
@@ -156,6 +163,7 @@ func (fc *flinkCase) cli(args ...string) (code int, stdout string) {
 	var out, errb bytes.Buffer
 	code = run(append(base, args...), &out, &errb)
 	fc.t.Logf("cutover %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+	fc.lastErr = errb.String()
 	return code, out.String()
 }
 
@@ -237,12 +245,28 @@ func (fc *flinkCase) finalCheck(ctx context.Context) map[offsets.SourcePartition
 //     those records again. Their number is known before the cutover (the
 //     savepoint's offsets minus C, as the job reports them), verify's
 //     boundary report says the same number, and the rollback adds none.
+//     The precheck, given the savepoint, warns with that number
+//     (group-vs-savepoint).
+//
+// TestFlinkToMM2AndBackFromSavepoint is the same with C from the savepoint
+// (-offsets-from flink-savepoint:DIR): 0 duplicated in both directions. The
+// rollback's reverse plan is still the group (C' = M'+1 committed to it),
+// from which Flink restarts without state. Before it, the precheck refuses a
+// group ahead of the savepoint.
 func TestFlinkToMM2AndBack(t *testing.T) {
+	testFlinkToMM2AndBack(t, "f2m-", flinkVersion("1.20"), false)
+}
+
+func TestFlinkToMM2AndBackFromSavepoint(t *testing.T) {
+	testFlinkToMM2AndBack(t, "f2s-", flinkVersion("2.2"), true)
+}
+
+func testFlinkToMM2AndBack(t *testing.T, name, version string, fromSavepoint bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
-	fc := newFlinkCase(t, ctx, "f2m-", flinkVersion("1.20"))
+	fc := newFlinkCase(t, ctx, name, version)
 
-	job := fc.startFlink(ctx, "")
+	job := fc.startFlinkKeep(ctx, "", fromSavepoint)
 	fc.waitCheckpoints(ctx, job, 2)
 	g, err := fc.src.DescribeGroup(ctx, fc.group)
 	if err != nil {
@@ -275,9 +299,71 @@ func TestFlinkToMM2AndBack(t *testing.T) {
 		}
 	}
 	t.Logf("stopped with savepoint %s: savepoint offsets %v, group %v: %d of %d partitions' commits lag the savepoint", savepoint, sp.Offsets, c, lagging, len(fc.parts))
+	var lag int64
+	for _, n := range past {
+		lag += n
+	}
 
-	if code, _ := fc.cli("-yes", "-savepoint", savepoint, "run"); code != cutover.ExitOK {
+	from := []string{"-savepoint", savepoint}
+	if fromSavepoint {
+		// With Flink's word that the job stopped at this savepoint, the
+		// shortest stability window the CLI takes is safe.
+		from = []string{"-offsets-from", "flink-savepoint:" + savepoint, "-flink-rest", job.REST(), "-flink-job", job.JobID(), "-stability-window", "1ms"}
+		past = map[offsets.SourcePartition]int64{} // none
+		// A group ahead of the savepoint is refused, as the input and beside it.
+		ahead := fc.group + "-ahead"
+		commits := offsets.GroupOffsets{}
+		for _, p := range fc.tps() {
+			commits[p] = sp.Offsets[p] + 1
+		}
+		if err := fc.src.CommitOffsets(ctx, ahead, commits); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"-group", ahead, "-savepoint", savepoint, "precheck"}, {"-group", ahead, "-offsets-from", "flink-savepoint:" + savepoint, "precheck"}} {
+			if code, out := fc.cli(args...); code != cutover.ExitCheckFailed || !strings.Contains(out, "is ahead of savepoint") {
+				t.Errorf("precheck %v with the group past the savepoint: exit %d, want %d with group-vs-savepoint failing", args, code, cutover.ExitCheckFailed)
+			}
+		}
+	} else {
+		code, out := fc.cli(append(from, "precheck")...)
+		want := "equals savepoint"
+		if lag > 0 {
+			want = "MM2 will copy those " + strconv.FormatInt(lag, 10) + " records again"
+		}
+		if code != cutover.ExitOK || !strings.Contains(out, want) {
+			t.Errorf("precheck with the savepoint: exit %d, want %d and group-vs-savepoint saying %q", code, cutover.ExitOK, want)
+		}
+	}
+	if fromSavepoint {
+		if code, out := fc.cli(append(from, "precheck")...); code != cutover.ExitOK || !strings.Contains(out, "its last completed savepoint is the one given") {
+			t.Errorf("precheck with Flink's REST API: exit %d, want %d with flink-stopped passing", code, cutover.ExitOK)
+		}
+		// The re-check before apply reads the savepoint the plan names again:
+		// gone, the plan is refused before anything is written.
+		if code, _ := fc.cli(append(from, "plan")...); code != cutover.ExitOK {
+			t.Fatalf("plan: exit %d", code)
+		}
+		dir := strings.TrimPrefix(savepoint, "file:")
+		if err := os.Rename(dir, dir+".moved"); err != nil {
+			t.Fatal(err)
+		}
+		if code, out := fc.cli("apply"); code != cutover.ExitRefused || !strings.Contains(out+fc.lastErr, "missing state file") {
+			t.Errorf("apply with the plan's savepoint gone: exit %d, want %d naming it", code, cutover.ExitRefused)
+		}
+		if err := os.Rename(dir+".moved", dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _ := fc.cli(append(from, "-yes", "run")...); code != cutover.ExitOK {
 		t.Fatalf("cutover run: exit %d", code)
+	}
+	if p, err := os.ReadFile(filepath.Join(fc.dir, "plan.json")); err != nil || fromSavepoint != strings.Contains(string(p), `"kind":"flink-savepoint"`) {
+		t.Errorf("the plan does not record where C came from (from the savepoint: %v): %v\n%s", fromSavepoint, err, p)
+	}
+	if fromSavepoint {
+		if err := job.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, b := range fc.verifyReport().Boundary {
 		if !b.OK() || b.Duplicates != past[b.Partition] {
@@ -315,6 +401,10 @@ func TestFlinkToMM2AndBack(t *testing.T) {
 		if r.Lost != 0 || r.OutOfOrder != 0 || r.Foreign != 0 || int64(r.Duplicated) != past[p] {
 			t.Errorf("%s: %+v; want 0 lost and the %d records Flink wrote past its last commit duplicated", p, r, past[p])
 		}
+	}
+	if fromSavepoint {
+		t.Logf("Flink %s -> MM2 -> Flink with C from the savepoint: %d source records, 0 lost, %d duplicated (the group lagged the savepoint by %d records)", fc.version, total, dups, lag)
+		return
 	}
 	t.Logf("Flink %s -> MM2 -> Flink: %d source records, 0 lost, %d duplicated (all at the Flink -> MM2 boundary, from the savepoint's lost commit)", fc.version, total, dups)
 }
@@ -379,10 +469,12 @@ func TestFlinkCancelled(t *testing.T) {
 }
 
 // TestSandboxDemoRealFlink runs the demo's scenario as `cutover -sandbox`
-// does by default, with the real Flink job as the old job, here under MM2's
-// DefaultReplicationPolicy (Flink writes to "source.<topic>"): the demo
-// passes when nothing is lost and the only duplicates are the records Flink
-// wrote past its last commit.
+// does by default, with the real Flink job as the old job and C from its
+// savepoint, here under MM2's DefaultReplicationPolicy (Flink writes to
+// "source.<topic>"): the demo passes when nothing is lost and nothing is
+// duplicated, and says by how much the group lagged the savepoint. (The
+// group path, -from-group, is TestFlinkToMM2AndBack's, with exactly the
+// records Flink wrote past its last commit duplicated.)
 func TestSandboxDemoRealFlink(t *testing.T) {
 	if os.Getenv(flinkjob.VersionEnv) == "" {
 		t.Setenv(flinkjob.VersionEnv, "1.20")
@@ -413,8 +505,11 @@ func TestSandboxDemoRealFlink(t *testing.T) {
 	}
 	sc.printFinal(res, 0)
 	t.Logf("demo:\n%s", out.String())
-	if err := res.err(); err != nil || res.Duplicated != res.Expected {
-		t.Fatalf("%v: %d duplicated, %d expected", err, res.Duplicated, res.Expected)
+	if err := res.err(); err != nil || res.Duplicated != 0 || res.Expected != 0 {
+		t.Fatalf("%v: %d duplicated, %d expected; want none from the savepoint", err, res.Duplicated, res.Expected)
+	}
+	if !strings.Contains(out.String(), "0 lost, 0 duplicated: C came from Flink's savepoint") {
+		t.Errorf("the demo's last line does not say it:\n%s", out.String())
 	}
 }
 

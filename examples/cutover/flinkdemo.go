@@ -16,15 +16,18 @@ import (
 
 // startRealFlink is start with the real Flink job (internal/flinkjob) as
 // the old job: it replicates under live traffic through two checkpoints and
-// is stopped with a savepoint, which the plan records; traffic goes on.
+// is stopped with a savepoint; traffic goes on. The plan takes C from that
+// savepoint (-offsets-from flink-savepoint:DIR), or, with sc.fromGroup, from
+// the group's commits (the savepoint is then only compared with them).
 //
 // Every partition gets records before Flink starts: Flink commits nothing
 // for a partition it never read a record from, and the precheck would
 // block it as missing. Flink commits a savepoint's offsets asynchronously
-// while its sources shut down and often does not get to it, so C may lag
-// the savepoint: the records in between are on the target already and MM2
-// copies them again. startRealFlink records how many per partition
-// (savepoint offset minus C), and finish expects exactly those.
+// while its sources shut down and often does not get to it, so the group
+// may lag the savepoint: the records in between are on the target already.
+// startRealFlink records how many per partition (savepoint offset minus the
+// group's C, sc.groupLag): planned from the group, MM2 copies them again and
+// finish expects exactly those; planned from the savepoint, none.
 func (sc *scenario) startRealFlink(ctx context.Context) (err error) {
 	src, tgt := sc.sb.Source().Bootstrap(), sc.sb.Target().Bootstrap()
 	for name, n := range sc.topics {
@@ -78,15 +81,18 @@ func (sc *scenario) startRealFlink(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	sc.expectedDup = map[offsets.SourcePartition]int{}
+	sc.groupLag, sc.expectedDup = map[offsets.SourcePartition]int{}, map[offsets.SourcePartition]int{}
 	lagging := 0
 	for p, s := range sp.Offsets {
 		if c, ok := g[p]; ok && s > c {
-			sc.expectedDup[p] = int(s - c)
+			sc.groupLag[p] = int(s - c)
 			lagging++
 		}
 	}
+	if sc.fromGroup {
+		sc.expectedDup = sc.groupLag
+	}
 	sc.log.Info("Flink stopped with a savepoint; traffic goes on", "savepoint", sc.savepoint,
-		"partitions whose commit lags the savepoint", lagging)
+		"partitions whose commit lags the savepoint", lagging, "plan from", map[bool]string{true: "the group", false: "the savepoint"}[sc.fromGroup])
 	return nil
 }

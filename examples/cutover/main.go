@@ -70,6 +70,7 @@ type options struct {
 	asJSON, yes         bool
 	sandbox             bool
 	goReplicator        bool
+	fromGroup           bool
 	secure              bool
 	showVersion         bool
 	dryRun              bool
@@ -91,8 +92,8 @@ var commonFlags = []string{"config", "source-bootstrap", "target-bootstrap", "so
 	"request-timeout", "retry-timeout", "connector", "source-alias", "target-alias", "group", "topics", "policy", "tasks-max",
 	"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor", "json"}
 
-var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-file-overrides-group", "accept-expired",
-	"accepted-by", "savepoint", "stability-window", "worker-producer-max-request-size", "plan", "audit"}
+var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-file-overrides-group", "flink-source-uid",
+	"flink-rest", "flink-job", "accept-expired", "accepted-by", "savepoint", "stability-window", "worker-producer-max-request-size", "plan", "audit"}
 
 var steps = []step{
 	{"precheck", "read-only checks of the clusters, the group, the target topics and Connect: what would block the cutover", planFlags},
@@ -192,6 +193,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.asJSON, "json", false, "print results as JSON (one document per step, with a schema field)")
 	fs.BoolVar(&o.yes, "yes", false, "approve the resume (or the rollback)")
 	fs.BoolVar(&o.sandbox, "sandbox", false, "run the whole cutover on a local sandbox (real Kafka and Connect)")
+	fs.BoolVar(&o.fromGroup, "from-group", false, "with -sandbox and real Flink: plan from the group's commits instead of Flink's savepoint (MM2 then copies again the records Flink wrote past its last, lost, commit)")
 	fs.BoolVar(&o.goReplicator, "go-replicator", false, "with -sandbox: play the old job with the Go imitation of Flink (internal/flinklike) instead of a real Flink job (MM2CUTOVER_FLINK_VERSION)")
 	fs.BoolVar(&o.secure, "secure", false, "with -sandbox: clusters on SASL_SSL with SCRAM-SHA-512 (a source of three brokers), Connect over HTTPS with basic auth; the steps run as this command line, passwords from the environment")
 	fs.BoolVar(&o.showVersion, "version", false, "print the tool version")
@@ -260,7 +262,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		return report(stderr, runSecureSandbox(ctx, log, stdout, stderr))
 	}
 	if o.sandbox {
-		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator))
+		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator, o.fromGroup))
 	}
 	s, err := flags.Settings() // also reads -plan, -audit, ... from the environment
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 
 // runSandbox is -sandbox: start real Kafka and Connect, play the old job,
 // run the whole cutover, and prove no record was lost or duplicated.
-func runSandbox(ctx context.Context, log *slog.Logger, out io.Writer, asJSON, goReplicator bool) error {
+func runSandbox(ctx context.Context, log *slog.Logger, out io.Writer, asJSON, goReplicator, fromGroup bool) error {
 	cfg := sandbox.ConfigFromEnv()
 	cfg.Workers, cfg.Logger = 2, log
 	start := time.Now()
@@ -36,7 +36,7 @@ func runSandbox(ctx context.Context, log *slog.Logger, out io.Writer, asJSON, go
 		return err
 	}
 	defer os.RemoveAll(sc.dir)
-	sc.realFlink = !goReplicator
+	sc.realFlink, sc.fromGroup = !goReplicator, fromGroup
 	if err := sc.start(ctx); err != nil {
 		return err
 	}
@@ -73,10 +73,13 @@ type scenario struct {
 	offsetSyncs *connect.OffsetSyncsTopic
 	// realFlink plays the old job with the real Flink job (flinkdemo.go)
 	// instead of the Flink-like Go replicator; savepoint is its final
-	// savepoint and expectedDup the records it wrote past its last commit.
-	realFlink   bool
-	savepoint   string
-	expectedDup map[offsets.SourcePartition]int
+	// savepoint, the plan's input unless fromGroup. groupLag holds the
+	// records it wrote past its last group commit, expectedDup the
+	// duplicates the cutover is expected to make: groupLag from the group,
+	// none from the savepoint.
+	realFlink, fromGroup  bool
+	savepoint             string
+	groupLag, expectedDup map[offsets.SourcePartition]int
 }
 
 const (
@@ -176,24 +179,33 @@ func (sc *scenario) start(ctx context.Context) error {
 // settings are the cutover's settings on the sandbox.
 func (sc *scenario) settings() cutover.Settings {
 	return cutover.Settings{
-		Source:          kafkaadmin.Config{BootstrapServers: []string{sc.sb.Source().Bootstrap()}, ClientID: "mm2cutover-demo"},
-		Target:          kafkaadmin.Config{BootstrapServers: []string{sc.sb.Target().Bootstrap()}, ClientID: "mm2cutover-demo"},
-		ConnectURL:      sc.sb.ConnectURL(),
-		Connector:       sc.connector,
-		Group:           sc.group,
-		Topics:          sc.topicNames(),
-		Policy:          sc.policy,
-		Savepoint:       sc.savepoint,
-		StabilityWindow: 3 * time.Second,
-		ReadBackTimeout: time.Minute,
-		RunningTimeout:  time.Minute,
-		CatchUpTimeout:  2 * time.Minute,
-		ToolVersion:     "mm2cutover-cutover/" + version + " (sandbox)",
-		Logger:          sc.log,
+		Source:           kafkaadmin.Config{BootstrapServers: []string{sc.sb.Source().Bootstrap()}, ClientID: "mm2cutover-demo"},
+		Target:           kafkaadmin.Config{BootstrapServers: []string{sc.sb.Target().Bootstrap()}, ClientID: "mm2cutover-demo"},
+		ConnectURL:       sc.sb.ConnectURL(),
+		Connector:        sc.connector,
+		Group:            sc.group,
+		Topics:           sc.topicNames(),
+		Policy:           sc.policy,
+		Savepoint:        sc.savepoint,
+		OffsetsSavepoint: sc.offsetsSavepoint(),
+		StabilityWindow:  3 * time.Second,
+		ReadBackTimeout:  time.Minute,
+		RunningTimeout:   time.Minute,
+		CatchUpTimeout:   2 * time.Minute,
+		ToolVersion:      "mm2cutover-cutover/" + version + " (sandbox)",
+		Logger:           sc.log,
 		// The sandbox's clusters have one broker each.
 		Extra:       map[string]string{"replication.factor": "1"},
 		OffsetSyncs: sc.offsetSyncs,
 	}.WithDefaults()
+}
+
+// offsetsSavepoint is the savepoint the plan takes C from, "" for the group.
+func (sc *scenario) offsetsSavepoint() string {
+	if !sc.realFlink || sc.fromGroup {
+		return ""
+	}
+	return sc.savepoint
 }
 
 // cutover runs the CLI's run step with approval, exactly as an operator
@@ -229,8 +241,13 @@ type finalResult struct {
 	Lost       int                `json:"lost"`
 	Duplicated int                `json:"duplicated"`
 	// Expected are the duplicates the old job caused by writing past its
-	// last commit (real Flink only); Unexpected the others.
+	// last commit (real Flink planned from the group only); Unexpected the
+	// others. GroupLag is what the old job wrote past its last group commit
+	// (real Flink only): the duplicates a plan from the group makes, and
+	// that a plan from the savepoint avoids.
 	Expected   int     `json:"expected_duplicates"`
+	GroupLag   int     `json:"group_lag"`
+	From       string  `json:"offsets_from"`
 	Unexpected int     `json:"unexpected_duplicates"`
 	OutOfOrder int     `json:"out_of_order"`
 	Foreign    int     `json:"foreign"`
@@ -291,6 +308,7 @@ func (sc *scenario) finish(ctx context.Context) (finalResult, error) {
 		res.Duplicated += r.Duplicated
 		want := sc.expectedDup[offsets.SourcePartition{Topic: tp.Topic, Partition: tp.Partition}]
 		res.Expected += want
+		res.GroupLag += sc.groupLag[offsets.SourcePartition{Topic: tp.Topic, Partition: tp.Partition}]
 		res.Unexpected += max(r.Duplicated-want, want-r.Duplicated)
 		res.OutOfOrder += r.OutOfOrder
 		res.Foreign += r.Foreign
@@ -299,13 +317,25 @@ func (sc *scenario) finish(ctx context.Context) (finalResult, error) {
 }
 
 func (sc *scenario) printFinal(res finalResult, took time.Duration) {
+	res.From = "group"
+	if sc.offsetsSavepoint() != "" {
+		res.From = "flink-savepoint"
+	}
 	sc.cli.emit("sandbox-result", res, func(w io.Writer) {
-		fmt.Fprintln(w, "\nPARTITION\tSOURCE RECORDS\tON TARGET\tLOST\tDUPLICATED\tWRITTEN BY THE OLD JOB PAST ITS COMMIT")
+		fmt.Fprintln(w, "\nPARTITION\tSOURCE RECORDS\tON TARGET\tLOST\tDUPLICATED\tWRITTEN BY THE OLD JOB PAST ITS GROUP COMMIT")
 		for _, r := range res.Partitions {
-			want := sc.expectedDup[offsets.SourcePartition{Topic: r.Topic, Partition: r.Partition}]
-			fmt.Fprintf(w, "%s-%d\t%d\t%d\t%d\t%d\t%d\n", r.Topic, r.Partition, r.Source, r.Target, r.Lost, r.Duplicated, want)
+			lag := sc.groupLag[offsets.SourcePartition{Topic: r.Topic, Partition: r.Partition}]
+			fmt.Fprintf(w, "%s-%d\t%d\t%d\t%d\t%d\t%d\n", r.Topic, r.Partition, r.Source, r.Target, r.Lost, r.Duplicated, lag)
 		}
-		fmt.Fprintf(w, "\n%d source records, %d lost, %d duplicated (%d written by the old job past its last commit); the whole demo took %v\n",
-			res.Records, res.Lost, res.Duplicated, res.Expected, took.Round(time.Second))
+		switch {
+		case res.From == "flink-savepoint":
+			fmt.Fprintf(w, "\n%d source records, %d lost, %d duplicated: C came from Flink's savepoint, exact; the group lagged it by %d records, which a plan from the group would have copied again; the whole demo took %v\n",
+				res.Records, res.Lost, res.Duplicated, res.GroupLag, took.Round(time.Second))
+		case sc.realFlink:
+			fmt.Fprintf(w, "\n%d source records, %d lost, %d duplicated (%d written by Flink past its last group commit; a plan from the savepoint, the default, copies none again); the whole demo took %v\n",
+				res.Records, res.Lost, res.Duplicated, res.Expected, took.Round(time.Second))
+		default:
+			fmt.Fprintf(w, "\n%d source records, %d lost, %d duplicated; the whole demo took %v\n", res.Records, res.Lost, res.Duplicated, took.Round(time.Second))
+		}
 	})
 }

@@ -24,16 +24,19 @@ import (
 //go:embed pom.xml src
 var sources embed.FS
 
-// Version is a Flink release and the flink-connector-kafka release built for it.
+// Version is a Flink release and the flink-connector-kafka release built for
+// it, with the release of Flink's State Processor API the reference reader of
+// savepoints uses (ReadPositions).
 type Version struct {
-	Flink     string // e.g. 1.20.3
-	Connector string // e.g. 3.4.0-1.20
+	Flink          string // e.g. 1.20.3
+	Connector      string // e.g. 3.4.0-1.20
+	StateProcessor string // e.g. 1.20.0: Maven Central serves no 1.20.3 of flink-state-processor-api
 }
 
 // versions are the Flink lines the job is built and tested for, by short name.
 var versions = map[string]Version{
-	"1.20": {Flink: "1.20.3", Connector: "3.4.0-1.20"}, // the 1.x LTS line
-	"2.2":  {Flink: "2.2.0", Connector: "5.0.0-2.2"},
+	"1.20": {Flink: "1.20.3", Connector: "3.4.0-1.20", StateProcessor: "1.20.0"}, // the 1.x LTS line
+	"2.2":  {Flink: "2.2.0", Connector: "5.0.0-2.2", StateProcessor: "2.2.0"},
 }
 
 // DefaultVersion is the Flink line used when none is named: 1.20, the LTS
@@ -194,7 +197,7 @@ func buildWithMaven(ctx context.Context, v Version, cacheDir, dir string) error 
 	}
 	dist := filepath.Join(tmp, "dist")
 	cmd := exec.CommandContext(ctx, mvn, "-B", "-q", "-f", filepath.Join(project, "pom.xml"),
-		"-Dflink.version="+v.Flink, "-Dflink.kafka.version="+v.Connector,
+		"-Dflink.version="+v.Flink, "-Dflink.kafka.version="+v.Connector, "-Dflink.spa.version="+v.StateProcessor,
 		"package", "dependency:copy-dependencies", "-DoutputDirectory="+filepath.Join(dist, "lib"))
 	cmd.Dir = project
 	if out, err := cmd.CombinedOutput(); err != nil {

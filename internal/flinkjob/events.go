@@ -20,6 +20,7 @@ type Event struct {
 	Flink       string // the Flink version that runs
 	Parallelism int
 	Restored    string // the savepoint restored from, "" when started from the group
+	REST        string // the base URL of the job's Flink REST API, e.g. http://127.0.0.1:40123
 
 	// checkpoint: one subtask's report of a completed checkpoint or savepoint
 	Checkpoint int64
@@ -43,6 +44,7 @@ func ParseEvent(line []byte) (Event, error) {
 		Flink       string `json:"flink"`
 		Parallelism int    `json:"parallelism"`
 		Restored    string `json:"restored"`
+		REST        string `json:"rest"`
 		Checkpoint  *int64 `json:"checkpoint"`
 		Subtask     *int   `json:"subtask"`
 		Offsets     []struct {
@@ -61,7 +63,7 @@ func ParseEvent(line []byte) (Event, error) {
 	if dec.More() {
 		return Event{}, fmt.Errorf("%w: trailing data", ErrBadEvent)
 	}
-	e := Event{Kind: w.Event, JobID: w.Job, Flink: w.Flink, Parallelism: w.Parallelism, Restored: w.Restored, Path: w.Path, Error: w.Error}
+	e := Event{Kind: w.Event, JobID: w.Job, Flink: w.Flink, Parallelism: w.Parallelism, Restored: w.Restored, REST: w.REST, Path: w.Path, Error: w.Error}
 	switch w.Event {
 	case "running":
 		if w.Job == "" || w.Parallelism < 1 {

@@ -20,6 +20,9 @@ func TestParseEvent(t *testing.T) {
 	}{
 		{line: `{"event":"running","job":"ab12","flink":"1.20.3","parallelism":2,"restored":""}`,
 			want: Event{Kind: "running", JobID: "ab12", Flink: "1.20.3", Parallelism: 2}},
+		{line: `{"event":"running","job":"ab12","flink":"2.2.0","parallelism":2,"restored":"","rest":"http://127.0.0.1:40123"}`,
+			want: Event{Kind: "running", JobID: "ab12", Flink: "2.2.0", Parallelism: 2, REST: "http://127.0.0.1:40123"}},
+		{line: `{"event":"finished"}`, want: Event{Kind: "finished"}},
 		{line: `{"event":"checkpoint","checkpoint":7,"subtask":1,"offsets":[{"topic":"orders","partition":0,"next":42},{"topic":"orders","partition":2,"next":0}]}`,
 			want: Event{Kind: "checkpoint", Checkpoint: 7, Subtask: 1, Offsets: offsets.GroupOffsets{p("orders", 0): 42, p("orders", 2): 0}}},
 		{line: `{"event":"checkpoint","checkpoint":1,"subtask":0,"offsets":[]}`,

@@ -18,6 +18,15 @@
 // checkpoint with the offsets it commits and the path of a savepoint;
 // Checkpoints and WaitCheckpoint give them to the caller.
 //
+// The job runs on a MiniCluster of its own whose Flink REST API listens on a
+// free port of 127.0.0.1 (Job.REST). With Config.KeepCluster the cluster, its
+// REST API and the ended job's status and checkpoint history stay up after
+// the job stopped, as a session cluster's JobManager keeps them, until Close.
+// Config.ExtraSource adds a second KafkaSource under a uid of its own, for a
+// savepoint with two sources. ReadPositions reads a savepoint's KafkaSource
+// splits with Flink's own State Processor API: the reference the Go reader of
+// savepoints is tested against.
+//
 // Two Flink lines are supported: 1.20 (flink-connector-kafka 3.4.0-1.20) and
 // 2.2 (5.0.0-2.2), chosen by Config.Version or MM2CUTOVER_FLINK_VERSION.
 package flinkjob
@@ -71,11 +80,35 @@ type Config struct {
 	// FromSavepoint restores the job from a savepoint (a path StopWithSavepoint
 	// returned); "" starts it without state, from the group's committed offsets.
 	FromSavepoint string
+	// ExtraSource, when its UID is set, adds a second KafkaSource with that
+	// uid, reading its own topics with the same group, unioned into the same
+	// sink. The first source's uid is SourceUID.
+	ExtraSource ExtraSource
+	// StateFiles keeps checkpoints on the file system (under Dir) with no
+	// state inline in the metadata: a savepoint then holds every operator's
+	// state in files beside its _metadata, as with checkpoints on S3 or HDFS.
+	// Without it, checkpoints are in the JobManager's memory and a
+	// savepoint's state is inline in its _metadata.
+	StateFiles bool
+	// KeepCluster keeps the MiniCluster and its REST API running after the
+	// job stopped (StopWithSavepoint or Cancel return once the job ended, not
+	// the process), until Close.
+	KeepCluster bool
 
 	// HeapMax is the JVM's -Xmx (default "384m").
 	HeapMax string
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
+}
+
+// SourceUID is the uid of the job's KafkaSource operator, whose OperatorID in
+// a savepoint is the hash of it.
+const SourceUID = "kafka-source"
+
+// ExtraSource is a second KafkaSource of the job: its operator uid and topics.
+type ExtraSource struct {
+	UID    string
+	Topics []string
 }
 
 const (
@@ -114,6 +147,7 @@ type Job struct {
 	savepoint string
 	failure   string
 	cancelled bool
+	finished  bool
 	done      chan struct{} // closed when the process has exited
 	exitErr   error
 }
@@ -162,6 +196,16 @@ func Start(ctx context.Context, cfg Config) (*Job, error) {
 		"--checkpoint-interval-ms", strconv.FormatInt(cfg.CheckpointInterval.Milliseconds(), 10),
 		"--savepoint-dir", "file://" + savepoints,
 		"--from-savepoint", cfg.FromSavepoint,
+		"--keep-cluster", strconv.FormatBool(cfg.KeepCluster),
+	}
+	if cfg.StateFiles {
+		args = append(args, "--state-files", "file://"+filepath.Join(cfg.Dir, "checkpoints"))
+	}
+	if cfg.ExtraSource.UID != "" {
+		if len(cfg.ExtraSource.Topics) == 0 || strings.ContainsAny(cfg.ExtraSource.UID, "=") {
+			return nil, errors.New("flinkjob: ExtraSource needs a uid without '=' and topics")
+		}
+		args = append(args, "--extra-source", cfg.ExtraSource.UID+"="+strings.Join(cfg.ExtraSource.Topics, ","))
 	}
 	for _, p := range []struct {
 		flag  string
@@ -285,6 +329,8 @@ func (j *Job) read(stdout io.Reader, logf *os.File) {
 				j.savepoint = e.Path
 			case "cancelled":
 				j.cancelled = true
+			case "finished":
+				j.finished = true
 			case "failed":
 				j.failure = e.Error
 			}
@@ -336,6 +382,14 @@ func (j *Job) JobID() string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.running.JobID
+}
+
+// REST returns the base URL of the Flink REST API of the job's cluster, on
+// 127.0.0.1 (e.g. http://127.0.0.1:40123).
+func (j *Job) REST() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.running.REST
 }
 
 // FlinkVersion returns the Flink version the job runs on, as Flink reports it.
@@ -393,8 +447,9 @@ func (j *Job) WaitRead(ctx context.Context, want offsets.GroupOffsets) (Checkpoi
 
 // StopWithSavepoint stops the job the graceful way an operator does with
 // `flink stop`: a synchronous savepoint, after which the sources stop and the
-// sinks flush. It returns the savepoint's path once the process has exited.
-// When ctx ends first, the process is killed.
+// sinks flush. It returns the savepoint's path once the process has exited
+// (with Config.KeepCluster: once the job has finished). When ctx ends first,
+// the process is killed.
 func (j *Job) StopWithSavepoint(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 	defer cancel()
@@ -406,7 +461,12 @@ func (j *Job) StopWithSavepoint(ctx context.Context) (string, error) {
 		j.Kill()
 		return "", fmt.Errorf("stop-with-savepoint: %w\n%s", err, j.LogTail(40))
 	}
-	if err := j.waitExit(ctx); err != nil {
+	if j.cfg.KeepCluster {
+		if err := j.waitFor(ctx, func() bool { return j.finished }); err != nil {
+			j.Kill()
+			return path, fmt.Errorf("stop-with-savepoint: the job did not finish: %w\n%s", err, j.LogTail(40))
+		}
+	} else if err := j.waitExit(ctx); err != nil {
 		return path, err
 	}
 	j.cfg.Logger.Info("flink job stopped with a savepoint", "savepoint", path)
@@ -426,11 +486,31 @@ func (j *Job) Cancel(ctx context.Context) error {
 		j.Kill()
 		return fmt.Errorf("cancel: %w\n%s", err, j.LogTail(40))
 	}
-	if err := j.waitExit(ctx); err != nil {
-		return err
+	if !j.cfg.KeepCluster {
+		if err := j.waitExit(ctx); err != nil {
+			return err
+		}
 	}
 	j.cfg.Logger.Info("flink job cancelled without a savepoint")
 	return nil
+}
+
+// Close ends the process of a job whose cluster was kept (Config.KeepCluster)
+// after it stopped, and waits until it exited; when ctx ends first, or the
+// job still runs, the process is killed. It returns the process's error.
+func (j *Job) Close(ctx context.Context) error {
+	j.mu.Lock()
+	ended := j.finished || j.cancelled || j.failure != ""
+	j.mu.Unlock()
+	if !ended {
+		return j.Kill()
+	}
+	if _, err := io.WriteString(j.stdin, "exit\n"); err != nil {
+		return j.Kill()
+	}
+	ctx, cancel := context.WithTimeout(ctx, stopTimeout)
+	defer cancel()
+	return j.waitExit(ctx)
 }
 
 func (j *Job) waitExit(ctx context.Context) error {

@@ -168,6 +168,13 @@ func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	if p.OffsetsFrom.Kind == plan.FromConnectorOffsets && s.OffsetsTopic != "" {
 		input = mm2Input(env, s)
 	}
+	if p.OffsetsFrom.Kind == plan.FromFlinkSavepoint {
+		sp, err := verify.FlinkSavepointOfPlan(p) // the plan names it: no flag needed
+		if err != nil {
+			return fmt.Errorf("%w: the plan's savepoint: %w", verify.ErrStalePlan, err)
+		}
+		input = sp
+	}
 	obs, err := verify.Observe(ctx, env.Source, env.Target, p, s.ReplicationPolicy(), input)
 	if err != nil {
 		return err

@@ -80,13 +80,16 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.mm2Src, "mm2-source-client", "", "properties file of the connector's source client settings (security.protocol, sasl.*, ssl.*; use config provider references such as ${env:MM2_SOURCE_SASL_JAAS_CONFIG} for secrets)")
 	fs.StringVar(&f.mm2Tgt, "mm2-target-client", "", "properties file of the connector's target client settings")
 	fs.StringVar(&f.connectorProps, "connector-properties", "", "properties file of extra connector settings (e.g. replication.factor, producer.override.*, consumer.*), merged under the keys the cutover sets itself; secrets as config provider references")
-	fs.StringVar(&f.offsetsFrom, "offsets-from", "group", "where C comes from: group (the -group's committed offsets), csv:FILE (a kafka-consumer-groups --reset-offsets --dry-run --export file) or mm2:TOPIC (the offsets topic of a dedicated-mode MirrorMaker 2 on the target, e.g. mm2:mm2-offsets.source.internal; with -offsets-alias)")
+	fs.StringVar(&f.offsetsFrom, "offsets-from", "group", "where C comes from: group (the -group's committed offsets), flink-savepoint:DIR (the KafkaSource positions in a Flink job's final savepoint, exact where the group may lag it; with -flink-source-uid when it has several sources), csv:FILE (a kafka-consumer-groups --reset-offsets --dry-run --export file) or mm2:TOPIC (the offsets topic of a dedicated-mode MirrorMaker 2 on the target, e.g. mm2:mm2-offsets.source.internal; with -offsets-alias)")
+	fs.StringVar(&s.FlinkSourceUID, "flink-source-uid", "", "the uid of the Flink job's KafkaSource in the savepoint (needed when the job has several sources)")
 	fs.StringVar(&s.OffsetsAlias, "offsets-alias", "", "with -offsets-from mm2:TOPIC: the old MirrorMaker's source cluster alias, under which its offsets are stored")
 	fs.StringVar(&s.OffsetsConnector, "offsets-connector", "MirrorSourceConnector", "with -offsets-from mm2:TOPIC: the old connector's name (dedicated mode names it MirrorSourceConnector)")
 	fs.BoolVar(&s.OffsetsFileOverridesGroup, "offsets-file-overrides-group", false, "the -offsets-from file holds positions chosen on purpose (e.g. --to-datetime): do not require the group's commits to equal them")
 	fs.StringVar(&f.syncsLocation, "offset-syncs-location", "", "Kafka Connect below 3.9 only, which always writes offset syncs: the cluster that holds the offset-syncs topic, source or target")
 	fs.IntVar(&f.syncsRF, "offset-syncs-replication-factor", 0, "with -offset-syncs-location: the replication factor of the offset-syncs topic MM2 creates (default 3)")
-	fs.StringVar(&s.Savepoint, "savepoint", "", "the old Flink job's final savepoint, recorded in the plan")
+	fs.StringVar(&s.Savepoint, "savepoint", "", "the old Flink job's final savepoint directory, recorded in the plan; with the group as the input, the precheck compares the group's commits with its KafkaSource positions (behind: duplicates, counted; ahead: fail)")
+	fs.StringVar(&s.FlinkREST, "flink-rest", "", "the Flink REST API of the old job's cluster, e.g. http://flink-jobmanager:8081: the precheck requires the job FINISHED or CANCELED and the savepoint to be the last it completed (with -flink-job)")
+	fs.StringVar(&s.FlinkJob, "flink-job", "", "with -flink-rest: the old Flink job's ID")
 	fs.StringVar(&f.acceptExpired, "accept-expired", "", "partitions whose expired records you accept to lose, e.g. orders-3,orders-5 (orders:3 works too)")
 	fs.StringVar(&f.acceptedBy, "accepted-by", "", "who accepts the loss (required with -accept-expired)")
 	fs.DurationVar(&s.StabilityWindow, "stability-window", 30*time.Second, "how long the group's offsets must stay unchanged")
@@ -213,8 +216,10 @@ func (f *Flags) Settings() (Settings, error) {
 		s.OffsetsFile = strings.TrimPrefix(from, "csv:")
 	case strings.HasPrefix(from, "mm2:") && len(from) > len("mm2:"):
 		s.OffsetsTopic = strings.TrimPrefix(from, "mm2:")
+	case strings.HasPrefix(from, "flink-savepoint:") && len(from) > len("flink-savepoint:"):
+		s.OffsetsSavepoint = strings.TrimPrefix(from, "flink-savepoint:")
 	default:
-		return Settings{}, fmt.Errorf("%w: -offsets-from %q: want group or csv:FILE, or mm2:TOPIC", ErrSettings, from)
+		return Settings{}, fmt.Errorf("%w: -offsets-from %q: want group, flink-savepoint:DIR, csv:FILE or mm2:TOPIC", ErrSettings, from)
 	}
 	switch {
 	case f.syncsLocation != "":

@@ -22,7 +22,7 @@ func TestOffsetsFromMM2Flags(t *testing.T) {
 			want: Settings{OffsetsTopic: "t", OffsetsAlias: "a", OffsetsConnector: "legacy"}},
 		{args: []string{"-offsets-from", "mm2:t"}, bad: "needs -offsets-alias"},
 		{args: []string{"-offsets-from", "mm2:t", "-offsets-alias", "a", "-offsets-connector", ""}, bad: "needs -offsets-alias"},
-		{args: []string{"-offsets-from", "mm2:"}, bad: "want group or csv:FILE, or mm2:TOPIC"},
+		{args: []string{"-offsets-from", "mm2:"}, bad: "want group, flink-savepoint:DIR, csv:FILE or mm2:TOPIC"},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)

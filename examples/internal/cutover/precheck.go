@@ -1,12 +1,14 @@
 package cutover
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
+	"github.com/mm2cutover/mm2cutover/flinkrest"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -50,6 +52,26 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 		spec.Input = in
 	case s.OffsetsTopic != "":
 		spec.Input = mm2Input(env, s)
+	case s.OffsetsSavepoint != "":
+		in, err := verify.OpenFlinkSavepoint(s.OffsetsSavepoint, s.FlinkSourceUID)
+		if err != nil {
+			return nil, fmt.Errorf("%w: -offsets-from flink-savepoint:%s: %w", ErrSettings, s.OffsetsSavepoint, err)
+		}
+		spec.Input = in
+	}
+	if s.Savepoint != "" && s.OffsetsSavepoint == "" {
+		sp, err := verify.OpenFlinkSavepoint(s.Savepoint, s.FlinkSourceUID)
+		if err != nil {
+			return nil, fmt.Errorf("%w: -savepoint %s: %w", ErrSettings, s.Savepoint, err)
+		}
+		spec.Savepoint = sp
+	}
+	if s.FlinkREST != "" {
+		c, err := flinkrest.New(s.FlinkREST, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%w: -flink-rest: %w", ErrSettings, err)
+		}
+		spec.FlinkREST, spec.FlinkJob = c, s.FlinkJob
 	}
 	return verify.Precheck(ctx, env.Connect, env.Source, env.Target, spec)
 }
@@ -75,7 +97,7 @@ func BuildPlan(s Settings, pc *Precheck, now time.Time) (*plan.Plan, error) {
 		ConnectorConfig: cfg,
 		GroupID:         s.Group,
 		OffsetsFrom:     pc.OffsetsFrom,
-		Savepoint:       s.Savepoint,
+		Savepoint:       cmp.Or(s.Savepoint, s.OffsetsSavepoint),
 		AcceptExpired:   s.AcceptExpired,
 	}, snap)
 }

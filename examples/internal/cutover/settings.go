@@ -84,7 +84,21 @@ type Settings struct {
 	// alias OffsetsAlias; C = M+1.
 	OffsetsTopic, OffsetsConnector, OffsetsAlias string
 
-	Savepoint     string                   // optional Flink savepoint reference, recorded in the plan
+	// OffsetsSavepoint, when set, is where C comes from instead: a Flink
+	// job's final savepoint directory (-offsets-from flink-savepoint:DIR),
+	// read by package flinksavepoint. FlinkSourceUID names its KafkaSource
+	// when the job has several.
+	OffsetsSavepoint, FlinkSourceUID string
+	// Savepoint is the old Flink job's final savepoint directory, recorded
+	// in the plan; with the group as the input, the precheck compares the
+	// group with it (group-vs-savepoint). With OffsetsSavepoint it is that
+	// directory.
+	Savepoint string
+	// FlinkREST and FlinkJob, when set, are the old job's cluster's Flink
+	// REST API and the job's ID: the precheck asks Flink whether the job
+	// ended and which savepoint it completed last (flink-stopped).
+	FlinkREST, FlinkJob string
+
 	AcceptExpired []plan.ExpiredAcceptance // recorded acceptances of expired data
 
 	StabilityWindow time.Duration // how long the group's offsets must stay unchanged
@@ -146,6 +160,18 @@ func (s Settings) Validate() error {
 			return fmt.Errorf("%w: %s sets bootstrap.servers (%s): it would send MM2 to addresses the cutover does not check; remove it and give the cluster's addresses with %s",
 				ErrSettings, c.flag, v, c.instead)
 		}
+	}
+	if s.OffsetsSavepoint != "" && s.Savepoint != "" && s.Savepoint != s.OffsetsSavepoint {
+		return fmt.Errorf("%w: -offsets-from flink-savepoint:%s and -savepoint %s name two savepoints", ErrSettings, s.OffsetsSavepoint, s.Savepoint)
+	}
+	if s.FlinkSourceUID != "" && s.OffsetsSavepoint == "" && s.Savepoint == "" {
+		return fmt.Errorf("%w: -flink-source-uid needs -offsets-from flink-savepoint:DIR or -savepoint DIR", ErrSettings)
+	}
+	if (s.FlinkREST == "") != (s.FlinkJob == "") {
+		return fmt.Errorf("%w: -flink-rest and -flink-job go together", ErrSettings)
+	}
+	if s.FlinkREST != "" && s.OffsetsSavepoint == "" && s.Savepoint == "" {
+		return fmt.Errorf("%w: -flink-rest needs the savepoint it is to confirm: -offsets-from flink-savepoint:DIR or -savepoint DIR", ErrSettings)
 	}
 	if err := s.checkExtra(); err != nil {
 		return err

@@ -30,10 +30,17 @@ import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsIni
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.jobgraph.SavepointRestoreSettings;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
+import org.apache.flink.runtime.minicluster.MiniClusterJobClient;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.graph.StreamGraph;
 import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
@@ -51,16 +58,31 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * where the group has none). The sink writes at least once: it flushes on
  * every checkpoint.
  *
+ * <p>The job runs on a MiniCluster of its own (one task manager with a slot per
+ * subtask) whose REST API listens on a free port of 127.0.0.1, as a session
+ * cluster's JobManager does: {@code --keep-cluster true} keeps it, and with it
+ * the finished job's status and checkpoint history, after the job ended,
+ * until {@code exit} or the end of input.
+ *
+ * <p>{@code --state-files file:///DIR} keeps checkpoints in DIR and every state
+ * of a savepoint in files beside its _metadata (none inline).
+ *
+ * <p>{@code --extra-source UID=TOPIC,TOPIC} adds a second KafkaSource with that
+ * uid (same group, its own topics), unioned into the same sink: a job with two
+ * sources whose savepoint holds two SourceReaderStates.
+ *
  * <p>Commands, one per line on stdin: {@code savepoint} (stop with a
- * savepoint, the graceful stop) and {@code cancel} (cancel without one, the
- * crash case). End of input cancels too. Events, one JSON object per line on
- * stdout (logs go to stderr):
+ * savepoint, the graceful stop), {@code cancel} (cancel without one, the
+ * crash case) and {@code exit} (end the process after the job ended). End of
+ * input cancels too. Events, one JSON object per line on stdout (logs go to
+ * stderr):
  *
  * <pre>
- * {"event":"running","job":"...","flink":"1.20.3","parallelism":2,"restored":"..."}
+ * {"event":"running","job":"...","flink":"1.20.3","parallelism":2,"restored":"...","rest":"http://127.0.0.1:PORT"}
  * {"event":"checkpoint","checkpoint":7,"subtask":0,"offsets":[{"topic":"t","partition":0,"next":42}]}
  * {"event":"savepoint","path":"file:/.../savepoint-..."}
  * {"event":"cancelled"}
+ * {"event":"finished"}
  * {"event":"failed","error":"..."}
  * </pre>
  *
@@ -86,33 +108,45 @@ public final class Replicator {
         String savepointDir = required(a, "savepoint-dir");
         String restore = a.getOrDefault("from-savepoint", "");
 
+        String extra = a.getOrDefault("extra-source", "");
+        String stateFiles = a.getOrDefault("state-files", "");
+        boolean keepCluster = Boolean.parseBoolean(a.getOrDefault("keep-cluster", "false"));
+
         Configuration conf = new Configuration();
         // Small and quiet: the sandbox shares two cores with Kafka and Connect.
         conf.setString("taskmanager.memory.network.min", "16m");
         conf.setString("taskmanager.memory.network.max", "16m");
         conf.setString("taskmanager.memory.managed.size", "16m");
+        // The REST API on loopback only, on a free port (reported in the running event).
         conf.setString("rest.bind-address", "127.0.0.1");
         conf.setString("rest.address", "127.0.0.1");
         conf.setString("rest.bind-port", "0");
         // A failure ends the job (and the process) instead of a silent restart.
         conf.setString("restart-strategy.type", "none");
-        if (!restore.isEmpty()) {
-            conf.setString("execution.state-recovery.path", restore); // Flink 1.20 and 2.x
-            conf.setString("execution.savepoint.path", restore); // Flink 1.x
+        if (!stateFiles.isEmpty()) {
+            // Checkpoints on the file system, with no state inline in the
+            // metadata: savepoints then keep every state in files beside
+            // their _metadata, as with checkpoints on S3 or HDFS.
+            conf.setString("execution.checkpointing.storage", "filesystem");
+            conf.setString("execution.checkpointing.dir", stateFiles);
+            conf.setString("execution.checkpointing.data-inline-threshold", "0b");
         }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
         env.enableCheckpointing(interval);
 
-        KafkaSource<Rec> src = KafkaSource.<Rec>builder()
-                .setBootstrapServers(source)
-                .setTopics(topics)
-                .setGroupId(group)
-                .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
-                .setDeserializer(new RecDeserializer())
-                .setProperties(load(a.get("source-properties")))
-                .setProperty("commit.offsets.on.checkpoint", "true")
-                .setProperty("client.id.prefix", group + "-source")
-                .build();
+        Properties sourceProps = load(a.get("source-properties"));
+        DataStream<Rec> records = env.fromSource(source(source, topics, group, sourceProps, group + "-source"),
+                WatermarkStrategy.noWatermarks(), "kafka-source").uid("kafka-source");
+        if (!extra.isEmpty()) {
+            int eq = extra.indexOf('=');
+            if (eq <= 0 || eq == extra.length() - 1) {
+                throw new IllegalArgumentException("--extra-source wants UID=TOPIC,TOPIC, got " + extra);
+            }
+            String uid = extra.substring(0, eq);
+            List<String> extraTopics = Arrays.asList(extra.substring(eq + 1).split(","));
+            records = records.union(env.fromSource(source(source, extraTopics, group, sourceProps, group + "-" + uid),
+                    WatermarkStrategy.noWatermarks(), uid).uid(uid));
+        }
         Properties producer = load(a.get("target-properties"));
         producer.setProperty("acks", "all");
         KafkaSink<Rec> sink = KafkaSink.<Rec>builder()
@@ -121,11 +155,25 @@ public final class Replicator {
                 .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                 .setRecordSerializer(new RecSerializer(prefix))
                 .build();
-        env.fromSource(src, WatermarkStrategy.noWatermarks(), "kafka-source").uid("kafka-source")
-                .map(new Positions()).uid("positions").name("positions")
+        records.map(new Positions()).uid("positions").name("positions")
                 .sinkTo(sink).uid("kafka-sink").name("kafka-sink");
 
-        JobClient client = env.executeAsync("mm2cutover-flink-replicator");
+        StreamGraph streamGraph = env.getStreamGraph();
+        streamGraph.setJobName("mm2cutover-flink-replicator");
+        JobGraph graph = streamGraph.getJobGraph();
+        if (!restore.isEmpty()) {
+            graph.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(restore, false));
+        }
+        MiniCluster cluster = new MiniCluster(new MiniClusterConfiguration.Builder()
+                .setConfiguration(conf)
+                .setNumTaskManagers(1)
+                .setNumSlotsPerTaskManager(parallelism)
+                .build());
+        cluster.start();
+        String rest = cluster.getRestAddress().get(1, TimeUnit.MINUTES).toString();
+        cluster.submitJob(graph).get(1, TimeUnit.MINUTES);
+        JobClient client = new MiniClusterJobClient(graph.getJobID(), cluster,
+                Replicator.class.getClassLoader(), MiniClusterJobClient.JobFinalizationBehavior.NOTHING);
         // The job ends by our command or by failure; either way this thread reports it.
         Thread watcher = new Thread(() -> {
             try {
@@ -142,29 +190,58 @@ public final class Replicator {
         watcher.start();
         emit("{\"event\":\"running\",\"job\":" + quote(client.getJobID().toString())
                 + ",\"flink\":" + quote(org.apache.flink.runtime.util.EnvironmentInformation.getVersion())
-                + ",\"parallelism\":" + parallelism + ",\"restored\":" + quote(restore) + "}");
+                + ",\"parallelism\":" + parallelism + ",\"restored\":" + quote(restore)
+                + ",\"rest\":" + quote(rest) + "}");
 
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
+        boolean ended = false;
         while ((line = in.readLine()) != null) {
             String cmd = line.trim();
-            if (cmd.equals("savepoint")) {
+            if (cmd.equals("savepoint") && !ended) {
                 stopping = true;
                 String path = client.stopWithSavepoint(false, savepointDir, SavepointFormatType.CANONICAL).get(5, TimeUnit.MINUTES);
                 emit("{\"event\":\"savepoint\",\"path\":" + quote(path) + "}");
                 waitEnd(client);
-                System.exit(0);
-            } else if (cmd.equals("cancel")) {
+                if (!keepCluster) {
+                    System.exit(0);
+                }
+                ended = true;
+            } else if (cmd.equals("cancel") && !ended) {
                 break;
+            } else if (cmd.equals("exit") && ended) {
+                System.exit(0);
             } else if (!cmd.isEmpty()) {
-                System.err.println("replicator: unknown command " + cmd);
+                System.err.println("replicator: unknown command " + cmd + (ended ? " (the job ended)" : ""));
             }
+        }
+        if (ended) {
+            System.exit(0);
         }
         stopping = true;
         client.cancel().get(5, TimeUnit.MINUTES);
         waitEnd(client);
         emit("{\"event\":\"cancelled\"}");
+        if (keepCluster && line != null) {
+            while ((line = in.readLine()) != null && !line.trim().equals("exit")) {
+                System.err.println("replicator: unknown command " + line.trim() + " (the job ended)");
+            }
+        }
         System.exit(0);
+    }
+
+    /** A KafkaSource of the topics: the group's commits as its start, committing on checkpoints. */
+    private static KafkaSource<Rec> source(String bootstrap, List<String> topics, String group, Properties props, String clientIdPrefix) {
+        return KafkaSource.<Rec>builder()
+                .setBootstrapServers(bootstrap)
+                .setTopics(topics)
+                .setGroupId(group)
+                .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+                .setDeserializer(new RecDeserializer())
+                .setProperties(props)
+                .setProperty("commit.offsets.on.checkpoint", "true")
+                .setProperty("client.id.prefix", clientIdPrefix)
+                .build();
     }
 
     private static volatile boolean stopping;
