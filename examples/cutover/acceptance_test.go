@@ -1,3 +1,5 @@
+//go:build sandbox
+
 package main
 
 import (
@@ -14,8 +16,6 @@ import (
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 )
-
-func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
 // TestAcceptance is the proof of the mission, on real Kafka and a real
 // Connect cluster of two workers:
