@@ -57,8 +57,12 @@ import (
 )
 
 // version is the tool version recorded in plans; a release build sets it
-// with -ldflags "-X main.version=...".
-var version = "0.2.0-dev"
+// with -ldflags "-X main.version=..."; otherwise readBuildInfo takes the
+// module version go install stamps (version.go).
+var version = defaultVersion
+
+// defaultVersion is the version of a build that has no stamp.
+const defaultVersion = "0.2.0-dev"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -223,12 +227,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		}
 		return cutover.ExitUsage
 	case o.showVersion || name == "version":
-		if asJSON {
-			fmt.Fprintf(stdout, "{\n  \"schema\": \"mm2cutover/version/v1\",\n  \"version\": %q\n}\n", version)
-			return cutover.ExitOK
-		}
-		fmt.Fprintln(stdout, "cutover", version)
-		return cutover.ExitOK
+		return printVersion(context.Background(), stdout, flags, asJSON)
 	case name == "help":
 		usage(stdout, fs, nil)
 		return cutover.ExitOK
