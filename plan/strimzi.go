@@ -110,7 +110,7 @@ type StrimziResources struct {
 	// Strimzi's v1 API; "" takes Strimzi's former defaults
 	// mirrormaker2-cluster and mirrormaker2-cluster-configs, -offsets,
 	// -status).
-	Replicas                                                           int
+	Replicas                                                            int
 	GroupID, ConfigStorageTopic, OffsetStorageTopic, StatusStorageTopic string
 }
 
