@@ -236,6 +236,9 @@ func (c *cli) verify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.o.strimziOffsets != "" {
+		return c.verifyStrimzi(p)
+	}
 	st, err := c.env.Connect.Status(ctx, c.s.Connector)
 	if err != nil {
 		return err
