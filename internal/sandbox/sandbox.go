@@ -59,7 +59,7 @@ const StateEnv = "MM2CUTOVER_SANDBOX"
 
 const (
 	pollInterval   = 200 * time.Millisecond
-	startTimeout   = 3 * time.Minute
+	startTimeout   = 5 * time.Minute // per JVM; workers took over 3 minutes at load average 100+ on 2 cores
 	stopTimeout    = 60 * time.Second
 	mirrorSource   = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
 	workerGroupID  = "mm2-sandbox"
@@ -153,6 +153,9 @@ type Sandbox struct {
 	log       *slog.Logger
 
 	jmxAgent string // the JMX exporter agent jar in the work directory; "" without Config.JMXExporter
+
+	cacheDir   string   // Config.CacheDir, resolved
+	prometheus []runner // Prometheus servers StartPrometheus started
 }
 
 // Worker is one Kafka Connect distributed worker.
@@ -202,7 +205,7 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		}
 		cfg.CacheDir = filepath.Join(dir, "mm2cutover")
 	}
-	s := &Sandbox{owned: true, log: log, workDir: cfg.WorkDir}
+	s := &Sandbox{owned: true, log: log, workDir: cfg.WorkDir, cacheDir: cfg.CacheDir}
 	if s.workDir == "" {
 		if s.workDir, err = os.MkdirTemp("", "mm2sandbox-"); err != nil {
 			return nil, err
@@ -482,7 +485,7 @@ func (s *Sandbox) WorkDir() string { return s.workDir }
 // failing test to show. An attached sandbox has none.
 func (s *Sandbox) LogTails(n int) string {
 	var b strings.Builder
-	for _, p := range s.processes() {
+	for _, p := range append(s.processes(), s.prometheus...) {
 		fmt.Fprintf(&b, "----- %s (%s), last %d lines -----\n%s\n", p.label(), p.logPath(), n, p.tail(n))
 	}
 	return b.String()
@@ -508,9 +511,9 @@ func (s *Sandbox) processes() []runner {
 	return ps
 }
 
-// Close stops the workers, then the brokers (SIGTERM, SIGKILL after a
-// minute), and removes the working directory it created. It does nothing
-// to an attached sandbox's processes.
+// Close stops the Prometheus servers and the workers, then the brokers
+// (SIGTERM, SIGKILL after a minute), and removes the working directory it
+// created. It does nothing to an attached sandbox's processes.
 func (s *Sandbox) Close() error {
 	if !s.owned {
 		return nil
@@ -534,6 +537,7 @@ func (s *Sandbox) Close() error {
 		}
 		wg.Wait()
 	}
+	stopAll(s.prometheus)
 	ps := s.processes()
 	nw := 0
 	for _, w := range s.workers {
