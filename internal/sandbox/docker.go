@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ory/dockertest/v3"
 	dc "github.com/ory/dockertest/v3/docker"
@@ -17,21 +18,24 @@ import (
 // ErrNoDocker means the Docker backend was asked for but no Docker daemon answers.
 var ErrNoDocker = errors.New("no docker daemon")
 
-// dockerBackend runs the sandbox's JVMs as apache/kafka containers on the
-// host network, with the work directory mounted at the same path, so that
-// addresses, ports, file paths and the worker image's files are exactly
-// those of the process backend. (Not exercised on this project's machines,
-// which have no Docker engine.)
+// dockerBackend runs the sandbox's JVMs as containers of one image
+// (apache/kafka by default) on the host network, with the work directory
+// mounted at the same path, so that addresses, ports, file paths and the
+// worker image's files are exactly those of the process backend. The
+// project's CI runs it through podman's Docker API on an image built from
+// the cached jars (internal/containers KafkaImage).
 type dockerBackend struct {
-	pool    *dockertest.Pool
-	tag     string
-	workDir string
+	pool       *dockertest.Pool
+	repository string
+	tag        string
+	workDir    string
 }
 
 // dockerKafkaHome is where the apache/kafka image keeps the distribution.
 const dockerKafkaHome = "/opt/kafka"
 
-func newDockerBackend(version, workDir string) (*dockerBackend, error) {
+func newDockerBackend(image, workDir string) (*dockerBackend, error) {
+	repository, tag := splitImage(image)
 	pool, err := dockertest.NewPool("")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoDocker, err)
@@ -39,7 +43,17 @@ func newDockerBackend(version, workDir string) (*dockerBackend, error) {
 	if err := pool.Client.Ping(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoDocker, err)
 	}
-	return &dockerBackend{pool: pool, tag: version, workDir: workDir}, nil
+	return &dockerBackend{pool: pool, repository: repository, tag: tag, workDir: workDir}, nil
+}
+
+// splitImage splits an image reference into repository and tag ("latest"
+// when it names none); a port of the registry host is not a tag.
+func splitImage(image string) (repository, tag string) {
+	slash := strings.LastIndex(image, "/")
+	if i := strings.LastIndex(image, ":"); i > slash {
+		return image[:i], image[i+1:]
+	}
+	return image, "latest"
 }
 
 func (d *dockerBackend) runner(name string, argv, env []string) runner {
@@ -47,7 +61,7 @@ func (d *dockerBackend) runner(name string, argv, env []string) runner {
 		pool: d.pool,
 		name: name,
 		opts: &dockertest.RunOptions{
-			Repository: "apache/kafka",
+			Repository: d.repository,
 			Tag:        d.tag,
 			Entrypoint: argv,
 			Env:        env,
@@ -124,22 +138,33 @@ func (c *container) wait() (<-chan struct{}, func() error) {
 	}
 }
 
+// stop asks the engine to stop the container: SIGTERM, then SIGKILL when
+// ctx's deadline (or stopTimeout) has passed, as the process backend does.
+// A container that had to be killed returns an error matching ErrStopHung.
 func (c *container) stop(ctx context.Context) error {
 	done, exitErr := c.wait()
 	if done == nil {
 		return nil
 	}
-	if err := c.pool.Client.StopContainerWithContext(c.res.Container.ID, uint(stopTimeout.Seconds()), ctx); err != nil {
+	grace := stopTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		grace = max(time.Until(dl)-time.Second, time.Second)
+	}
+	if err := c.pool.Client.StopContainer(c.res.Container.ID, uint(grace.Seconds())); err != nil {
 		var notRunning *dc.ContainerNotRunning
 		if !errors.As(err, &notRunning) {
 			return err
 		}
 	}
 	<-done
-	if err := exitErr(); err != nil && err.Error() != "exit status 143" {
+	switch err := exitErr(); {
+	case err == nil || err.Error() == "exit status 143":
+		return nil
+	case err.Error() == "exit status 137":
+		return fmt.Errorf("%s: %w, so it was killed after %v", c.name, ErrStopHung, grace.Round(time.Second))
+	default:
 		return err
 	}
-	return nil
 }
 
 func (c *container) kill() error {

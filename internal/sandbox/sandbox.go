@@ -111,10 +111,18 @@ type Config struct {
 	// themselves) are super users; any other principal may do only what
 	// ACLs allow (see authz.go).
 	Authorizer bool
-	// Docker runs every JVM as an apache/kafka:<KafkaVersion> container
-	// through github.com/ory/dockertest (host network) instead of a local
-	// process; Start fails with ErrNoDocker when no daemon answers.
+	// Docker runs every JVM as a container of DockerImage through
+	// github.com/ory/dockertest (host network, the work directory mounted
+	// at the same path) instead of a local process; Start fails with
+	// ErrNoDocker when no daemon answers at DOCKER_HOST. Any engine that
+	// serves the Docker API will do: the project's CI uses podman's
+	// (`podman system service`).
 	Docker bool
+	// DockerImage is the image of the Docker backend ("" means
+	// apache/kafka:<KafkaVersion>): an Apache Kafka distribution at
+	// /opt/kafka (at least its libs/), java and bash on PATH. It is never
+	// pulled when the engine already has it.
+	DockerImage string
 	// JMXExporter starts every worker with the Prometheus JMX exporter agent
 	// (JMXExporterAgent) and the image's jmx-exporter.yaml, each on a free
 	// port: Worker.MetricsURL is its endpoint.
@@ -124,15 +132,42 @@ type Config struct {
 }
 
 // ConfigFromEnv returns a Config filled from the environment:
-// MM2CUTOVER_KAFKA_VERSION, KAFKA_HOME, MM2CUTOVER_CACHE, and
-// MM2CUTOVER_SANDBOX_BACKEND=docker for the Docker backend.
+// MM2CUTOVER_KAFKA_VERSION, KAFKA_HOME, MM2CUTOVER_CACHE,
+// MM2CUTOVER_SANDBOX_BACKEND=docker for the Docker backend and
+// MM2CUTOVER_DOCKER_IMAGE for its image.
 func ConfigFromEnv() Config {
 	return Config{
 		KafkaVersion: os.Getenv("MM2CUTOVER_KAFKA_VERSION"),
 		KafkaHome:    os.Getenv("KAFKA_HOME"),
 		CacheDir:     os.Getenv("MM2CUTOVER_CACHE"),
 		Docker:       os.Getenv("MM2CUTOVER_SANDBOX_BACKEND") == "docker",
+		DockerImage:  os.Getenv("MM2CUTOVER_DOCKER_IMAGE"),
 	}
+}
+
+// KafkaDistribution returns the directory of the Apache Kafka
+// distribution a process sandbox of cfg runs (its libs/ holds the jars),
+// fetching the jars into the cache on first use, and the Kafka version.
+// Errors wrap ErrNoKafka.
+func KafkaDistribution(ctx context.Context, cfg Config) (dir, version string, err error) {
+	if cfg.KafkaVersion == "" {
+		cfg.KafkaVersion = DefaultKafkaVersion
+	}
+	if cfg.CacheDir == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return "", "", fmt.Errorf("%w: no cache directory: %v", ErrNoKafka, err)
+		}
+		cfg.CacheDir = filepath.Join(d, "mm2cutover")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if dir, err = distribution(ctx, cfg, log); err != nil {
+		return "", "", err
+	}
+	return dir, versionOf(dir, cfg.KafkaVersion), nil
 }
 
 // Sandbox is a running set of Kafka clusters and Connect workers.
@@ -235,8 +270,17 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	java, dist := "java", dockerKafkaHome
 	if cfg.Docker {
 		s.version = cfg.KafkaVersion
-		if s.docker, err = newDockerBackend(cfg.KafkaVersion, s.workDir); err != nil {
+		image := cfg.DockerImage
+		if image == "" {
+			image = "apache/kafka:" + cfg.KafkaVersion
+		}
+		if s.docker, err = newDockerBackend(image, s.workDir); err != nil {
 			return nil, err
+		}
+		// Host-side tools of tests (kafka-consumer-groups) use the same
+		// jars where they can be had; the containers do not need them.
+		if local, err := distribution(ctx, cfg, log); err == nil {
+			s.libs = filepath.Join(local, "libs")
 		}
 	} else {
 		if java, err = exec.LookPath("java"); err != nil {
