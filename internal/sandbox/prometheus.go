@@ -117,9 +117,12 @@ type PrometheusConfig struct {
 	// RuleFiles are Prometheus rule files (groups of alerting and
 	// recording rules) to load.
 	RuleFiles []string
-	// Interval is both the scrape and the rule evaluation interval (0
-	// means 1 s).
-	Interval time.Duration
+	// ScrapeInterval is the scrape interval and timeout (0 means 5 s: a
+	// worker's exporter can take seconds to answer on a loaded machine, and
+	// a timeout shorter than that makes scrapes pile up in the JVM).
+	ScrapeInterval time.Duration
+	// EvaluationInterval is the rule evaluation interval (0 means 1 s).
+	EvaluationInterval time.Duration
 	// Labels are added to every worker's target, as a ServiceMonitor adds
 	// namespace, pod and service.
 	Labels map[string]string
@@ -156,8 +159,11 @@ func (s *Sandbox) StartPrometheus(ctx context.Context, cfg PrometheusConfig) (*P
 			return nil, err
 		}
 	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = time.Second
+	if cfg.ScrapeInterval <= 0 {
+		cfg.ScrapeInterval = 5 * time.Second
+	}
+	if cfg.EvaluationInterval <= 0 {
+		cfg.EvaluationInterval = time.Second
 	}
 	dir, err := os.MkdirTemp(s.workDir, "prometheus-")
 	if err != nil {
@@ -167,9 +173,9 @@ func (s *Sandbox) StartPrometheus(ctx context.Context, cfg PrometheusConfig) (*P
 	if err := p.SetTargets(s.workers); err != nil {
 		return nil, err
 	}
-	interval := cfg.Interval.String()
+	scrape := cfg.ScrapeInterval.String()
 	var conf strings.Builder
-	fmt.Fprintf(&conf, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\n  evaluation_interval: %s\n", interval, interval, interval)
+	fmt.Fprintf(&conf, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\n  evaluation_interval: %s\n", scrape, scrape, cfg.EvaluationInterval)
 	if len(cfg.RuleFiles) > 0 {
 		conf.WriteString("rule_files:\n")
 		for _, f := range cfg.RuleFiles {
@@ -177,7 +183,7 @@ func (s *Sandbox) StartPrometheus(ctx context.Context, cfg PrometheusConfig) (*P
 		}
 	}
 	fmt.Fprintf(&conf, "scrape_configs:\n  - job_name: %s\n    file_sd_configs:\n      - files: [%s]\n        refresh_interval: %s\n",
-		PrometheusJob, strconv.Quote(p.sdFile), interval)
+		PrometheusJob, strconv.Quote(p.sdFile), time.Second)
 	confPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(confPath, []byte(conf.String()), 0o644); err != nil {
 		return nil, err
