@@ -1,12 +1,10 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,14 +54,19 @@ func splitImage(image string) (repository, tag string) {
 	return image, "latest"
 }
 
-func (d *dockerBackend) runner(name string, argv, env []string) runner {
+// runner returns a container that runs argv with env and appends its
+// output to logPath (in the mounted work directory), as a process of the
+// process backend does: the same log files, whichever the backend.
+func (d *dockerBackend) runner(name string, argv, env []string, logPath string) runner {
+	wrapped := append([]string{"bash", "-c", `exec >>"$0" 2>&1; echo "=== sandbox: starting in a container at $(date -Is)"; exec "$@"`, logPath}, argv...)
 	return &container{
 		pool: d.pool,
 		name: name,
+		log:  logPath,
 		opts: &dockertest.RunOptions{
 			Repository: d.repository,
 			Tag:        d.tag,
-			Entrypoint: argv,
+			Entrypoint: wrapped,
 			Env:        env,
 			Mounts:     []string{d.workDir + ":" + d.workDir},
 			User:       fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
@@ -89,6 +92,7 @@ func shellJoin(args []string) string {
 type container struct {
 	pool *dockertest.Pool
 	name string
+	log  string // the output, as the process backend's log file
 	opts *dockertest.RunOptions
 
 	mu   sync.Mutex
@@ -181,30 +185,10 @@ func (c *container) kill() error {
 	return nil
 }
 
-func (c *container) tail(n int) string {
-	c.mu.Lock()
-	res := c.res
-	c.mu.Unlock()
-	if res == nil {
-		return "(not started)"
-	}
-	var b bytes.Buffer
-	err := c.pool.Client.Logs(dc.LogsOptions{Container: res.Container.ID, OutputStream: &b, ErrorStream: &b,
-		Stdout: true, Stderr: true, Tail: strconv.Itoa(n)})
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	return b.String()
-}
+func (c *container) tail(n int) string { return tailFile(c.log, n) }
 
-func (c *container) label() string { return c.name }
-
-func (c *container) logPath() string {
-	if c.res == nil {
-		return "docker logs"
-	}
-	return "docker logs " + c.res.Container.ID[:12]
-}
+func (c *container) label() string   { return c.name }
+func (c *container) logPath() string { return c.log }
 
 func (c *container) remove() error {
 	c.mu.Lock()

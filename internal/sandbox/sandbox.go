@@ -440,7 +440,7 @@ func (s *Sandbox) newWorker(i int, dist, confDir string, env []string) (*Worker,
 	}
 	name, argv := fmt.Sprintf("connect worker %d", i), []string{filepath.Join(confDir, "docker-entrypoint.sh")}
 	if s.docker != nil {
-		w.proc = s.docker.runner(name, argv, env)
+		w.proc = s.docker.runner(name, argv, env, filepath.Join(dir, "worker.log"))
 	} else {
 		w.proc = &process{name: name, argv: argv, env: env, dir: dir, log: filepath.Join(dir, "worker.log")}
 	}
