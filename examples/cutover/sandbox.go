@@ -163,13 +163,35 @@ func (sc *scenario) start(ctx context.Context) error {
 		return err
 	}
 	sc.log.Info("the Flink-like job replicates under live traffic")
-	time.Sleep(4 * time.Second)
+	// At least 4 s of replication under traffic and two completed
+	// checkpoints: on a busy machine a new cluster's group coordinator can
+	// take longer than that to load, and a job stopped before its first
+	// commit leaves nothing to cut over from.
+	if err := waitCheckpoints(ctx, job, 2, 4*time.Second); err != nil {
+		job.Stop()
+		return err
+	}
 	st, err := job.Stop()
 	if err != nil {
 		return fmt.Errorf("flink-like job: %w", err)
 	}
 	sc.log.Info("the Flink-like job stopped (final checkpoint committed); traffic goes on",
 		"replicated", st.Records, "checkpoints", st.Checkpoints)
+	return nil
+}
+
+// waitCheckpoints waits until the job has run for at least atLeast and
+// completed n checkpoints, for at most 3 minutes.
+func waitCheckpoints(ctx context.Context, job *flinklike.Replicator, n int, atLeast time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	for start := time.Now(); time.Since(start) < atLeast || job.Stats().Checkpoints < n; {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("flink-like job: %d of %d checkpoints: %w", job.Stats().Checkpoints, n, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 	return nil
 }
 

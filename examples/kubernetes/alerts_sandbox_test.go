@@ -28,8 +28,8 @@ import (
 // Prometheus run the shipped rules: every `for`, every range selector and
 // every threshold that is a duration (timeValued) is divided by it, so that
 // a 5-minute `for` lasts 30 s. The shipped rules keep their durations; only
-// the copy a test loads is scaled. The sandbox's Prometheus scrapes every
-// 5 s, so the shortest window (5m) still holds several samples.
+// the copy a test loads is scaled. The test's Prometheus scrapes every
+// 10 s, so the shortest window (5m, 30 s here) still holds three samples.
 const timeScale = 10
 
 // timeValued lists, per alert, the thresholds in its expression that are
@@ -211,7 +211,11 @@ func alertsOnRealFaults(t *testing.T, version string) {
 		t.Fatal(err)
 	}
 	sb := sandboxtest.Dedicated(t, sandbox.Config{KafkaVersion: version, Workers: 2, Secure: true, JMXExporter: true, Logger: log})
-	prom, err := sb.StartPrometheus(ctx, sandbox.PrometheusConfig{RuleFiles: []string{rulesFile}, Labels: map[string]string{"namespace": "mm2"}})
+	// Scrapes every 10 s, with as long a timeout: a scrape that times out
+	// marks the series stale and resets every pending alert on them, and
+	// at load average 100 a worker's exporter can take several seconds.
+	prom, err := sb.StartPrometheus(ctx, sandbox.PrometheusConfig{RuleFiles: []string{rulesFile}, ScrapeInterval: 10 * time.Second,
+		Labels: map[string]string{"namespace": "mm2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
