@@ -183,16 +183,13 @@ func (sc *scenario) start(ctx context.Context) error {
 // waitCheckpoints waits until the job has run for at least atLeast and
 // completed n checkpoints, for at most 3 minutes.
 func waitCheckpoints(ctx context.Context, job *flinklike.Replicator, n int, atLeast time.Duration) error {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	for start := time.Now(); time.Since(start) < atLeast || job.Stats().Checkpoints < n; {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("flink-like job: %d of %d checkpoints: %w", job.Stats().Checkpoints, n, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
+	if err := job.WaitCheckpoints(ctx, n); err != nil {
+		return fmt.Errorf("flink-like job: %w", err)
 	}
-	return nil
+	return sleep(ctx, atLeast-time.Since(start))
 }
 
 // settings are the cutover's settings on the sandbox.

@@ -131,6 +131,26 @@ func (r *Replicator) WaitCommitted(ctx context.Context, want map[Partition]int64
 	}
 }
 
+// WaitCheckpoints waits until the job has completed at least n
+// checkpoints (each wrote what it read and committed), the job ends (its
+// error is returned), or ctx ends.
+func (r *Replicator) WaitCheckpoints(ctx context.Context, n int) error {
+	for {
+		if st := r.Stats(); st.Checkpoints >= n {
+			return nil
+		}
+		select {
+		case <-r.done:
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return fmt.Errorf("the job ended after %d of %d checkpoints: %v", r.stats.Checkpoints, n, r.err)
+		case <-ctx.Done():
+			return fmt.Errorf("the job completed %d of %d checkpoints: %w", r.Stats().Checkpoints, n, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // LogEnds returns the end offset of each partition.
 func LogEnds(ctx context.Context, bootstrap string, parts []Partition) (map[Partition]int64, error) {
 	client, err := newClient(ctx, bootstrap, saramaConfig("flinklike-ends"))
