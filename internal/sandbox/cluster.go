@@ -139,7 +139,7 @@ func (s *Sandbox) newBroker(name string, n int, java, dist, confDir string, env 
 		}
 		b.nodes = append(b.nodes, nd)
 		if s.docker != nil {
-			nd.proc = s.docker.runner(label, brokerArgv(formatCmd(argv, b.clusterID), argv), nodeEnv)
+			nd.proc = s.docker.runner(label, brokerArgv(formatCmd(argv, b.clusterID), argv), nodeEnv, filepath.Join(dir, "broker.log"))
 			continue
 		}
 		nd.proc = &process{name: label, argv: argv, env: nodeEnv, dir: dir, log: filepath.Join(dir, "broker.log")}

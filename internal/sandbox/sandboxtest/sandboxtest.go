@@ -126,7 +126,9 @@ func Shared(t testing.TB) *sandbox.Sandbox {
 }
 
 // Dedicated starts a sandbox of its own for t, closed when t ends; use it
-// for tests that stop, start or kill brokers and workers.
+// for tests that stop, start or kill brokers and workers. The environment
+// (sandbox.ConfigFromEnv) fills the Kafka version, distribution and cache
+// cfg leaves empty, and picks the Docker backend unless cfg is Secure.
 func Dedicated(t testing.TB, cfg sandbox.Config) *sandbox.Sandbox {
 	t.Helper()
 	requireIntegration(t)
@@ -139,6 +141,12 @@ func Dedicated(t testing.TB, cfg sandbox.Config) *sandbox.Sandbox {
 	}
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = env.CacheDir
+	}
+	if !cfg.Secure && env.Docker { // the Docker backend has no secure mode
+		cfg.Docker = true
+		if cfg.DockerImage == "" {
+			cfg.DockerImage = env.DockerImage
+		}
 	}
 	sb, err := sandbox.Start(context.Background(), cfg)
 	if err != nil {
