@@ -144,7 +144,7 @@ func (f *jobFixture) offsets(ctx context.Context, t *testing.T) offsets.ReadBack
 // succeeds, the connector holds the plan's offsets, and a third run finds
 // them applied and writes nothing.
 func TestJobConvergesAfterDyingAtEachStep(t *testing.T) {
-	for _, step := range []string{"before-create", "after-create", "after-patch", "before-verify"} {
+	for _, step := range []string{"before-create", "after-create", "before-patch", "after-patch", "before-verify"} {
 		t.Run(step, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
@@ -157,7 +157,7 @@ func TestJobConvergesAfterDyingAtEachStep(t *testing.T) {
 			if code != 0 || (r.Result != "applied" && r.Result != "already-applied") {
 				t.Fatalf("rerun after dying at %s: exit %d, %+v\n%s", step, code, r, stderr)
 			}
-			if wantPatch := step == "before-create" || step == "after-create"; r.Patched != wantPatch {
+			if wantPatch := step == "before-create" || step == "after-create" || step == "before-patch"; r.Patched != wantPatch {
 				t.Errorf("rerun after dying at %s: patched %v, want %v", step, r.Patched, wantPatch)
 			}
 			rb := f.offsets(ctx, t)

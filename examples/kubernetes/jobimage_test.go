@@ -626,6 +626,9 @@ var (
 		"MM2CUTOVER_SOURCE_SASL_MECHANISM", "MM2CUTOVER_SOURCE_SASL_USERNAME", "MM2CUTOVER_SOURCE_SASL_PASSWORD",
 		"MM2CUTOVER_TARGET_SASL_MECHANISM", "MM2CUTOVER_TARGET_SASL_USERNAME", "MM2CUTOVER_TARGET_SASL_PASSWORD",
 	}
+	// left out: podman runs no Kubernetes API to keep the plan in (the
+	// cluster test, kube_test.go, runs the Job with it)
+	jobEnvNoAPI = []string{"MM2CUTOVER_PLAN_CONFIGMAP"}
 	// added by the test, and only these: the manifest keeps the 30 s default
 	jobEnvTestOnly = map[string]string{"MM2CUTOVER_STABILITY_WINDOW": "2s"}
 )
@@ -635,7 +638,7 @@ var (
 func jobEnvProblems(env map[string]envVar) []string {
 	var p []string
 	known := map[string]bool{}
-	for _, list := range [][]string{jobEnvSandbox, jobEnvKept, jobEnvPlaintext} {
+	for _, list := range [][]string{jobEnvSandbox, jobEnvKept, jobEnvPlaintext, jobEnvNoAPI} {
 		for _, name := range list {
 			known[name] = true
 			if _, ok := env[name]; !ok {

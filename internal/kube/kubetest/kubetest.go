@@ -34,14 +34,17 @@ var shared struct {
 	err  error
 }
 
-// Main runs the tests and then closes the shared cluster if one was
-// started. Call it from TestMain.
-func Main(m *testing.M) {
+// Main runs the tests, then closes the shared cluster if one was started
+// and calls each of also (such as sandboxtest.Close). Call it from TestMain.
+func Main(m *testing.M, also ...func()) {
 	code := m.Run()
 	if shared.c != nil {
 		if err := shared.c.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "kubetest: close:", err)
 		}
+	}
+	for _, f := range also {
+		f()
 	}
 	os.Exit(code)
 }
