@@ -187,7 +187,9 @@ func TestPlanFlowRejectsMutations(t *testing.T) {
 				}
 			}
 		}, "required volume"},
-		{"verify retried", func(m *manifests) { m.resumeJob().Spec.PodFailurePolicy.Rules = m.resumeJob().Spec.PodFailurePolicy.Rules[:1] }, "a failed verify must fail the Job"},
+		{"verify retried", func(m *manifests) {
+			m.resumeJob().Spec.PodFailurePolicy.Rules = m.resumeJob().Spec.PodFailurePolicy.Rules[:1]
+		}, "a failed verify must fail the Job"},
 		{"resume in the cutover kustomization", func(m *manifests) {
 			m.kustomizations["cutover"].Resources = append(m.kustomizations["cutover"].Resources, "resume")
 		}, "would resume without approval"},
