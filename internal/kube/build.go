@@ -224,9 +224,11 @@ func (r recipeBuild) ensure(ctx context.Context, cacheDir string, log *slog.Logg
 	return dir, nil
 }
 
-// moduleDir returns the folder of module@version in the module cache,
-// downloading it when needed.
-func moduleDir(ctx context.Context, mod string) (string, error) {
+// ModuleDir returns the folder of module@version (such as
+// "github.com/prometheus-operator/prometheus-operator@v0.85.0", whose
+// example/prometheus-operator-crd holds CRDs) in the Go module cache,
+// downloading it from the Go module proxy when needed.
+func ModuleDir(ctx context.Context, mod string) (string, error) {
 	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", mod)
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
 	cmd.Dir = os.TempDir()

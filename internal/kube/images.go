@@ -19,7 +19,7 @@ import (
 // cache) compiled static with gcc, alone on an empty image run as nobody,
 // as registry.k8s.io/pause is. Callers hold the kube lock.
 func ensurePause(ctx context.Context, cacheDir string, log *slog.Logger) (string, error) {
-	dir, err := moduleDir(ctx, "k8s.io/kubernetes@"+KubernetesVersion)
+	dir, err := ModuleDir(ctx, "k8s.io/kubernetes@"+KubernetesVersion)
 	if err != nil {
 		return "", err
 	}
@@ -115,14 +115,15 @@ func (c *Cluster) ImportImage(ctx context.Context, archive, ref string) error {
 }
 
 // LoadPodmanImage imports the podman image ref into the cluster under the
-// same name: podman save, then ImportImage.
-func (c *Cluster) LoadPodmanImage(ctx context.Context, p *containers.Podman, ref string) error {
+// name as (the name a manifest gives, such as a registry's that the
+// cluster will never reach): podman save, then ImportImage.
+func (c *Cluster) LoadPodmanImage(ctx context.Context, p *containers.Podman, ref, as string) error {
 	path := filepath.Join(c.dir, "image-"+sanitize(ref)+".oci.tar")
 	defer os.Remove(path)
 	if err := SaveImage(ctx, p, ref, path); err != nil {
 		return err
 	}
-	return c.ImportImage(ctx, path, ref)
+	return c.ImportImage(ctx, path, as)
 }
 
 // ctr runs containerd's ctr against the cluster's containerd, in the

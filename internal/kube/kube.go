@@ -28,7 +28,7 @@
 //	c, err := kube.Start(ctx, kube.Config{Logger: log})
 //	defer c.Close()
 //	c.Kubectl(ctx, "apply", "--server-side", "-f", "manifest.yaml")
-//	c.LoadPodmanImage(ctx, podman, "localhost/my-image:1")
+//	c.LoadPodmanImage(ctx, podman, "localhost/my-image:1", "registry.example.com/my-image:1")
 package kube
 
 import (
@@ -615,15 +615,23 @@ func (c *Cluster) Kubectl(ctx context.Context, args ...string) (string, error) {
 // KubectlIn is Kubectl with stdin as kubectl's standard input (for
 // `apply -f -`).
 func (c *Cluster) KubectlIn(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
+	out, _, err := c.KubectlStreams(ctx, stdin, args...)
+	return out, err
+}
+
+// KubectlStreams is KubectlIn that also returns what kubectl wrote on
+// standard error when it succeeded (the API server's warnings).
+func (c *Cluster) KubectlStreams(ctx context.Context, stdin io.Reader, args ...string) (stdout, stderr string, err error) {
 	cmd := c.KubectlCmd(ctx, args...)
 	cmd.Stdin = stdin
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	var errb strings.Builder
+	cmd.Stderr = &errb
 	out, err := cmd.Output()
+	stderr = strings.TrimSpace(errb.String())
 	if err != nil {
-		return string(out), &KubectlError{Args: args, Err: err, Stderr: strings.TrimSpace(stderr.String())}
+		return string(out), stderr, &KubectlError{Args: args, Err: err, Stderr: stderr}
 	}
-	return string(out), nil
+	return string(out), stderr, nil
 }
 
 // KubectlError is a kubectl run that failed: Stderr is what it said (the
