@@ -624,6 +624,12 @@ func (s *site) checkCutover(ctx context.Context, t *testing.T) cutover {
 	if _, out := httpDo(ctx, t, http.MethodGet, s.restURL+"/connectors/"+co.name+"/status", ""); !strings.Contains(out, `"state":"STOPPED"`) {
 		t.Fatalf("connector before approval: %s", out)
 	}
+	// Applying the manifests again keeps the plan (the ConfigMap comes
+	// without data).
+	s.kubectl(ctx, t, "apply", "-k", filepath.Join(s.dir, "cutover"))
+	if again := s.keptPlan(ctx, t); again.Fingerprint != p.Fingerprint {
+		t.Fatalf("after applying cutover/ again the kept plan is %s, was %s", again.Fingerprint, p.Fingerprint)
+	}
 
 	// Approval: the resume Job.
 	start = time.Now()

@@ -1,9 +1,11 @@
 package kube
 
 import (
+	"archive/tar"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -97,21 +99,62 @@ func SaveImage(ctx context.Context, p *containers.Podman, ref, path string) erro
 }
 
 // ImportImage imports an OCI archive (podman save --format oci-archive)
-// into the cluster's containerd, under the name ref, so that Pods run it
-// with imagePullPolicy Never (or IfNotPresent: nothing is ever pulled).
+// into the cluster's containerd under the name ref, so that Pods run it
+// with imagePullPolicy Never or IfNotPresent: nothing is ever pulled. The
+// image is pinned, so the kubelet's image garbage collection keeps it.
 func (c *Cluster) ImportImage(ctx context.Context, archive, ref string) error {
-	// ctr names an OCI archive's image by its index annotation; podman
-	// writes only the tag there, so the full name is given as the index
-	// name and the base name.
-	out, err := c.ctr(ctx, "images", "import", "--index-name", ref, archive)
+	// ctr names an OCI archive's image after its index's
+	// org.opencontainers.image.ref.name (podman writes the full name there);
+	// it is then tagged ref.
+	name, err := archiveRefName(archive)
 	if err != nil {
+		return fmt.Errorf("kube: import %s: %w", archive, err)
+	}
+	if _, err := c.ctr(ctx, "images", "import", archive); err != nil {
 		return fmt.Errorf("kube: import %s: %w", ref, err)
 	}
-	c.log.Debug("kube: imported", "ref", ref, "out", strings.TrimSpace(out))
+	if name != ref {
+		if _, err := c.ctr(ctx, "images", "tag", "--force", name, ref); err != nil {
+			return fmt.Errorf("kube: tag %s as %s: %w", name, ref, err)
+		}
+	}
 	if _, err := c.ctr(ctx, "images", "label", ref, "io.cri-containerd.pinned=pinned"); err != nil {
 		return fmt.Errorf("kube: pin %s: %w", ref, err)
 	}
+	c.log.Debug("kube: imported", "ref", ref, "archive", archive)
 	return nil
+}
+
+// archiveRefName returns the image name an OCI archive's index.json gives
+// its one manifest.
+func archiveRefName(archive string) (string, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return "", fmt.Errorf("no index.json: %w", err)
+		}
+		if h.Name != "index.json" && h.Name != "./index.json" {
+			continue
+		}
+		var idx struct {
+			Manifests []struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"manifests"`
+		}
+		if err := json.NewDecoder(tr).Decode(&idx); err != nil {
+			return "", err
+		}
+		if len(idx.Manifests) != 1 || idx.Manifests[0].Annotations["org.opencontainers.image.ref.name"] == "" {
+			return "", fmt.Errorf("index.json: want one named manifest, got %+v", idx.Manifests)
+		}
+		return idx.Manifests[0].Annotations["org.opencontainers.image.ref.name"], nil
+	}
 }
 
 // LoadPodmanImage imports the podman image ref into the cluster under the
