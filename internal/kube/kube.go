@@ -293,6 +293,8 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--kubeconfig="+p.path("controller-manager", "kubeconfig"),
 		"--authentication-kubeconfig="+p.path("controller-manager", "kubeconfig"),
 		"--authorization-kubeconfig="+p.path("controller-manager", "kubeconfig"),
+		// No front proxy: nothing to look up for request-header authentication.
+		"--authentication-skip-lookup",
 		"--bind-address=127.0.0.1", "--leader-elect=false",
 		"--service-account-private-key-file="+p.path("sa", "key"), "--root-ca-file="+p.path("ca", "crt"),
 		"--use-service-account-credentials=true",
@@ -306,6 +308,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--kubeconfig="+p.path("scheduler", "kubeconfig"),
 		"--authentication-kubeconfig="+p.path("scheduler", "kubeconfig"),
 		"--authorization-kubeconfig="+p.path("scheduler", "kubeconfig"),
+		"--authentication-skip-lookup",
 		"--bind-address=127.0.0.1", "--leader-elect=false", "--profiling=false", "--v=1")...); err != nil {
 		return err
 	}
@@ -684,8 +687,9 @@ func (c *Cluster) Close() error {
 }
 
 // drainPods deletes every Pod at once and waits (bounded) until the
-// kubelet has stopped them, so that their network namespaces are removed
-// by the CNI plugins rather than swept.
+// kubelet has stopped their containers and sandboxes (no containerd task
+// left), so that their network namespaces are removed by the CNI plugins
+// rather than swept.
 func (c *Cluster) drainPods(ctx context.Context) {
 	if _, err := c.Kubectl(ctx, "delete", "pods", "--all", "--all-namespaces", "--grace-period=0", "--force", "--wait=false"); err != nil {
 		c.log.Warn("kube: deleting the Pods at close", "err", err)
@@ -693,7 +697,7 @@ func (c *Cluster) drainPods(ctx context.Context) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		out, err := c.ctr(ctx, "containers", "list", "-q")
+		out, err := c.ctr(ctx, "tasks", "list", "-q")
 		if err == nil && strings.TrimSpace(out) == "" {
 			return
 		}
