@@ -79,10 +79,10 @@ func TestServerSideValidation(t *testing.T) {
 		}
 		t.Logf("%s (server dry run):\n%s", dir, strings.TrimSpace(out))
 	}
-	_, warnings, err := c.KubectlStreams(ctx, strings.NewReader(strings.Replace(mustRead(t, "cutover/job.yaml"), "readOnlyRootFilesystem: true", "readOnlyRootFilesystem: true\n            privileged: true", 1)),
+	_, warnings, err := c.KubectlStreams(ctx, strings.NewReader(strings.Replace(mustRead(t, "cutover/job.yaml"), "type: RuntimeDefault", "type: Unconfined", 1)),
 		"apply", "--dry-run=server", "--validate=strict", "-f", "-")
 	if want := `would violate PodSecurity "restricted:latest"`; err != nil || !strings.Contains(warnings, want) {
-		t.Errorf("a privileged Job container: got %v, warnings %q; want a warning %q", err, warnings, want)
+		t.Errorf("a Job without a seccomp profile: got %v, warnings %q; want a warning %q", err, warnings, want)
 	}
 
 	for _, tc := range []struct {

@@ -281,6 +281,8 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+p.path("sa", "pub"), "--service-account-signing-key-file="+p.path("sa", "key"),
 		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
+		// As most clusters: Pod Security admission, not this flag, refuses privileged Pods.
+		"--allow-privileged=true",
 		"--profiling=false", "--v=1")...); err != nil {
 		return err
 	}
