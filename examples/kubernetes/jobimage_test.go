@@ -44,7 +44,6 @@ const (
 	planKey           = "plan.json" // the key of ConfigMap mm2cutover-plan (README.md)
 )
 
-
 // jobDockerfile is what examples/job/Dockerfile declares.
 type jobDockerfile struct {
 	version    string // ARG VERSION's default, stamped into the binary
