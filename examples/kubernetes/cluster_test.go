@@ -45,7 +45,10 @@ const (
 // the worker and Job images imported under the kustomizations' names, the
 // Secrets, and overlays that change only what README's "What to change per
 // site" lists (addresses, security protocol, replication factor, heap and
-// requests sized for a 2-core node), plus the test's hold hook on the Job.
+// requests sized for a 2-core node, and a startup probe that waits 10
+// minutes instead of 3: three JVMs starting at once on two cores shared with
+// other tests take 2 to 4 minutes to open their REST port), plus the test's
+// hold hook on the Job.
 type site struct {
 	c       *kube.Cluster
 	sb      *sandbox.Sandbox
@@ -128,6 +131,9 @@ func newSite(ctx context.Context, t *testing.T) *site {
       - op: replace
         path: /spec/template/spec/containers/0/resources
         value: {requests: {cpu: 100m, memory: 1Gi}, limits: {memory: 1536Mi}}
+      - op: replace
+        path: /spec/template/spec/containers/0/startupProbe/failureThreshold
+        value: 120
 `, sb.Target().Bootstrap()))
 	start = time.Now()
 	s.kubectl(ctx, t, "apply", "-k", filepath.Join(s.dir, "workers"))
@@ -150,7 +156,12 @@ func (s *site) writeOverlay(t *testing.T, name, base, patches string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	k := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\n", abs)
+	// kustomize takes a base only as a relative path.
+	rel, err := filepath.Rel(dir, abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\n", rel)
 	if patches != "" {
 		k += "patches:" + patches
 	}

@@ -278,6 +278,9 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--tls-cert-file="+p.path("apiserver", "crt"), "--tls-private-key-file="+p.path("apiserver", "key"),
 		"--kubelet-client-certificate="+p.path("apiserver-kubelet-client", "crt"),
 		"--kubelet-client-key="+p.path("apiserver-kubelet-client", "key"),
+		// The node's name resolves nowhere here (the node has no route to
+		// this machine's name servers): reach the kubelet at its address.
+		"--kubelet-preferred-address-types=InternalIP",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+p.path("sa", "pub"), "--service-account-signing-key-file="+p.path("sa", "key"),
 		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",

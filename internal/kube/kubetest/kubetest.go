@@ -22,7 +22,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/mm2cutover/mm2cutover/internal/kube"
@@ -30,22 +32,39 @@ import (
 
 var shared struct {
 	once sync.Once
+	mu   sync.Mutex // held while the cluster starts or closes
 	c    *kube.Cluster
 	err  error
 }
 
 // Main runs the tests, then closes the shared cluster if one was started
 // and calls each of also (such as sandboxtest.Close). Call it from TestMain.
+//
+// An interrupted test binary (SIGINT, SIGTERM: go test's -timeout, Ctrl-C)
+// closes them too before it exits, so that no Pod outlives it.
 func Main(m *testing.M, also ...func()) {
-	code := m.Run()
-	if shared.c != nil {
-		if err := shared.c.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, "kubetest: close:", err)
+	closeAll := sync.OnceFunc(func() {
+		shared.mu.Lock()
+		defer shared.mu.Unlock()
+		if shared.c != nil {
+			if err := shared.c.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, "kubetest: close:", err)
+			}
 		}
-	}
-	for _, f := range also {
-		f()
-	}
+		for _, f := range also {
+			f()
+		}
+	})
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		fmt.Fprintf(os.Stderr, "kubetest: %v: removing the cluster\n", s)
+		closeAll()
+		os.Exit(1)
+	}()
+	code := m.Run()
+	closeAll()
 	os.Exit(code)
 }
 
@@ -61,6 +80,8 @@ func Shared(t testing.TB) *kube.Cluster {
 		t.Skip("Kubernetes test: runs without -short")
 	}
 	shared.once.Do(func() {
+		shared.mu.Lock()
+		defer shared.mu.Unlock()
 		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		shared.c, shared.err = kube.Start(context.Background(), kube.Config{Logger: log})
 	})
