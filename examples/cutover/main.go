@@ -25,7 +25,7 @@
 // (-json for machines: one JSON document per step, with a "schema" field).
 //
 // Exit status: 0 done; 1 error worth a retry (a timeout, an unreachable
-// system); 2 usage or settings a system rejected (bad flags, a password
+// system; also any step interrupted by SIGINT or SIGTERM); 2 usage or settings a system rejected (bad flags, a password
 // without its user; a wrong password or unknown user, a certificate that
 // does not verify against the CA given, a security protocol the listener
 // does not speak, a Connect REST 401 or 403: no retry helps); 3 a check
@@ -259,5 +259,12 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	if err := cutover.CheckConnect(ctx, c.env, c.s); err != nil {
 		return report(stderr, err)
 	}
-	return report(stderr, do(ctx))
+	code := report(stderr, do(ctx))
+	if ctx.Err() != nil && code != cutover.ExitOK {
+		// Interrupted (SIGINT, SIGTERM: a Pod deleted or evicted): worth a
+		// retry, whatever the cut-short step reported.
+		fmt.Fprintln(stderr, "cutover: interrupted by a signal")
+		return cutover.ExitError
+	}
+	return code
 }

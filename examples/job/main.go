@@ -21,7 +21,8 @@
 // MM2CUTOVER_CONNECT_PASSWORD). Progress and the audit trail go to stderr;
 // the last line on stdout is one JSON object with the result.
 //
-// Exit status: 0 applied or already applied; 1 error (worth a retry);
+// Exit status: 0 applied or already applied; 1 error (worth a retry; also
+// whatever failed after SIGTERM, as when the Pod is deleted or evicted);
 // 2 bad configuration, or settings a system rejected (credentials, CA,
 // security protocol; a Connect REST 401 or 403): no retry helps; 3 a check
 // failed (precheck, blocked plan, read-back); 4 refused by a guard (the
@@ -105,6 +106,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	res := result{}
 	code := apply(ctx, flags, planPath, storeName, log, stderr, &res)
+	if ctx.Err() != nil && code != 0 {
+		// SIGTERM (the Pod deleted or evicted) cut a step short: whatever
+		// failed then, say so and exit worth a retry, never as a check that
+		// failed or a refusal, which would fail the Job for good.
+		code, res.Result = cutover.ExitError, "error"
+		res.Error = "interrupted by a signal: " + res.Error
+	}
 	res.Seconds = time.Since(start).Seconds()
 	b, _ := json.Marshal(res)
 	fmt.Fprintln(stdout, string(b))
