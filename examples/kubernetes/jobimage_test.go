@@ -326,7 +326,7 @@ func TestJobImage(t *testing.T) {
 	// What the images hold, and that both paths give the same.
 	src, pre := inspectJobImage(ctx, t, pm, srcTag), inspectJobImage(ctx, t, pm, preTag)
 	t.Logf("image %s: %.1f MB (binary %.1f MB), %d files", srcTag, float64(src.size)/1e6, float64(src.binarySize)/1e6, len(src.files))
-	wantFiles := []string{"etc/", "etc/group", "etc/passwd", "etc/ssl/", "etc/ssl/certs/", "etc/ssl/certs/ca-certificates.crt", "cutover", "mm2cutover-job", "tmp/"}
+	wantFiles := []string{"cutover", "etc/", "etc/group", "etc/passwd", "etc/ssl/", "etc/ssl/certs/", "etc/ssl/certs/ca-certificates.crt", "mm2cutover-job", "tmp/"}
 	if !slices.Equal(src.files, wantFiles) {
 		t.Errorf("image files: got %v, want only %v (no shell, no package manager)", src.files, wantFiles)
 	}
