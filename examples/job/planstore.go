@@ -26,9 +26,6 @@ import (
 // Kubernetes API with its service account's token; its Role allows get and
 // update on that one ConfigMap and nothing else (examples/kubernetes/cutover).
 
-// planStoreEnv names the ConfigMap that keeps the plan.
-const planStoreEnv = "MM2CUTOVER_PLAN_CONFIGMAP"
-
 // planKey is the ConfigMap's key for the plan, the file name the steps
 // after the Job mount it as.
 const planKey = "plan.json"
