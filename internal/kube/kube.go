@@ -528,40 +528,38 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 var errFailed = errors.New("failed")
 
 func (c *Cluster) getOK(ctx context.Context, url string) error {
+	_, err := c.get(ctx, url, 4096)
+	return err
+}
+
+// get returns the body of a GET of url as the cluster's administrator (up
+// to limit bytes), or an error naming the status and the answer.
+func (c *Cluster) get(ctx context.Context, url string, limit int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(b)))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(b)))
+	}
+	return b, nil
 }
 
 // GetJSON decodes the API server's answer to GET path (such as
 // /api/v1/nodes) into v, as the cluster's administrator.
 func (c *Cluster) GetJSON(ctx context.Context, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.APIServerURL()+path, nil)
+	b, err := c.get(ctx, c.APIServerURL()+path, 64<<20)
 	if err != nil {
 		return err
-	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, strings.TrimSpace(string(b)))
 	}
 	return json.Unmarshal(b, v)
 }
