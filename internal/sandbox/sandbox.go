@@ -127,6 +127,11 @@ type Config struct {
 	// (JMXExporterAgent) and the image's jmx-exporter.yaml, each on a free
 	// port: Worker.MetricsURL is its endpoint.
 	JMXExporter bool
+	// BrokerHost is the address of this machine the brokers' client
+	// listeners bind and advertise ("" means 127.0.0.1): for clients that
+	// cannot reach this machine's loopback, such as the Pods of
+	// internal/kube, give its HostIP. Not with Secure or Docker.
+	BrokerHost string
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 }
@@ -186,6 +191,7 @@ type Sandbox struct {
 	authz     bool      // Config.Authorizer
 	secretDir string    // credentials and keys; always removed by Close
 	log       *slog.Logger
+	host      string // the brokers' client listener address (Config.BrokerHost)
 
 	jmxAgent string // the JMX exporter agent jar in the work directory; "" without Config.JMXExporter
 
@@ -240,7 +246,12 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		}
 		cfg.CacheDir = filepath.Join(dir, "mm2cutover")
 	}
-	s := &Sandbox{owned: true, log: log, workDir: cfg.WorkDir, cacheDir: cfg.CacheDir}
+	s := &Sandbox{owned: true, log: log, workDir: cfg.WorkDir, cacheDir: cfg.CacheDir, host: cfg.BrokerHost}
+	if s.host == "" {
+		s.host = "127.0.0.1"
+	} else if cfg.Secure || cfg.Docker {
+		return nil, errors.New("sandbox: BrokerHost is not supported with Secure or Docker")
+	}
 	if s.workDir == "" {
 		if s.workDir, err = os.MkdirTemp("", "mm2sandbox-"); err != nil {
 			return nil, err

@@ -41,6 +41,13 @@ var shared, sharedSecure, sharedSecureKafka once
 // started. Call it from TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
+	Close()
+	os.Exit(code)
+}
+
+// Close closes the shared sandboxes that were started, for a TestMain that
+// has more to close than Main does.
+func Close() {
 	for _, o := range []*once{&shared, &sharedSecure, &sharedSecureKafka} {
 		if o.sb != nil {
 			if err := o.sb.Close(); err != nil {
@@ -48,7 +55,6 @@ func Main(m *testing.M) {
 			}
 		}
 	}
-	os.Exit(code)
 }
 
 // SharedSecure returns the secure sandbox shared by the tests of this
