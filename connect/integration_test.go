@@ -141,14 +141,7 @@ func produce(t *testing.T, ctx context.Context, bootstrap, topic string, partiti
 			Key: sarama.StringEncoder(fmt.Sprintf("k%d", i)), Value: sarama.StringEncoder(fmt.Sprintf("p%d-v%d", partition, i))}
 	}
 	// sandbox.Produce hashes keys to partitions; this test needs its own.
-	cfg := sandbox.NewSaramaConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	p, err := sarama.NewSyncProducer([]string{bootstrap}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	if err := p.SendMessages(msgs); err != nil {
+	if err := sandbox.ProduceToPartitions(ctx, bootstrap, msgs); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/IBM/sarama"
+
+	"github.com/mm2cutover/mm2cutover/internal/kafkaretry"
 )
 
 // Sentinel errors. Match them with errors.Is; the typed errors below wrap
@@ -300,53 +302,15 @@ func kerr(k sarama.KError) error {
 }
 
 // retriable reports whether an error is transient: retrying the same
-// request, after refreshing metadata or the coordinator, may succeed.
+// request, after refreshing metadata or the coordinator, may succeed. The
+// Kafka errors are the project's one list (kafkaretry.Retriable); a
+// SecurityError never is.
 func retriable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
 	var se *SecurityError
 	if errors.As(err, &se) {
 		return false
 	}
-	var k sarama.KError
-	if errors.As(err, &k) {
-		switch k {
-		case sarama.ErrUnknownTopicOrPartition, // a partition being created or moved
-			sarama.ErrLeaderNotAvailable,
-			sarama.ErrNotLeaderForPartition,
-			sarama.ErrRequestTimedOut,
-			sarama.ErrBrokerNotAvailable,
-			sarama.ErrReplicaNotAvailable,
-			sarama.ErrNetworkException,
-			sarama.ErrOffsetsLoadInProgress,
-			sarama.ErrConsumerCoordinatorNotAvailable,
-			sarama.ErrNotCoordinatorForConsumer,
-			sarama.ErrKafkaStorageError,
-			sarama.ErrFencedLeaderEpoch,
-			sarama.ErrUnknownLeaderEpoch,
-			sarama.ErrOffsetNotAvailable,
-			sarama.ErrUnstableOffsetCommit,
-			sarama.ErrNotController:
-			return true
-		}
-		return false
-	}
-	switch {
-	case errors.Is(err, sarama.ErrOutOfBrokers),
-		errors.Is(err, errTokenEndpoint),
-		errors.Is(err, sarama.ErrNotConnected),
-		errors.Is(err, sarama.ErrIncompleteResponse),
-		errors.Is(err, sarama.ErrControllerNotAvailable),
-		errors.Is(err, io.EOF),
-		errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, net.ErrClosed),
-		errors.Is(err, syscall.ECONNREFUSED),
-		errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.ECONNABORTED),
-		errors.Is(err, syscall.EPIPE):
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	// A token endpoint that did not answer (not one that refused the
+	// client: that is a SecurityError) is as transient as a broker.
+	return errors.Is(err, errTokenEndpoint) || kafkaretry.Retriable(err)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/google/go-cmp/cmp"
+	"github.com/mm2cutover/mm2cutover/internal/kafkaretry"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 	"github.com/mm2cutover/mm2cutover/offsets"
@@ -98,21 +99,16 @@ func produce(t testing.TB, bootstrap, topic string, partition int32, n int) int6
 	defer p.Close()
 	var last int64
 	for i := 0; i < n; i++ {
-		var off int64
-		var err error
 		// A partition just created can still refuse records for a moment on
 		// a loaded machine; sarama's own retries do not always cover it.
-		for try := 0; ; try++ {
-			_, off, err = p.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: partition, Value: sarama.StringEncoder("v")})
-			if err == nil || try == 20 {
-				break
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
+		err := kafkaretry.Do(context.Background(), func() error {
+			var err error
+			_, last, err = p.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: partition, Value: sarama.StringEncoder("v")})
+			return err
+		})
 		if err != nil {
 			t.Fatalf("produce: %v", err)
 		}
-		last = off
 	}
 	return last
 }
@@ -136,18 +132,15 @@ func flinkCommit(t testing.TB, bootstrap, group string, offsets map[TopicPartiti
 	// The first commit of a new cluster creates __consumer_offsets; with
 	// several brokers its leaders, and so the group's coordinator, can move
 	// right after. Flink's client retries then too.
-	deadline := time.Now().Add(time.Minute)
-	for {
+	err = kafkaretry.Do(context.Background(), func() error {
 		err := commitOnce(client, group, req)
-		if err == nil {
-			return
+		if kafkaretry.Retriable(err) {
+			_ = client.RefreshCoordinator(group)
 		}
-		if !errors.Is(err, sarama.ErrNotCoordinatorForConsumer) && !errors.Is(err, sarama.ErrConsumerCoordinatorNotAvailable) &&
-			!errors.Is(err, sarama.ErrOffsetsLoadInProgress) || time.Now().After(deadline) {
-			t.Fatalf("commit: %v", err)
-		}
-		_ = client.RefreshCoordinator(group)
-		time.Sleep(200 * time.Millisecond)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("commit: %v", err)
 	}
 }
 

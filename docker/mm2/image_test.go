@@ -536,14 +536,7 @@ func (c *container) stopGracefully(ctx context.Context, pm *containers.Podman, e
 // lets its partitioner choose).
 func produceToPartitions(t *testing.T, bootstrap string, msgs []*sarama.ProducerMessage) {
 	t.Helper()
-	cfg := sandbox.NewSaramaConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	p, err := sarama.NewSyncProducer([]string{bootstrap}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	if err := p.SendMessages(msgs); err != nil {
+	if err := sandbox.ProduceToPartitions(context.Background(), bootstrap, msgs); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // TestAcceptance is the proof of the mission, on real Kafka and a real
@@ -73,7 +74,9 @@ func TestAcceptance(t *testing.T) {
 		}
 	}
 	waitRunning(ctx, t, sc)
-	time.Sleep(5 * time.Second)
+	// MM2 copies again after the restart (and would copy twice what a
+	// stopping task had not committed).
+	waitReplicatedPast(ctx, t, sc.cli.env.Connect, sc.connector, nextOffsets(ctx, t, sc), 1)
 	// A graceful stop commits the task's offsets: no duplicates.
 	before := duplicates(ctx, t, sc)
 	graceful := 0
@@ -108,7 +111,7 @@ func TestAcceptance(t *testing.T) {
 	}
 	waitRunning(ctx, t, sc)
 	t.Logf("task RUNNING again %v after the kill", time.Since(killedAt).Round(time.Millisecond))
-	time.Sleep(3 * time.Second)
+	waitReplicatedPast(ctx, t, sc.cli.env.Connect, sc.connector, nextOffsets(ctx, t, sc), 1)
 
 	res, err := sc.finish(ctx)
 	if err != nil {
@@ -151,6 +154,23 @@ func duplicates(ctx context.Context, t *testing.T, sc *scenario) map[flinklike.P
 		n[p] = r.Duplicated
 	}
 	return n
+}
+
+// nextOffsets returns the next offset MM2 will copy per partition, from
+// the offsets Connect stores for the connector (M+1).
+func nextOffsets(ctx context.Context, t *testing.T, sc *scenario) map[offsets.SourcePartition]int64 {
+	t.Helper()
+	got, err := sc.cli.env.Connect.MirrorOffsets(ctx, sc.connector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := map[offsets.SourcePartition]int64{}
+	for _, o := range got {
+		if m, ok := o.Offset.Get(); ok {
+			next[o.Partition.Source()] = m + 1
+		}
+	}
+	return next
 }
 
 func waitRunning(ctx context.Context, t *testing.T, sc *scenario) {

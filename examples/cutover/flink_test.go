@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 	"github.com/mm2cutover/mm2cutover/internal/flinkjob"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
@@ -373,7 +374,16 @@ func testFlinkToMM2AndBack(t *testing.T, name, version string, fromSavepoint boo
 		}
 	}
 
-	time.Sleep(3 * time.Second) // MM2 replicates under traffic
+	// MM2 replicates under traffic: past Flink's duplicates somewhere.
+	copiedFrom := map[offsets.SourcePartition]int64{}
+	for _, p := range fc.tps() {
+		copiedFrom[p] = c[p] + past[p]
+	}
+	mm2, err := connect.New(fc.sb.ConnectURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitReplicatedPast(ctx, t, mm2, fc.connector, copiedFrom, 1)
 	if code, _ := fc.cli("-rollback-group", fc.group, "-yes", "rollback"); code != cutover.ExitOK {
 		t.Fatalf("rollback: exit %d", code)
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
@@ -234,28 +235,34 @@ func TestStatusSaysWhetherOffsetsAdvance(t *testing.T) {
 		}
 		return rep
 	}
-	status()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		time.Sleep(12 * time.Second) // Connect stores offsets every 10 s
-		rep := status()
-		if rep.Advancing != nil && *rep.Advancing && !rep.Stalled {
-			t.Logf("running: offsets moved by %d in %s", rep.Moved, rep.Since)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("running under traffic: %+v, want advancing", rep)
-		}
+	// Connect stores a task's offsets every offset.flush.interval.ms (10 s
+	// here): two status reads 12 s apart see a running task's offsets move.
+	// On a loaded machine a commit can come later; each phase polls until
+	// its answer or a deadline, never trusting one window.
+	const window = 12 * time.Second
+	until := func(what string, ok func(cutover.StatusReport) bool) cutover.StatusReport {
+		t.Helper()
+		var rep cutover.StatusReport
+		waitFor(ctx, t, what, 3*time.Minute, window, func(context.Context) error {
+			if rep = status(); !ok(rep) {
+				return fmt.Errorf("advancing %v, stalled %v, moved %d, lag %d", rep.Advancing, rep.Stalled, rep.Moved, rep.TotalLag)
+			}
+			return nil
+		})
+		return rep
 	}
+	status()
+	rep := until("running under traffic: status says advancing", func(r cutover.StatusReport) bool {
+		return r.Advancing != nil && *r.Advancing && !r.Stalled
+	})
+	t.Logf("running: offsets moved by %d in %s", rep.Moved, rep.Since)
 	if err := sc.cli.env.Connect.Pause(ctx, sc.connector); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(12 * time.Second) // the pausing task commits what it copied
-	status()
-	time.Sleep(12 * time.Second)
-	rep := status()
-	if !rep.Stalled || rep.Advancing == nil || *rep.Advancing || rep.TotalLag == 0 {
-		t.Fatalf("paused under traffic: advancing %v, stalled %v, lag %d; want stalled", rep.Advancing, rep.Stalled, rep.TotalLag)
-	}
+	// The pausing task commits what it copied, then nothing moves while the
+	// source grows.
+	rep = until("paused under traffic: status says stalled", func(r cutover.StatusReport) bool {
+		return r.Stalled && r.Advancing != nil && !*r.Advancing && r.TotalLag > 0
+	})
 	t.Logf("paused: stalled with lag %d", rep.TotalLag)
 }

@@ -32,7 +32,7 @@
 // fails before printing its own).
 //
 // Exit status: 0 done; 1 error worth a retry (a timeout, an unreachable
-// system); 2 usage or settings a system rejected (bad flags, a password
+// system; also any step interrupted by SIGINT or SIGTERM); 2 usage or settings a system rejected (bad flags, a password
 // without its user; a wrong password or unknown user, a certificate that
 // does not verify against the CA given, a security protocol the listener
 // does not speak, a Connect REST 401 or 403: no retry helps); 3 a check
@@ -309,10 +309,22 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	err = do(ctx)
+	// Interrupted (SIGINT, SIGTERM: a Pod deleted or evicted): worth a
+	// retry, whatever the cut-short step reported.
+	interrupted := err != nil && ctx.Err() != nil
 	if err != nil && o.asJSON && !c.emitted {
-		printFailure(stdout, name, s.Connector, cutover.ExitStatus(err), err)
+		code := cutover.ExitStatus(err)
+		if interrupted {
+			code = cutover.ExitError
+		}
+		printFailure(stdout, name, s.Connector, code, err)
 	}
-	return report(stderr, err)
+	code := report(stderr, err)
+	if interrupted && code != cutover.ExitOK {
+		fmt.Fprintln(stderr, "cutover: interrupted by a signal")
+		return cutover.ExitError
+	}
+	return code
 }
 
 // failed reports err on stderr and, with -json, as a failure document on

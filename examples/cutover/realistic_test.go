@@ -23,6 +23,7 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
+	"github.com/mm2cutover/mm2cutover/internal/kafkaretry"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -91,7 +92,7 @@ func (l *ledger) produce(ctx context.Context, plain sarama.SyncProducer, txn *sa
 		}
 	}
 	if len(direct) > 0 {
-		if err := plain.SendMessages(direct); err != nil {
+		if err := kafkaretry.SendMessages(ctx, plain, direct); err != nil {
 			return err
 		}
 		l.wrote(direct, true)
@@ -468,7 +469,7 @@ func removedAtC(ctx context.Context, t *testing.T, r *kafkaadmin.Client, led *le
 	for tp, rec := range atC {
 		m := led.record(flinklike.Partition{Topic: tp.Topic, Partition: tp.Partition})
 		m.Key = sarama.ByteEncoder(rec.Key)
-		if err := plain.SendMessages([]*sarama.ProducerMessage{m}); err != nil {
+		if err := kafkaretry.SendMessages(ctx, plain, []*sarama.ProducerMessage{m}); err != nil {
 			t.Fatal(err)
 		}
 		led.wrote([]*sarama.ProducerMessage{m}, true)

@@ -17,6 +17,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // newTestScenario starts a scenario whose names begin with prefix and a
@@ -123,11 +124,15 @@ func TestRollbackAfterResume(t *testing.T) {
 	if err := c.runAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
 	p, err := c.readPlan()
 	if err != nil {
 		t.Fatal(err)
 	}
+	from := map[offsets.SourcePartition]int64{}
+	for _, e := range p.Entries {
+		from[e.Partition], _ = e.GroupOffset.Get()
+	}
+	waitReplicatedPast(ctx, t, c.env.Connect, sc.connector, from, len(p.Entries)-1)
 	res, err := cutover.RollbackAfterResume(ctx, c.env, c.s, p, sc.group, true, cutover.NewAudit(nil))
 	if err != nil {
 		t.Fatal(err)

@@ -168,7 +168,14 @@ func (sc *scenario) start(ctx context.Context) error {
 		return err
 	}
 	sc.log.Info("the Flink-like job replicates under live traffic")
-	time.Sleep(4 * time.Second)
+	// At least 4 s of replication under traffic and two completed
+	// checkpoints: on a busy machine a new cluster's group coordinator can
+	// take longer than that to load, and a job stopped before its first
+	// commit leaves nothing to cut over from.
+	if err := waitCheckpoints(ctx, job, 2, 4*time.Second); err != nil {
+		job.Stop()
+		return err
+	}
 	st, err := job.Stop()
 	if err != nil {
 		return fmt.Errorf("flink-like job: %w", err)
@@ -176,6 +183,18 @@ func (sc *scenario) start(ctx context.Context) error {
 	sc.log.Info("the Flink-like job stopped (final checkpoint committed); traffic goes on",
 		"replicated", st.Records, "checkpoints", st.Checkpoints)
 	return nil
+}
+
+// waitCheckpoints waits until the job has run for at least atLeast and
+// completed n checkpoints, for at most 3 minutes.
+func waitCheckpoints(ctx context.Context, job *flinklike.Replicator, n int, atLeast time.Duration) error {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if err := job.WaitCheckpoints(ctx, n); err != nil {
+		return fmt.Errorf("flink-like job: %w", err)
+	}
+	return sleep(ctx, atLeast-time.Since(start))
 }
 
 // settings are the cutover's settings on the sandbox.

@@ -22,6 +22,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
+	"github.com/mm2cutover/mm2cutover/internal/kafkaretry"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/redact"
@@ -372,7 +373,7 @@ func (sc *secureScenario) produce(b *sandbox.Broker, from, to int, skip ...flink
 			}
 		}
 	}
-	return p.SendMessages(msgs)
+	return kafkaretry.SendMessages(context.Background(), p, msgs)
 }
 
 // start creates the topics on both clusters and plays the old job: it
@@ -417,7 +418,7 @@ func (sc *secureScenario) start(ctx context.Context) error {
 		for _, m := range recs {
 			msgs = append(msgs, copyOf(m))
 		}
-		if err := copier.SendMessages(msgs); err != nil {
+		if err := kafkaretry.SendMessages(ctx, copier, msgs); err != nil {
 			return err
 		}
 	}

@@ -1,15 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -144,7 +147,10 @@ func (f *jobFixture) offsets(ctx context.Context, t *testing.T) offsets.ReadBack
 // succeeds, the connector holds the plan's offsets, and a third run finds
 // them applied and writes nothing.
 func TestJobConvergesAfterDyingAtEachStep(t *testing.T) {
-	for _, step := range []string{"before-create", "after-create", "after-patch", "before-verify"} {
+	// The shared sandbox starts first: on a loaded machine its start takes
+	// minutes, which are no part of a step's budget.
+	sandboxtest.Shared(t)
+	for _, step := range []string{"before-create", "after-create", "before-patch", "after-patch", "before-verify"} {
 		t.Run(step, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
@@ -157,7 +163,7 @@ func TestJobConvergesAfterDyingAtEachStep(t *testing.T) {
 			if code != 0 || (r.Result != "applied" && r.Result != "already-applied") {
 				t.Fatalf("rerun after dying at %s: exit %d, %+v\n%s", step, code, r, stderr)
 			}
-			if wantPatch := step == "before-create" || step == "after-create"; r.Patched != wantPatch {
+			if wantPatch := step == "before-create" || step == "after-create" || step == "before-patch"; r.Patched != wantPatch {
 				t.Errorf("rerun after dying at %s: patched %v, want %v", step, r.Patched, wantPatch)
 			}
 			rb := f.offsets(ctx, t)
@@ -165,6 +171,47 @@ func TestJobConvergesAfterDyingAtEachStep(t *testing.T) {
 			code, r, stderr = runJob(t, f.env...)
 			if code != 0 || r.Result != "already-applied" || r.Patched || r.Created {
 				t.Fatalf("third run: exit %d, %+v, want already-applied with nothing written\n%s", code, r, stderr)
+			}
+		})
+	}
+}
+
+// TestJobInterruptedIsWorthARetry sends SIGTERM, as Kubernetes does to a
+// Pod it deletes or evicts, while the Job waits at each point where the step
+// cut short would otherwise report a failed check (the read-back) or a
+// refusal: the Job exits 1, which its podFailurePolicy retries, and a
+// rerun converges.
+func TestJobInterruptedIsWorthARetry(t *testing.T) {
+	for _, step := range []string{"after-patch", "before-verify"} {
+		t.Run(step, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			f := newJobFixture(ctx, t, "job-term-"+step)
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append([]string{"MM2CUTOVER_JOB_TEST_AS_MAIN=1", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+				holdEnv + "=" + step}, f.env...)
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() && !strings.Contains(sc.Text(), "holding on purpose") {
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			go io.Copy(io.Discard, stderr)
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out.String(), "interrupted by a signal") {
+				t.Fatalf("SIGTERM at %s: %v, stdout %s; want exit 1 (worth a retry), interrupted", step, err, out.String())
+			}
+			code, r, stderrOut := runJob(t, f.env...)
+			if code != 0 || (r.Result != "applied" && r.Result != "already-applied") {
+				t.Fatalf("rerun after SIGTERM at %s: exit %d, %+v\n%s", step, code, r, stderrOut)
 			}
 		})
 	}
@@ -196,7 +243,24 @@ func TestJobNeverRewindsAConnectorThatRan(t *testing.T) {
 		t.Fatalf("run while RUNNING: exit %d, %+v; want 4, refused", code, r)
 	}
 	// Stopped after it replicated, the Job refuses: its offsets moved on.
-	time.Sleep(2 * time.Second)
+	part := []flinklike.Partition{{Topic: topic, Partition: 0}}
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		src, err := flinklike.LogEnds(ctx, f.sb.Source().Bootstrap(), part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, err := flinklike.LogEnds(ctx, f.sb.Target().Bootstrap(), part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dst[part[0]] >= src[part[0]] {
+			break // MM2 copied the 10 records; stopping commits its offsets
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("MM2 did not copy %s: source ends at %d, target at %d", part[0].Topic, src[part[0]], dst[part[0]])
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	if err := f.client.Stop(ctx, f.connector); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,14 @@
 // Command job is the Kubernetes Job of the cutover: it builds the plan (or
-// reads the one mounted at MM2CUTOVER_PLAN), creates the MirrorSourceConnector
+// reads the one mounted at MM2CUTOVER_PLAN), keeps it in the ConfigMap
+// MM2CUTOVER_PLAN_CONFIGMAP names (see planstore.go), creates the MirrorSourceConnector
 // STOPPED if it is missing, applies the plan's offsets and verifies them by
 // reading them back. It never resumes the connector: an operator does, with
 // `cutover resume -yes`, after reading the Job's result.
+//
+// With MM2CUTOVER_PLAN_CONFIGMAP, the plan is kept in that ConfigMap of the
+// Job's namespace (key plan.json) before any offset is written, and a plan
+// already there (a retried Job's, or one an operator reviewed and put there)
+// is applied instead of building another; the steps after the Job mount it.
 //
 // It is idempotent: a Job retried after a failure at any point converges to
 // the same offsets — a connector already holding the plan's offsets is left
@@ -19,7 +25,8 @@
 // check-failed, refused, error), error and exit_status are the fields the
 // CLI's failure document (cutover -json, mm2cutover/failure/v1) has too.
 //
-// Exit status: 0 applied or already applied; 1 error (worth a retry);
+// Exit status: 0 applied or already applied; 1 error (worth a retry; also
+// whatever failed after SIGTERM, as when the Pod is deleted or evicted);
 // 2 bad configuration, or settings a system rejected (credentials, CA,
 // security protocol; a Connect REST 401 or 403): no retry helps; 3 a check
 // failed (precheck, blocked plan, read-back); 4 refused by a guard (the
@@ -27,6 +34,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -35,6 +43,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -48,15 +57,23 @@ import (
 var version = "dev"
 
 // crashEnv names the points where a test makes the Job die, as a killed
-// Pod would: before-create, after-create, after-patch, before-verify.
+// Pod would: before-create, after-create, before-patch, after-patch,
+// before-verify.
 const crashEnv = "MM2CUTOVER_JOB_CRASH_AT"
+
+// holdEnv names a point where a test makes the Job wait, "STEP" (until the
+// Pod is deleted) or "STEP:DURATION", so that it can delete the Job's Pod,
+// or a worker's, while the Job is there. The Kubernetes tests set it from
+// an optional ConfigMap key, so that the retried Pod does not wait.
+const holdEnv = "MM2CUTOVER_JOB_HOLD_AT"
 
 // result is the Job's last line on stdout.
 type result struct {
 	Result      string  `json:"result"` // applied, already-applied, refused, check-failed, error
 	Connector   string  `json:"connector,omitempty"`
 	Fingerprint string  `json:"plan_fingerprint,omitempty"`
-	PlanSource  string  `json:"plan_source,omitempty"` // built or mounted
+	PlanSource  string  `json:"plan_source,omitempty"` // built, mounted or stored (from the plan ConfigMap)
+	PlanStore   string  `json:"plan_configmap,omitempty"`
 	Created     bool    `json:"created"`
 	Patched     bool    `json:"patched"`
 	Partitions  int     `json:"partitions"`
@@ -83,6 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	flags := cutover.BindFlags(fs)
 	planPath := fs.String("plan", "", "a plan to apply (e.g. mounted from a ConfigMap); empty: build one")
+	storeName := fs.String("plan-configmap", "", "the ConfigMap of the Job's namespace that keeps the plan (key plan.json): a plan there is applied, else the plan built is stored there before any offset is written")
 	res := result{}
 	code := cutover.ExitOK
 	switch err := fs.Parse(args); {
@@ -91,11 +109,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case fs.NArg() > 0:
 		code = fail(&res, "error", fmt.Errorf("%w: unexpected arguments %q: the Job takes flags only", cutover.ErrSettings, fs.Args()), cutover.ExitUsage)
 	default:
-		flags.AlsoFromEnv("plan")
+		flags.AlsoFromEnv("plan", "plan-configmap")
 		log := slog.New(slog.NewJSONHandler(stderr, nil))
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		code = apply(ctx, flags, planPath, log, stderr, &res)
+		code = apply(ctx, flags, planPath, storeName, log, stderr, &res)
+		if ctx.Err() != nil && code != cutover.ExitOK {
+			// SIGTERM (the Pod deleted or evicted) cut a step short: whatever
+			// failed then, say so and exit worth a retry, never as a check that
+			// failed or a refusal, which would fail the Job for good.
+			code, res.Result = cutover.ExitError, "error"
+			res.Error = "interrupted by a signal: " + res.Error
+		}
 	}
 	res.ExitStatus = code
 	res.Seconds = time.Since(start).Seconds()
@@ -104,14 +129,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// apply runs the Job. planFlag is read after flags.Settings, which also sets
-// it from MM2CUTOVER_PLAN.
-func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slog.Logger, stderr io.Writer, res *result) int {
+// apply runs the Job. planFlag and storeFlag are read after
+// flags.Settings, which also sets them from MM2CUTOVER_PLAN and
+// MM2CUTOVER_PLAN_CONFIGMAP.
+func apply(ctx context.Context, flags *cutover.Flags, planFlag, storeFlag *string, log *slog.Logger, stderr io.Writer, res *result) int {
 	s, err := flags.Settings()
 	if err != nil {
 		return classify(res, err)
 	}
-	planPath := *planFlag
+	planPath, storeName := *planFlag, *storeFlag
 	if planPath != "" {
 		// Before any contact: a plan named but absent, or a directory (a
 		// ConfigMap mounted without subPath), is a setting no retry fixes.
@@ -123,11 +149,16 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slo
 	}
 	s.ToolVersion, s.Logger = "mm2cutover-job/"+version, log
 	log.Info("mm2cutover-job", "tool_version", s.ToolVersion)
-	if at := os.Getenv(crashEnv); at != "" {
+	crashAt := os.Getenv(crashEnv)
+	holdAt, holdFor, _ := strings.Cut(os.Getenv(holdEnv), ":")
+	if crashAt != "" || holdAt != "" {
 		s.OnStep = func(step string) {
-			if step == at {
+			if step == crashAt {
 				log.Warn("dying on purpose", "at", step)
 				os.Exit(137) // as SIGKILL: no cleanup, nothing more written
+			}
+			if step == holdAt {
+				hold(ctx, log, step, holdFor)
 			}
 		}
 	}
@@ -142,7 +173,8 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slo
 	}
 
 	var p *plan.Plan
-	if planPath != "" {
+	switch {
+	case planPath != "":
 		// A plan named but absent is refused: the Job never applies a plan
 		// nobody reviewed in place of the one that was meant.
 		f, err := os.Open(planPath)
@@ -155,7 +187,12 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slo
 			return classify(res, fmt.Errorf("mounted plan %s: %w", planPath, err))
 		}
 		res.PlanSource = "mounted"
-	} else {
+	case storeName != "":
+		res.PlanStore = storeName
+		if p, res.PlanSource, err = storedPlan(ctx, env, s, storeName, log); err != nil {
+			return classify(res, err)
+		}
+	default:
 		if p, _, err = cutover.MakePlan(ctx, env, s, time.Now()); err != nil {
 			return classify(res, err)
 		}
@@ -176,6 +213,56 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag *string, log *slo
 	log.Info("offsets applied and verified; the connector stays STOPPED until an operator resumes it",
 		"connector", s.Connector, "plan", p.Fingerprint, "result", res.Result)
 	return 0
+}
+
+// hold waits at step for d (a time.Duration), or until ctx ends when d is
+// empty or invalid.
+func hold(ctx context.Context, log *slog.Logger, step, d string) {
+	wait, err := time.ParseDuration(d)
+	if err != nil {
+		wait = 24 * time.Hour
+	}
+	log.Warn("holding on purpose", "at", step, "for", wait.String())
+	select {
+	case <-ctx.Done():
+	case <-time.After(wait):
+	}
+	log.Warn("hold over", "at", step)
+}
+
+// storedPlan returns the plan kept in the ConfigMap name ("stored"), or
+// builds one and keeps it there before returning it ("built"): no offset
+// is ever written from a plan that is not kept.
+func storedPlan(ctx context.Context, env *cutover.Env, s cutover.Settings, name string, log *slog.Logger) (*plan.Plan, string, error) {
+	store, err := newPlanStore(name)
+	if err != nil {
+		return nil, "", err
+	}
+	cm, err := store.load(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if text := cm.Data[planKey]; strings.TrimSpace(text) != "" {
+		p, err := plan.Decode(strings.NewReader(text))
+		if err != nil {
+			return nil, "", fmt.Errorf("the plan in ConfigMap %s: %w", name, err)
+		}
+		log.Info("applying the plan kept in the ConfigMap", "configmap", name, "plan", p.Fingerprint, "created", p.CreatedAt)
+		return p, "stored", nil
+	}
+	p, _, err := cutover.MakePlan(ctx, env, s, time.Now())
+	if err != nil {
+		return nil, "", err
+	}
+	var buf bytes.Buffer
+	if err := p.Encode(&buf); err != nil {
+		return nil, "", err
+	}
+	if err := store.save(ctx, cm, buf.Bytes(), p.Fingerprint); err != nil {
+		return nil, "", err
+	}
+	log.Info("plan kept in the ConfigMap before any offset is written", "configmap", name, "key", planKey, "plan", p.Fingerprint)
+	return p, "built", nil
 }
 
 func classify(res *result, err error) int {

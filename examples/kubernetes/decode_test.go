@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -26,7 +27,7 @@ import (
 
 // The directories whose YAML files are manifests, each with its own
 // kustomization.yaml.
-var manifestDirs = []string{".", "cutover"}
+var manifestDirs = []string{".", "cutover", "cutover/resume"}
 
 // The worker image's files, relative to this directory.
 const (
@@ -133,6 +134,10 @@ func newObject(apiVersion, kind string) (any, error) {
 		return &batchv1.Job{}, nil
 	case "policy/v1/PodDisruptionBudget":
 		return &policyv1.PodDisruptionBudget{}, nil
+	case "rbac.authorization.k8s.io/v1/Role":
+		return &rbacv1.Role{}, nil
+	case "rbac.authorization.k8s.io/v1/RoleBinding":
+		return &rbacv1.RoleBinding{}, nil
 	case "networking.k8s.io/v1/NetworkPolicy":
 		return &networkingv1.NetworkPolicy{}, nil
 	case "monitoring.coreos.com/v1/ServiceMonitor":
@@ -185,6 +190,8 @@ type manifests struct {
 	deployments    []*appsv1.Deployment
 	jobs           []*batchv1.Job
 	pdbs           []*policyv1.PodDisruptionBudget
+	roles          []*rbacv1.Role
+	roleBindings   []*rbacv1.RoleBinding
 	monitors       []*ServiceMonitor
 	rules          []*PrometheusRule
 	kustomizations map[string]*Kustomization // by directory
@@ -245,6 +252,10 @@ func load(t *testing.T) *manifests {
 				m.jobs = append(m.jobs, o)
 			case *policyv1.PodDisruptionBudget:
 				m.pdbs = append(m.pdbs, o)
+			case *rbacv1.Role:
+				m.roles = append(m.roles, o)
+			case *rbacv1.RoleBinding:
+				m.roleBindings = append(m.roleBindings, o)
 			case *ServiceMonitor:
 				m.monitors = append(m.monitors, o)
 			case *PrometheusRule:
@@ -263,7 +274,7 @@ func load(t *testing.T) *manifests {
 	}{
 		{"Namespaces", len(m.namespaces), 1},
 		{"Deployments", len(m.deployments), 1},
-		{"Jobs", len(m.jobs), 1},
+		{"Jobs", len(m.jobs), 2}, // the offset Job (cutover/) and the resume Job (cutover/resume/)
 		{"PodDisruptionBudgets", len(m.pdbs), 1},
 		{"ServiceMonitors", len(m.monitors), 1},
 		{"PrometheusRules", len(m.rules), 1},
@@ -278,6 +289,7 @@ func load(t *testing.T) *manifests {
 
 func (m *manifests) deployment() *appsv1.Deployment { return m.deployments[0] }
 func (m *manifests) job() *batchv1.Job              { return m.jobs[0] }
+func (m *manifests) resumeJob() *batchv1.Job        { return m.jobs[1] }
 
 // worker is the Connect container of the Deployment.
 func (m *manifests) worker(t *testing.T) *corev1.Container {

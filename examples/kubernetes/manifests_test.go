@@ -600,9 +600,11 @@ func TestSecurityContext(t *testing.T) {
 		pod      *corev1.PodSpec
 		uid, gid int64
 		image    string // the Dockerfile of the pod's image
+		token    bool   // mounts its service account's token (TestPlanRole checks what it allows)
 	}{
-		{"Deployment mm2-connect", &m.deployment().Spec.Template.Spec, d.uid, d.gid, dockerfilePath},
-		{"Job mm2cutover-offsets", &m.job().Spec.Template.Spec, jd.uid, jd.gid, jobDockerfilePath},
+		{"Deployment mm2-connect", &m.deployment().Spec.Template.Spec, d.uid, d.gid, dockerfilePath, false},
+		{"Job mm2cutover-offsets", &m.job().Spec.Template.Spec, jd.uid, jd.gid, jobDockerfilePath, true},
+		{"Job mm2cutover-resume", &m.resumeJob().Spec.Template.Spec, jd.uid, jd.gid, jobDockerfilePath, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			psc := tc.pod.SecurityContext
@@ -623,8 +625,8 @@ func TestSecurityContext(t *testing.T) {
 			if psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 				t.Errorf("seccompProfile: got %v, want RuntimeDefault", psc.SeccompProfile)
 			}
-			if a := tc.pod.AutomountServiceAccountToken; a == nil || *a {
-				t.Errorf("automountServiceAccountToken: got %v, want false (no Kubernetes API access)", deref(a))
+			if a := tc.pod.AutomountServiceAccountToken; a == nil || *a != tc.token {
+				t.Errorf("automountServiceAccountToken: got %v, want %v (only the offset Job calls the Kubernetes API, to keep the plan)", deref(a), tc.token)
 			}
 			if sa := tc.pod.ServiceAccountName; m.serviceAccts[sa] == nil {
 				t.Errorf("serviceAccountName: got %q, want one of %v", sa, sortedKeys(m.serviceAccts))
@@ -638,7 +640,7 @@ func TestSecurityContext(t *testing.T) {
 					tmpDirs[v.Name] = true
 				}
 			}
-			for _, c := range tc.pod.Containers {
+			for _, c := range slices.Concat(tc.pod.InitContainers, tc.pod.Containers) {
 				sc := c.SecurityContext
 				if sc == nil {
 					t.Errorf("container %s: no securityContext", c.Name)

@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { sandboxtest.Main(m) }
 // the source log ends.
 func TestReplicatorCopiesExactlyOnceAcrossRestarts(t *testing.T) {
 	sb := sandboxtest.Shared(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	topics := map[string]int32{"fl-a": 3, "fl-b": 2}
 	// fl-empty never gets a record: Flink still commits its position, 0.
@@ -40,7 +40,11 @@ func TestReplicatorCopiesExactlyOnceAcrossRestarts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(2 * time.Second)
+		// Two checkpoints under traffic: on a busy machine the new group
+		// coordinator may load for longer than any fixed wait.
+		if err := r.WaitCheckpoints(ctx, 2); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
 		st, err := r.Stop()
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/mm2cutover/mm2cutover/internal/kafkaretry"
 )
 
 // Config says what to replicate.
@@ -70,7 +72,7 @@ func Start(ctx context.Context, cfg Config) (*Replicator, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r := &Replicator{cfg: cfg, cancel: cancel, done: make(chan struct{})}
-	job, err := newJob(cfg)
+	job, err := newJob(ctx, cfg)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -129,25 +131,69 @@ func (r *Replicator) WaitCommitted(ctx context.Context, want map[Partition]int64
 	}
 }
 
+// WaitCheckpoints waits until the job has completed at least n
+// checkpoints (each wrote what it read and committed), the job ends (its
+// error is returned), or ctx ends.
+func (r *Replicator) WaitCheckpoints(ctx context.Context, n int) error {
+	for {
+		if st := r.Stats(); st.Checkpoints >= n {
+			return nil
+		}
+		select {
+		case <-r.done:
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return fmt.Errorf("the job ended after %d of %d checkpoints: %v", r.stats.Checkpoints, n, r.err)
+		case <-ctx.Done():
+			return fmt.Errorf("the job completed %d of %d checkpoints: %w", r.Stats().Checkpoints, n, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // LogEnds returns the end offset of each partition.
 func LogEnds(ctx context.Context, bootstrap string, parts []Partition) (map[Partition]int64, error) {
-	client, err := sarama.NewClient([]string{bootstrap}, saramaConfig("flinklike-ends"))
+	client, err := newClient(ctx, bootstrap, saramaConfig("flinklike-ends"))
 	if err != nil {
 		return nil, err
 	}
 	defer client.Close()
 	out := make(map[Partition]int64, len(parts))
 	for _, p := range parts {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		end, err := client.GetOffset(p.Topic, p.Partition, sarama.OffsetNewest)
+		end, err := getOffset(ctx, client, p.Topic, p.Partition, sarama.OffsetNewest)
 		if err != nil {
 			return nil, err
 		}
 		out[p] = end
 	}
 	return out, nil
+}
+
+// newClient connects to the cluster at bootstrap, retrying while no
+// broker answers yet (kafkaretry.Do).
+func newClient(ctx context.Context, bootstrap string, cfg *sarama.Config) (sarama.Client, error) {
+	var client sarama.Client
+	err := kafkaretry.Do(ctx, func() error {
+		var err error
+		client, err = sarama.NewClient([]string{bootstrap}, cfg)
+		return err
+	})
+	return client, err
+}
+
+// getOffset is client.GetOffset, retried while the partition's leader is
+// not known or has just moved.
+func getOffset(ctx context.Context, client sarama.Client, topic string, partition int32, at int64) (int64, error) {
+	var off int64
+	err := kafkaretry.Do(ctx, func() error {
+		var err error
+		off, err = client.GetOffset(topic, partition, at)
+		if err != nil {
+			_ = client.RefreshMetadata(topic)
+		}
+		return err
+	})
+	return off, err
 }
 
 // Stop takes a final checkpoint and stops the job; it returns the job's
@@ -168,12 +214,12 @@ type job struct {
 	producer sarama.SyncProducer
 }
 
-func newJob(cfg Config) (*job, error) {
+func newJob(ctx context.Context, cfg Config) (*job, error) {
 	sc := saramaConfig("flinklike-source")
 	if cfg.ReadCommitted {
 		sc.Consumer.IsolationLevel = sarama.ReadCommitted
 	}
-	client, err := sarama.NewClient([]string{cfg.Source}, sc)
+	client, err := newClient(ctx, cfg.Source, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +228,11 @@ func newJob(cfg Config) (*job, error) {
 		client.Close()
 		return nil, err
 	}
-	producer, err := sarama.NewSyncProducer([]string{cfg.Target}, saramaConfig("flinklike-sink"))
+	var producer sarama.SyncProducer
+	err = kafkaretry.Do(ctx, func() error {
+		producer, err = sarama.NewSyncProducer([]string{cfg.Target}, saramaConfig("flinklike-sink"))
+		return err
+	})
 	if err != nil {
 		consumer.Close()
 		client.Close()
@@ -206,6 +256,9 @@ func saramaConfig(clientID string) *sarama.Config {
 	c.Producer.Return.Successes = true
 	c.Producer.Idempotent = true
 	c.Producer.Retry.Max = 10
+	c.Producer.Retry.Backoff = 250 * time.Millisecond
+	c.Metadata.Retry.Max = 10
+	c.Metadata.Retry.Backoff = 250 * time.Millisecond
 	c.Net.MaxOpenRequests = 1
 	c.Producer.Partitioner = sarama.NewManualPartitioner
 	c.Consumer.Return.Errors = true
@@ -218,10 +271,13 @@ type tp struct {
 }
 
 func (j *job) run(ctx context.Context, mu *sync.Mutex, stats *Stats) error {
-	start, err := j.committed()
+	start, err := j.committed(ctx)
 	if err != nil {
 		return err
 	}
+	// The last checkpoint runs after ctx ended (Stop): its writes and
+	// commits retry under kafkaretry's own bound instead.
+	final := context.WithoutCancel(ctx)
 	msgs := make(chan *sarama.ConsumerMessage, 4096)
 	errs := make(chan error, 1)
 	var pcs []sarama.PartitionConsumer
@@ -231,7 +287,12 @@ func (j *job) run(ctx context.Context, mu *sync.Mutex, stats *Stats) error {
 		}
 	}()
 	for p, from := range start {
-		pc, err := j.consumer.ConsumePartition(p.topic, p.partition, from)
+		var pc sarama.PartitionConsumer
+		err := kafkaretry.Do(ctx, func() error {
+			var err error
+			pc, err = j.consumer.ConsumePartition(p.topic, p.partition, from)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("assign %s-%d at %d: %w", p.topic, p.partition, from, err)
 		}
@@ -251,6 +312,9 @@ func (j *job) run(ctx context.Context, mu *sync.Mutex, stats *Stats) error {
 				case e, ok := <-pc.Errors():
 					if !ok {
 						return
+					}
+					if kafkaretry.Retriable(e.Err) {
+						continue // sarama finds the new leader and goes on
 					}
 					select {
 					case errs <- e:
@@ -273,12 +337,12 @@ func (j *job) run(ctx context.Context, mu *sync.Mutex, stats *Stats) error {
 	defer ticker.Stop()
 	checkpoint := func() error {
 		if len(buf) > 0 {
-			if err := j.producer.SendMessages(buf); err != nil {
+			if err := kafkaretry.SendMessages(final, j.producer, buf); err != nil {
 				return fmt.Errorf("write to target: %w", err)
 			}
 		}
 		if len(next) > 0 {
-			if err := j.commit(next); err != nil {
+			if err := j.commit(final, next); err != nil {
 				return err
 			}
 		}
@@ -345,50 +409,77 @@ func copyRecord(m *sarama.ConsumerMessage, target string) *sarama.ProducerMessag
 
 // committed returns where each partition starts: the group's committed
 // offset, or the log start offset when there is none.
-func (j *job) committed() (map[tp]int64, error) {
-	coord, err := j.client.Coordinator(j.cfg.Group)
-	if err != nil {
-		return nil, err
-	}
+func (j *job) committed(ctx context.Context) (map[tp]int64, error) {
 	req := &sarama.OffsetFetchRequest{ConsumerGroup: j.cfg.Group, Version: 5}
 	parts := map[tp]int64{}
 	for _, t := range j.cfg.Topics {
-		ps, err := j.client.Partitions(t)
+		var ps []int32
+		err := kafkaretry.Do(ctx, func() error {
+			var err error
+			ps, err = j.client.Partitions(t)
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("partitions of %s: %w", t, err)
 		}
 		for _, p := range ps {
 			req.AddPartition(t, p)
-			oldest, err := j.client.GetOffset(t, p, sarama.OffsetOldest)
+			oldest, err := getOffset(ctx, j.client, t, p, sarama.OffsetOldest)
 			if err != nil {
 				return nil, fmt.Errorf("log start of %s-%d: %w", t, p, err)
 			}
 			parts[tp{t, p}] = oldest
 		}
 	}
-	resp, err := coord.FetchOffset(req)
-	if err != nil {
-		return nil, err
-	}
-	for p := range parts {
-		b := resp.GetBlock(p.topic, p.partition)
-		if b != nil && !errors.Is(b.Err, sarama.ErrNoError) {
-			return nil, b.Err
+	err := j.withCoordinator(ctx, func(coord *sarama.Broker) error {
+		resp, err := coord.FetchOffset(req)
+		if err != nil {
+			return err
 		}
-		if b != nil && b.Offset >= 0 {
-			parts[p] = b.Offset
+		if err := kerr(resp.Err); err != nil {
+			return fmt.Errorf("fetch offsets of %s: %w", j.cfg.Group, err)
 		}
+		for p := range parts {
+			b := resp.GetBlock(p.topic, p.partition)
+			if b != nil && !errors.Is(b.Err, sarama.ErrNoError) {
+				return fmt.Errorf("fetch offset of %s-%d for %s: %w", p.topic, p.partition, j.cfg.Group, b.Err)
+			}
+			if b != nil && b.Offset >= 0 {
+				parts[p] = b.Offset
+			}
+		}
+		return nil
+	})
+	return parts, err
+}
+
+// withCoordinator calls fn with the group's coordinator until it succeeds
+// or fails for good (kafkaretry.Do), looking the coordinator up again
+// after an error that says it moved or is still loading the group.
+func (j *job) withCoordinator(ctx context.Context, fn func(*sarama.Broker) error) error {
+	return kafkaretry.Do(ctx, func() error {
+		coord, err := j.client.Coordinator(j.cfg.Group)
+		if err == nil {
+			err = fn(coord)
+		}
+		if kafkaretry.Retriable(err) { // NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, a dropped connection
+			_ = j.client.RefreshCoordinator(j.cfg.Group)
+		}
+		return err
+	})
+}
+
+func kerr(k sarama.KError) error {
+	if k == sarama.ErrNoError {
+		return nil
 	}
-	return parts, nil
+	return k
 }
 
 // commit sends one OffsetCommit with generation -1 and no member, as Flink's
-// KafkaSource does on checkpoint completion.
-func (j *job) commit(next map[tp]int64) error {
-	coord, err := j.client.Coordinator(j.cfg.Group)
-	if err != nil {
-		return err
-	}
+// KafkaSource does on checkpoint completion, retrying it while the group's
+// coordinator moves or loads (the same offsets: safe to repeat).
+func (j *job) commit(ctx context.Context, next map[tp]int64) error {
 	req := &sarama.OffsetCommitRequest{
 		Version:                 2,
 		ConsumerGroup:           j.cfg.Group,
@@ -408,16 +499,18 @@ func (j *job) commit(next map[tp]int64) error {
 	for _, p := range keys {
 		req.AddBlock(p.topic, p.partition, next[p], 0, "")
 	}
-	resp, err := coord.CommitOffset(req)
-	if err != nil {
-		return fmt.Errorf("commit offsets of %s: %w", j.cfg.Group, err)
-	}
-	for t, ps := range resp.Errors {
-		for p, kerr := range ps {
-			if !errors.Is(kerr, sarama.ErrNoError) {
-				return fmt.Errorf("commit %s-%d for %s: %w", t, p, j.cfg.Group, kerr)
+	return j.withCoordinator(ctx, func(coord *sarama.Broker) error {
+		resp, err := coord.CommitOffset(req)
+		if err != nil {
+			return fmt.Errorf("commit offsets of %s: %w", j.cfg.Group, err)
+		}
+		for t, ps := range resp.Errors {
+			for p, kerr := range ps {
+				if !errors.Is(kerr, sarama.ErrNoError) {
+					return fmt.Errorf("commit %s-%d for %s: %w", t, p, j.cfg.Group, kerr)
+				}
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/mm2cutover/mm2cutover/internal/kafkaretry"
 )
 
 // Traffic keeps producing to the given partitions until stopped: each
@@ -49,9 +51,10 @@ func All(topics map[string]int32) []Partition {
 	return ps
 }
 
-// Produce writes n records to each partition, synchronously.
+// Produce writes n records to each partition, synchronously, retrying
+// what fails for a retriable reason (kafkaretry.SendMessages).
 func Produce(ctx context.Context, bootstrap string, parts []Partition, n int) error {
-	p, err := sarama.NewSyncProducer([]string{bootstrap}, saramaConfig("flinklike-produce"))
+	p, err := newSyncProducer(ctx, bootstrap, "flinklike-produce")
 	if err != nil {
 		return err
 	}
@@ -63,7 +66,19 @@ func Produce(ctx context.Context, bootstrap string, parts []Partition, n int) er
 			msgs = append(msgs, Record(tp.Topic, tp.Partition, run, i))
 		}
 	}
-	return p.SendMessages(msgs)
+	return kafkaretry.SendMessages(ctx, p, msgs)
+}
+
+// newSyncProducer connects a producer to the cluster at bootstrap,
+// retrying while no broker answers yet.
+func newSyncProducer(ctx context.Context, bootstrap, clientID string) (sarama.SyncProducer, error) {
+	var p sarama.SyncProducer
+	err := kafkaretry.Do(ctx, func() error {
+		var err error
+		p, err = sarama.NewSyncProducer([]string{bootstrap}, saramaConfig(clientID))
+		return err
+	})
+	return p, err
 }
 
 func newRun() string {
@@ -73,12 +88,16 @@ func newRun() string {
 }
 
 // StartTraffic starts producing batches of batch records per partition
-// every interval to the cluster at bootstrap.
+// every interval to the cluster at bootstrap. A batch that fails for a
+// retriable reason is sent again (kafkaretry.SendMessages), even while
+// Stop waits for it; any other failure stops the traffic, and Stop
+// returns it.
 func StartTraffic(ctx context.Context, bootstrap string, parts []Partition, batch int, interval time.Duration) (*Traffic, error) {
-	p, err := sarama.NewSyncProducer([]string{bootstrap}, saramaConfig("flinklike-traffic"))
+	p, err := newSyncProducer(ctx, bootstrap, "flinklike-traffic")
 	if err != nil {
 		return nil, err
 	}
+	send := context.WithoutCancel(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	t := &Traffic{cancel: cancel, done: make(chan struct{})}
 	seq := map[Partition]int{}
@@ -96,7 +115,7 @@ func StartTraffic(ctx context.Context, bootstrap string, parts []Partition, batc
 					seq[k]++
 				}
 			}
-			if err := p.SendMessages(msgs); err != nil {
+			if err := kafkaretry.SendMessages(send, p, msgs); err != nil {
 				t.mu.Lock()
 				t.err = err
 				t.mu.Unlock()
@@ -222,16 +241,16 @@ func sameHeaders(a, b []*sarama.RecordHeader) bool {
 
 // ReadAll reads a partition from its log start to its current end.
 func ReadAll(ctx context.Context, bootstrap, topic string, partition int32) ([]*sarama.ConsumerMessage, error) {
-	client, err := sarama.NewClient([]string{bootstrap}, saramaConfig("flinklike-check"))
+	client, err := newClient(ctx, bootstrap, saramaConfig("flinklike-check"))
 	if err != nil {
 		return nil, err
 	}
 	defer client.Close()
-	end, err := client.GetOffset(topic, partition, sarama.OffsetNewest)
+	end, err := getOffset(ctx, client, topic, partition, sarama.OffsetNewest)
 	if err != nil {
 		return nil, err
 	}
-	start, err := client.GetOffset(topic, partition, sarama.OffsetOldest)
+	start, err := getOffset(ctx, client, topic, partition, sarama.OffsetOldest)
 	if err != nil {
 		return nil, err
 	}
@@ -243,8 +262,11 @@ func ReadAll(ctx context.Context, bootstrap, topic string, partition int32) ([]*
 		return nil, err
 	}
 	defer c.Close()
-	pc, err := c.ConsumePartition(topic, partition, start)
-	if err != nil {
+	var pc sarama.PartitionConsumer
+	if err := kafkaretry.Do(ctx, func() error {
+		pc, err = c.ConsumePartition(topic, partition, start)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	defer pc.AsyncClose()
@@ -257,6 +279,9 @@ func ReadAll(ctx context.Context, bootstrap, topic string, partition int32) ([]*
 				return out, nil
 			}
 		case err := <-pc.Errors():
+			if kafkaretry.Retriable(err.Err) {
+				continue // sarama finds the partition's leader again
+			}
 			return out, err
 		case <-ctx.Done():
 			return out, fmt.Errorf("%s-%d: read %d records up to offset %d: %w", topic, partition, len(out), end, ctx.Err())

@@ -37,7 +37,8 @@ type Node struct {
 	format   func(context.Context) error
 }
 
-// newBroker builds (does not start) a cluster of n nodes on 127.0.0.1, each
+// newBroker builds (does not start) a cluster of n nodes on 127.0.0.1 (the
+// client listeners on Config.BrokerHost when given), each
 // with a client listener, a controller listener and, in a secure sandbox, a
 // PLAINTEXT inter-broker listener. Every node is a controller: with three,
 // the quorum survives one stopped node.
@@ -61,7 +62,7 @@ func (s *Sandbox) newBroker(name string, n int, java, dist, confDir string, env 
 	var argfiles []string
 	for i := range n {
 		p := ports[i*perNode : (i+1)*perNode]
-		nd := &Node{cluster: b, id: int32(i + 1), addr: fmt.Sprintf("127.0.0.1:%d", p[0])}
+		nd := &Node{cluster: b, id: int32(i + 1), addr: fmt.Sprintf("%s:%d", s.host, p[0])}
 		nd.internal = nd.addr
 		dir := filepath.Join(s.workDir, name)
 		if n > 1 {
@@ -139,7 +140,7 @@ func (s *Sandbox) newBroker(name string, n int, java, dist, confDir string, env 
 		}
 		b.nodes = append(b.nodes, nd)
 		if s.docker != nil {
-			nd.proc = s.docker.runner(label, brokerArgv(formatCmd(argv, b.clusterID), argv), nodeEnv)
+			nd.proc = s.docker.runner(label, brokerArgv(formatCmd(argv, b.clusterID), argv), nodeEnv, filepath.Join(dir, "broker.log"))
 			continue
 		}
 		nd.proc = &process{name: label, argv: argv, env: nodeEnv, dir: dir, log: filepath.Join(dir, "broker.log")}

@@ -1,14 +1,13 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ory/dockertest/v3"
 	dc "github.com/ory/dockertest/v3/docker"
@@ -17,21 +16,24 @@ import (
 // ErrNoDocker means the Docker backend was asked for but no Docker daemon answers.
 var ErrNoDocker = errors.New("no docker daemon")
 
-// dockerBackend runs the sandbox's JVMs as apache/kafka containers on the
-// host network, with the work directory mounted at the same path, so that
-// addresses, ports, file paths and the worker image's files are exactly
-// those of the process backend. (Not exercised on this project's machines,
-// which have no Docker engine.)
+// dockerBackend runs the sandbox's JVMs as containers of one image
+// (apache/kafka by default) on the host network, with the work directory
+// mounted at the same path, so that addresses, ports, file paths and the
+// worker image's files are exactly those of the process backend. The
+// project's CI runs it through podman's Docker API on an image built from
+// the cached jars (internal/containers KafkaImage).
 type dockerBackend struct {
-	pool    *dockertest.Pool
-	tag     string
-	workDir string
+	pool       *dockertest.Pool
+	repository string
+	tag        string
+	workDir    string
 }
 
 // dockerKafkaHome is where the apache/kafka image keeps the distribution.
 const dockerKafkaHome = "/opt/kafka"
 
-func newDockerBackend(version, workDir string) (*dockerBackend, error) {
+func newDockerBackend(image, workDir string) (*dockerBackend, error) {
+	repository, tag := splitImage(image)
 	pool, err := dockertest.NewPool("")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoDocker, err)
@@ -39,17 +41,32 @@ func newDockerBackend(version, workDir string) (*dockerBackend, error) {
 	if err := pool.Client.Ping(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoDocker, err)
 	}
-	return &dockerBackend{pool: pool, tag: version, workDir: workDir}, nil
+	return &dockerBackend{pool: pool, repository: repository, tag: tag, workDir: workDir}, nil
 }
 
-func (d *dockerBackend) runner(name string, argv, env []string) runner {
+// splitImage splits an image reference into repository and tag ("latest"
+// when it names none); a port of the registry host is not a tag.
+func splitImage(image string) (repository, tag string) {
+	slash := strings.LastIndex(image, "/")
+	if i := strings.LastIndex(image, ":"); i > slash {
+		return image[:i], image[i+1:]
+	}
+	return image, "latest"
+}
+
+// runner returns a container that runs argv with env and appends its
+// output to logPath (in the mounted work directory), as a process of the
+// process backend does: the same log files, whichever the backend.
+func (d *dockerBackend) runner(name string, argv, env []string, logPath string) runner {
+	wrapped := append([]string{"bash", "-c", `exec >>"$0" 2>&1; echo "=== sandbox: starting in a container at $(date -Is)"; exec "$@"`, logPath}, argv...)
 	return &container{
 		pool: d.pool,
 		name: name,
+		log:  logPath,
 		opts: &dockertest.RunOptions{
-			Repository: "apache/kafka",
+			Repository: d.repository,
 			Tag:        d.tag,
-			Entrypoint: argv,
+			Entrypoint: wrapped,
 			Env:        env,
 			Mounts:     []string{d.workDir + ":" + d.workDir},
 			User:       fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
@@ -75,6 +92,7 @@ func shellJoin(args []string) string {
 type container struct {
 	pool *dockertest.Pool
 	name string
+	log  string // the output, as the process backend's log file
 	opts *dockertest.RunOptions
 
 	mu   sync.Mutex
@@ -124,22 +142,33 @@ func (c *container) wait() (<-chan struct{}, func() error) {
 	}
 }
 
+// stop asks the engine to stop the container: SIGTERM, then SIGKILL when
+// ctx's deadline (or stopTimeout) has passed, as the process backend does.
+// A container that had to be killed returns an error matching ErrStopHung.
 func (c *container) stop(ctx context.Context) error {
 	done, exitErr := c.wait()
 	if done == nil {
 		return nil
 	}
-	if err := c.pool.Client.StopContainerWithContext(c.res.Container.ID, uint(stopTimeout.Seconds()), ctx); err != nil {
+	grace := stopTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		grace = max(time.Until(dl)-time.Second, time.Second)
+	}
+	if err := c.pool.Client.StopContainer(c.res.Container.ID, uint(grace.Seconds())); err != nil {
 		var notRunning *dc.ContainerNotRunning
 		if !errors.As(err, &notRunning) {
 			return err
 		}
 	}
 	<-done
-	if err := exitErr(); err != nil && err.Error() != "exit status 143" {
+	switch err := exitErr(); {
+	case err == nil || err.Error() == "exit status 143":
+		return nil
+	case err.Error() == "exit status 137":
+		return fmt.Errorf("%s: %w, so it was killed after %v", c.name, ErrStopHung, grace.Round(time.Second))
+	default:
 		return err
 	}
-	return nil
 }
 
 func (c *container) kill() error {
@@ -156,30 +185,10 @@ func (c *container) kill() error {
 	return nil
 }
 
-func (c *container) tail(n int) string {
-	c.mu.Lock()
-	res := c.res
-	c.mu.Unlock()
-	if res == nil {
-		return "(not started)"
-	}
-	var b bytes.Buffer
-	err := c.pool.Client.Logs(dc.LogsOptions{Container: res.Container.ID, OutputStream: &b, ErrorStream: &b,
-		Stdout: true, Stderr: true, Tail: strconv.Itoa(n)})
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	return b.String()
-}
+func (c *container) tail(n int) string { return tailFile(c.log, n) }
 
-func (c *container) label() string { return c.name }
-
-func (c *container) logPath() string {
-	if c.res == nil {
-		return "docker logs"
-	}
-	return "docker logs " + c.res.Container.ID[:12]
-}
+func (c *container) label() string   { return c.name }
+func (c *container) logPath() string { return c.log }
 
 func (c *container) remove() error {
 	c.mu.Lock()

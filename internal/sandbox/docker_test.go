@@ -3,33 +3,96 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"net/http"
+	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
 
-// TestDockerBackend runs the smoke test through the Docker backend where a
-// daemon answers, and otherwise checks that Start says there is none.
+// TestDockerBackend runs the sandbox through the Docker backend where an
+// engine answers at DOCKER_HOST (CI: podman's Docker API, with the image
+// of MM2CUTOVER_DOCKER_IMAGE): the smoke test, a worker stopped and started
+// again (a container stopped and started), the source broker killed and
+// started on the same data, and Close removing every container. Without an
+// engine it checks that Start says there is none, unless
+// MM2CUTOVER_SANDBOX_BACKEND=docker asks for the backend, which then must
+// run.
 func TestDockerBackend(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	if err := exec.CommandContext(ctx, "docker", "info").Run(); err != nil {
-		_, err := Start(ctx, Config{Docker: true, WorkDir: t.TempDir()})
-		if !errors.Is(err, ErrNoDocker) {
+	cfg := ConfigFromEnv()
+	wanted := cfg.Docker
+	cfg.Docker, cfg.Workers, cfg.JMXExporter = true, 1, true
+	if _, err := newDockerBackend("apache/kafka:"+DefaultKafkaVersion, t.TempDir()); errors.Is(err, ErrNoDocker) {
+		if wanted {
+			t.Fatalf("MM2CUTOVER_SANDBOX_BACKEND=docker and no engine at DOCKER_HOST=%q: %v", os.Getenv("DOCKER_HOST"), err)
+		}
+		cfg.WorkDir = t.TempDir()
+		if _, err := Start(ctx, cfg); !errors.Is(err, ErrNoDocker) {
 			t.Fatalf("Start with Docker and no daemon: got %v, want ErrNoDocker", err)
 		}
 		return
 	}
 	if testing.Short() {
-		t.Skip("the Docker backend pulls apache/kafka: runs without -short")
+		t.Skip("the Docker backend starts containers: runs without -short")
 	}
-	sb, err := Start(ctx, Config{Docker: true, Workers: 1})
+	sb, err := Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sb.Close()
-	if _, err := Smoke(ctx, sb, 20); err != nil {
+	closed := false
+	defer func() {
+		if !closed {
+			sb.Close()
+		}
+	}()
+	var ids []string
+	for _, p := range sb.processes() {
+		c, ok := p.(*container)
+		if !ok {
+			t.Fatalf("%s runs as %T, want a container", p.label(), p)
+		}
+		ids = append(ids, c.res.Container.ID)
+	}
+	t.Logf("%d containers of %s", len(ids), sb.docker.repository+":"+sb.docker.tag)
+	rep, err := Smoke(ctx, sb, 20)
+	if err != nil {
 		t.Fatalf("smoke through Docker: %v\n%s", err, sb.LogTails(30))
+	}
+	t.Logf("smoke: %d records replicated in %v", rep.Records, rep.Replicated.Round(time.Millisecond))
+	if m, err := getJSON(ctx, http.DefaultClient, sb.Workers()[0].MetricsURL(), User{}); err != nil || !strings.Contains(string(m), "kafka_connect_worker_connector_count") {
+		t.Errorf("the worker container's JMX exporter: %v", err)
+	}
+
+	// A stopped worker container starts again and serves.
+	w := sb.Workers()[0]
+	if err := w.Stop(ctx); err != nil && !errors.Is(err, ErrStopHung) {
+		t.Fatalf("stop worker: %v", err)
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatalf("start the stopped worker: %v", err)
+	}
+	// The source broker, killed, comes back on its data.
+	if err := sb.Source().Nodes()[0].proc.kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Source().Start(ctx); err != nil {
+		t.Fatalf("start the killed broker: %v", err)
+	}
+	if _, err := Smoke(ctx, sb, 5); err != nil {
+		t.Fatalf("smoke after the restarts: %v\n%s", err, sb.LogTails(30))
+	}
+
+	closed = true
+	if err := sb.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	for _, id := range ids {
+		if _, err := sb.docker.pool.Client.InspectContainer(id); err == nil {
+			t.Errorf("container %s is still there after Close", id[:12])
+		}
 	}
 }
 

@@ -152,8 +152,11 @@ func (p *process) logPath() string { return p.log }
 func (p *process) remove() error   { return nil }
 
 // tail returns the last n lines of the process's log.
-func (p *process) tail(n int) string {
-	b, err := os.ReadFile(p.log)
+func (p *process) tail(n int) string { return tailFile(p.log, n) }
+
+// tailFile returns the last n lines of a log file.
+func tailFile(path string, n int) string {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}

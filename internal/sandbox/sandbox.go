@@ -59,7 +59,7 @@ const StateEnv = "MM2CUTOVER_SANDBOX"
 
 const (
 	pollInterval   = 200 * time.Millisecond
-	startTimeout   = 3 * time.Minute
+	startTimeout   = 5 * time.Minute // per JVM; workers took over 3 minutes at load average 100+ on 2 cores
 	stopTimeout    = 60 * time.Second
 	mirrorSource   = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
 	workerGroupID  = "mm2-sandbox"
@@ -111,28 +111,68 @@ type Config struct {
 	// themselves) are super users; any other principal may do only what
 	// ACLs allow (see authz.go).
 	Authorizer bool
-	// Docker runs every JVM as an apache/kafka:<KafkaVersion> container
-	// through github.com/ory/dockertest (host network) instead of a local
-	// process; Start fails with ErrNoDocker when no daemon answers.
+	// Docker runs every JVM as a container of DockerImage through
+	// github.com/ory/dockertest (host network, the work directory mounted
+	// at the same path) instead of a local process; Start fails with
+	// ErrNoDocker when no daemon answers at DOCKER_HOST. Any engine that
+	// serves the Docker API will do: the project's CI uses podman's
+	// (`podman system service`).
 	Docker bool
+	// DockerImage is the image of the Docker backend ("" means
+	// apache/kafka:<KafkaVersion>): an Apache Kafka distribution at
+	// /opt/kafka (at least its libs/), java and bash on PATH. It is never
+	// pulled when the engine already has it.
+	DockerImage string
 	// JMXExporter starts every worker with the Prometheus JMX exporter agent
 	// (JMXExporterAgent) and the image's jmx-exporter.yaml, each on a free
 	// port: Worker.MetricsURL is its endpoint.
 	JMXExporter bool
+	// BrokerHost is the address of this machine the brokers' client
+	// listeners bind and advertise ("" means 127.0.0.1): for clients that
+	// cannot reach this machine's loopback, such as the Pods of
+	// internal/kube, give its HostIP. Not with Secure or Docker.
+	BrokerHost string
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 }
 
 // ConfigFromEnv returns a Config filled from the environment:
-// MM2CUTOVER_KAFKA_VERSION, KAFKA_HOME, MM2CUTOVER_CACHE, and
-// MM2CUTOVER_SANDBOX_BACKEND=docker for the Docker backend.
+// MM2CUTOVER_KAFKA_VERSION, KAFKA_HOME, MM2CUTOVER_CACHE,
+// MM2CUTOVER_SANDBOX_BACKEND=docker for the Docker backend and
+// MM2CUTOVER_DOCKER_IMAGE for its image.
 func ConfigFromEnv() Config {
 	return Config{
 		KafkaVersion: os.Getenv("MM2CUTOVER_KAFKA_VERSION"),
 		KafkaHome:    os.Getenv("KAFKA_HOME"),
 		CacheDir:     os.Getenv("MM2CUTOVER_CACHE"),
 		Docker:       os.Getenv("MM2CUTOVER_SANDBOX_BACKEND") == "docker",
+		DockerImage:  os.Getenv("MM2CUTOVER_DOCKER_IMAGE"),
 	}
+}
+
+// KafkaDistribution returns the directory of the Apache Kafka
+// distribution a process sandbox of cfg runs (its libs/ holds the jars),
+// fetching the jars into the cache on first use, and the Kafka version.
+// Errors wrap ErrNoKafka.
+func KafkaDistribution(ctx context.Context, cfg Config) (dir, version string, err error) {
+	if cfg.KafkaVersion == "" {
+		cfg.KafkaVersion = DefaultKafkaVersion
+	}
+	if cfg.CacheDir == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return "", "", fmt.Errorf("%w: no cache directory: %v", ErrNoKafka, err)
+		}
+		cfg.CacheDir = filepath.Join(d, "mm2cutover")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if dir, err = distribution(ctx, cfg, log); err != nil {
+		return "", "", err
+	}
+	return dir, versionOf(dir, cfg.KafkaVersion), nil
 }
 
 // Sandbox is a running set of Kafka clusters and Connect workers.
@@ -151,8 +191,12 @@ type Sandbox struct {
 	authz     bool      // Config.Authorizer
 	secretDir string    // credentials and keys; always removed by Close
 	log       *slog.Logger
+	host      string // the brokers' client listener address (Config.BrokerHost)
 
 	jmxAgent string // the JMX exporter agent jar in the work directory; "" without Config.JMXExporter
+
+	cacheDir   string   // Config.CacheDir, resolved
+	prometheus []runner // Prometheus servers StartPrometheus started
 }
 
 // Worker is one Kafka Connect distributed worker.
@@ -202,7 +246,12 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		}
 		cfg.CacheDir = filepath.Join(dir, "mm2cutover")
 	}
-	s := &Sandbox{owned: true, log: log, workDir: cfg.WorkDir}
+	s := &Sandbox{owned: true, log: log, workDir: cfg.WorkDir, cacheDir: cfg.CacheDir, host: cfg.BrokerHost}
+	if s.host == "" {
+		s.host = "127.0.0.1"
+	} else if cfg.Secure || cfg.Docker {
+		return nil, errors.New("sandbox: BrokerHost is not supported with Secure or Docker")
+	}
 	if s.workDir == "" {
 		if s.workDir, err = os.MkdirTemp("", "mm2sandbox-"); err != nil {
 			return nil, err
@@ -232,8 +281,17 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	java, dist := "java", dockerKafkaHome
 	if cfg.Docker {
 		s.version = cfg.KafkaVersion
-		if s.docker, err = newDockerBackend(cfg.KafkaVersion, s.workDir); err != nil {
+		image := cfg.DockerImage
+		if image == "" {
+			image = "apache/kafka:" + cfg.KafkaVersion
+		}
+		if s.docker, err = newDockerBackend(image, s.workDir); err != nil {
 			return nil, err
+		}
+		// Host-side tools of tests (kafka-consumer-groups) use the same
+		// jars where they can be had; the containers do not need them.
+		if local, err := distribution(ctx, cfg, log); err == nil {
+			s.libs = filepath.Join(local, "libs")
 		}
 	} else {
 		if java, err = exec.LookPath("java"); err != nil {
@@ -393,7 +451,7 @@ func (s *Sandbox) newWorker(i int, dist, confDir string, env []string) (*Worker,
 	}
 	name, argv := fmt.Sprintf("connect worker %d", i), []string{filepath.Join(confDir, "docker-entrypoint.sh")}
 	if s.docker != nil {
-		w.proc = s.docker.runner(name, argv, env)
+		w.proc = s.docker.runner(name, argv, env, filepath.Join(dir, "worker.log"))
 	} else {
 		w.proc = &process{name: name, argv: argv, env: env, dir: dir, log: filepath.Join(dir, "worker.log")}
 	}
@@ -482,7 +540,7 @@ func (s *Sandbox) WorkDir() string { return s.workDir }
 // failing test to show. An attached sandbox has none.
 func (s *Sandbox) LogTails(n int) string {
 	var b strings.Builder
-	for _, p := range s.processes() {
+	for _, p := range append(s.processes(), s.prometheus...) {
 		fmt.Fprintf(&b, "----- %s (%s), last %d lines -----\n%s\n", p.label(), p.logPath(), n, p.tail(n))
 	}
 	return b.String()
@@ -508,9 +566,10 @@ func (s *Sandbox) processes() []runner {
 	return ps
 }
 
-// Close stops the workers, then the brokers (SIGTERM, SIGKILL after a
-// minute), and removes the working directory it created. It does nothing
-// to an attached sandbox's processes.
+// Close stops the Prometheus servers and the workers, then the brokers
+// (SIGTERM, SIGKILL after a minute: a process killed so is logged, not an
+// error), and removes the working directory it created. It does nothing to
+// an attached sandbox's processes.
 func (s *Sandbox) Close() error {
 	if !s.owned {
 		return nil
@@ -525,7 +584,14 @@ func (s *Sandbox) Close() error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := p.stop(ctx); err != nil && !isSignalExit(err) {
+				switch err := p.stop(ctx); {
+				case err == nil || isSignalExit(err):
+				case errors.Is(err, ErrStopHung):
+					// Connect 4.3.1 now and then hangs on SIGTERM (see
+					// ErrStopHung); killed at the end of its grace period, as a
+					// Pod is, it is gone all the same.
+					s.log.Warn("sandbox: killed at close", "process", p.label(), "error", err)
+				default:
 					mu.Lock()
 					errs = append(errs, fmt.Errorf("stop %s: %w", p.label(), err))
 					mu.Unlock()
@@ -534,6 +600,7 @@ func (s *Sandbox) Close() error {
 		}
 		wg.Wait()
 	}
+	stopAll(s.prometheus)
 	ps := s.processes()
 	nw := 0
 	for _, w := range s.workers {

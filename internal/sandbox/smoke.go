@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/mm2cutover/mm2cutover/internal/kafkaretry"
 )
 
 // SmokeReport is what Smoke checked.
@@ -161,7 +164,15 @@ func CreateTopicWithConfig(ctx context.Context, bootstrap, topic string, partiti
 
 // Produce sends msgs to the PLAINTEXT cluster at bootstrap (see Broker.Produce).
 func Produce(ctx context.Context, bootstrap string, msgs []*sarama.ProducerMessage) error {
-	return produce([]string{bootstrap}, NewSaramaConfig(), msgs)
+	return produce(ctx, []string{bootstrap}, NewSaramaConfig(), msgs)
+}
+
+// ProduceToPartitions is Produce to the partitions the messages name
+// (Produce lets its partitioner choose them from the keys).
+func ProduceToPartitions(ctx context.Context, bootstrap string, msgs []*sarama.ProducerMessage) error {
+	cfg := NewSaramaConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	return produce(ctx, []string{bootstrap}, cfg, msgs)
 }
 
 // Consume reads from the PLAINTEXT cluster at bootstrap (see Broker.Consume).
@@ -171,7 +182,9 @@ func Consume(ctx context.Context, bootstrap, topic string, partition int32, from
 
 // CreateTopic creates topic with the given number of partitions and the
 // cluster's default replication factor (1, or every node of a cluster of
-// several), and waits until its metadata is visible.
+// several), and waits until its metadata shows a leader for every
+// partition. Retriable errors are retried (kafkaretry.Do); a topic that a
+// retried request finds already there was created by the first attempt.
 func (b *Broker) CreateTopic(ctx context.Context, topic string, partitions int32) error {
 	return createTopic(ctx, b.Addrs(), b.SaramaConfig(), topic, partitions, nil)
 }
@@ -181,9 +194,10 @@ func (b *Broker) CreateTopicWithConfig(ctx context.Context, topic string, partit
 	return createTopic(ctx, b.Addrs(), b.SaramaConfig(), topic, partitions, config)
 }
 
-// Produce sends msgs synchronously, acknowledged by all in-sync replicas.
+// Produce sends msgs synchronously, acknowledged by all in-sync replicas,
+// sending again what fails for a retriable reason (kafkaretry.SendMessages).
 func (b *Broker) Produce(ctx context.Context, msgs []*sarama.ProducerMessage) error {
-	return produce(b.Addrs(), b.SaramaConfig(), msgs)
+	return produce(ctx, b.Addrs(), b.SaramaConfig(), msgs)
 }
 
 // Consume reads n records of one partition starting at offset from, or
@@ -193,8 +207,12 @@ func (b *Broker) Consume(ctx context.Context, topic string, partition int32, fro
 }
 
 func createTopic(ctx context.Context, addrs []string, cfg *sarama.Config, topic string, partitions int32, config map[string]string) error {
-	admin, err := sarama.NewClusterAdmin(addrs, cfg)
-	if err != nil {
+	var admin sarama.ClusterAdmin
+	if err := kafkaretry.Do(ctx, func() error {
+		var err error
+		admin, err = sarama.NewClusterAdmin(addrs, cfg)
+		return err
+	}); err != nil {
 		return err
 	}
 	defer admin.Close()
@@ -202,12 +220,21 @@ func createTopic(ctx context.Context, addrs []string, cfg *sarama.Config, topic 
 	for k, v := range config {
 		entries[k] = &v
 	}
-	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: -1, ConfigEntries: entries}, false); err != nil {
+	attempt := 0
+	err := kafkaretry.Do(ctx, func() error {
+		attempt++
+		err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: -1, ConfigEntries: entries}, false)
+		if attempt > 1 && errors.Is(err, sarama.ErrTopicAlreadyExists) {
+			return nil // an earlier attempt that timed out created it
+		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("create topic %s on %s: %w", topic, addrs[0], err)
 	}
 	for {
 		md, err := admin.DescribeTopics([]string{topic})
-		if err == nil && len(md) == 1 && md[0].Err == sarama.ErrNoError && len(md[0].Partitions) == int(partitions) {
+		if err == nil && len(md) == 1 && md[0].Err == sarama.ErrNoError && len(md[0].Partitions) == int(partitions) && allLed(md[0].Partitions) {
 			return nil
 		}
 		if err := sleep(ctx, pollInterval); err != nil {
@@ -216,25 +243,48 @@ func createTopic(ctx context.Context, addrs []string, cfg *sarama.Config, topic 
 	}
 }
 
-func produce(addrs []string, cfg *sarama.Config, msgs []*sarama.ProducerMessage) error {
-	p, err := sarama.NewSyncProducer(addrs, cfg)
-	if err != nil {
+// allLed reports whether every partition has a leader.
+func allLed(ps []*sarama.PartitionMetadata) bool {
+	for _, p := range ps {
+		if p.Err != sarama.ErrNoError || p.Leader < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func produce(ctx context.Context, addrs []string, cfg *sarama.Config, msgs []*sarama.ProducerMessage) error {
+	var p sarama.SyncProducer
+	if err := kafkaretry.Do(ctx, func() error {
+		var err error
+		p, err = sarama.NewSyncProducer(addrs, cfg)
+		return err
+	}); err != nil {
 		return err
 	}
 	defer p.Close()
-	return p.SendMessages(msgs)
+	return kafkaretry.SendMessages(ctx, p, msgs)
 }
 
 func consume(ctx context.Context, addrs []string, cfg *sarama.Config, topic string, partition int32, from int64, n int) ([]*sarama.ConsumerMessage, error) {
-	c, err := sarama.NewConsumer(addrs, cfg)
-	if err != nil {
+	var c sarama.Consumer
+	var pc sarama.PartitionConsumer
+	if err := kafkaretry.Do(ctx, func() error {
+		var err error
+		if c == nil {
+			if c, err = sarama.NewConsumer(addrs, cfg); err != nil {
+				return err
+			}
+		}
+		pc, err = c.ConsumePartition(topic, partition, from)
+		return err
+	}); err != nil {
+		if c != nil {
+			c.Close()
+		}
 		return nil, err
 	}
 	defer c.Close()
-	pc, err := c.ConsumePartition(topic, partition, from)
-	if err != nil {
-		return nil, err
-	}
 	defer pc.AsyncClose()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -244,6 +294,9 @@ func consume(ctx context.Context, addrs []string, cfg *sarama.Config, topic stri
 		case m := <-pc.Messages():
 			got = append(got, m)
 		case err := <-pc.Errors():
+			if kafkaretry.Retriable(err.Err) {
+				continue // the partition consumer finds the new leader itself
+			}
 			return got, err
 		case <-ctx.Done():
 			return got, fmt.Errorf("%s-%d: read %d of %d records: %w", topic, partition, len(got), n, ctx.Err())

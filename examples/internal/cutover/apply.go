@@ -300,6 +300,7 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 		if err != nil {
 			return nil, err
 		}
+		s.step("before-patch")
 		s.Logger.Info("altering the connector's offsets", "connector", name, "partitions", len(patch))
 		if _, err := env.Connect.AlterMirrorOffsets(ctx, name, patch); err != nil {
 			return res, fmt.Errorf("alter offsets of %s: %w", name, err)

@@ -117,8 +117,8 @@ type Settings struct {
 	Logger      *slog.Logger
 
 	// OnStep, if set, is called as Apply reaches each of its points:
-	// "before-create", "after-create", "after-patch", "before-verify".
-	// The Job's tests use it to die at each point and rerun.
+	// "before-create", "after-create", "before-patch", "after-patch",
+	// "before-verify". The Job's tests use it to die or wait at each point.
 	OnStep func(step string)
 }
 

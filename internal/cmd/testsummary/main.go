@@ -3,6 +3,12 @@
 // test, and ends with "N passed, N failed, N skipped". It exits non-zero when
 // a test failed, when no test ran, or — with -no-skip — when any test was
 // skipped: in CI the sandbox-backed integration tests must run.
+//
+// Arguments NAME=FILE add the `go test -json` output of other runs (another
+// module, another sandbox backend), read after stdin, their packages named
+// "PACKAGE (NAME)" so that the same test run twice is told apart:
+//
+//	testsummary -no-skip "docker backend=docker.json" <main.json
 package main
 
 import (
@@ -10,6 +16,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 )
@@ -24,48 +31,75 @@ type event struct {
 func main() {
 	noSkip := flag.Bool("no-skip", false, "fail when any test was skipped")
 	flag.Parse()
+	type input struct {
+		name string
+		r    io.Reader
+	}
+	inputs := []input{{"", os.Stdin}}
+	for _, arg := range flag.Args() {
+		name, path, ok := strings.Cut(arg, "=")
+		if !ok || name == "" {
+			fmt.Fprintf(os.Stderr, "testsummary: argument %q: want NAME=FILE\n", arg)
+			os.Exit(2)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testsummary:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		inputs = append(inputs, input{name, f})
+	}
 	outputs := map[string][]string{} // package/test -> output lines
 	var passed, failed, skipped []string
 	badPkgs := 0
-	sc := bufio.NewScanner(os.Stdin)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	for sc.Scan() {
-		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			fmt.Println(sc.Text()) // build errors and other plain lines
-			continue
-		}
-		key := e.Package + " " + e.Test
-		switch e.Action {
-		case "output":
-			if e.Test == "" {
-				if strings.HasPrefix(e.Output, "ok ") || strings.HasPrefix(e.Output, "FAIL") || strings.HasPrefix(e.Output, "?") || strings.HasPrefix(e.Output, "---") || strings.Contains(e.Output, "[build failed]") {
-					fmt.Print(e.Output)
-				}
-				outputs[key] = append(outputs[key], e.Output)
+	for _, in := range inputs {
+		sc := bufio.NewScanner(in.r)
+		sc.Buffer(make([]byte, 1<<20), 1<<26)
+		for sc.Scan() {
+			var e event
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				fmt.Println(sc.Text()) // build errors and other plain lines
 				continue
 			}
-			outputs[key] = append(outputs[key], e.Output)
-		case "pass":
-			if e.Test != "" {
-				passed = append(passed, key)
+			if in.name != "" {
+				e.Package += " (" + in.name + ")"
+				if e.Test == "" && (strings.HasPrefix(e.Output, "ok ") || strings.HasPrefix(e.Output, "FAIL")) {
+					e.Output = strings.TrimRight(e.Output, "\n") + " (" + in.name + ")\n"
+				}
 			}
-			delete(outputs, key)
-		case "fail":
-			if e.Test != "" {
-				failed = append(failed, key)
-				fmt.Printf("=== FAILED %s\n%s", key, strings.Join(outputs[key], ""))
-			} else {
-				badPkgs++
-				fmt.Print(strings.Join(outputs[key], ""))
+			key := e.Package + " " + e.Test
+			switch e.Action {
+			case "output":
+				if e.Test == "" {
+					if strings.HasPrefix(e.Output, "ok ") || strings.HasPrefix(e.Output, "FAIL") || strings.HasPrefix(e.Output, "?") || strings.HasPrefix(e.Output, "---") || strings.Contains(e.Output, "[build failed]") {
+						fmt.Print(e.Output)
+					}
+					outputs[key] = append(outputs[key], e.Output)
+					continue
+				}
+				outputs[key] = append(outputs[key], e.Output)
+			case "pass":
+				if e.Test != "" {
+					passed = append(passed, key)
+				}
+				delete(outputs, key)
+			case "fail":
+				if e.Test != "" {
+					failed = append(failed, key)
+					fmt.Printf("=== FAILED %s\n%s", key, strings.Join(outputs[key], ""))
+				} else {
+					badPkgs++
+					fmt.Print(strings.Join(outputs[key], ""))
+				}
+				delete(outputs, key)
+			case "skip":
+				if e.Test != "" {
+					skipped = append(skipped, key)
+					fmt.Printf("=== SKIPPED %s\n%s", key, strings.Join(outputs[key], ""))
+				}
+				delete(outputs, key)
 			}
-			delete(outputs, key)
-		case "skip":
-			if e.Test != "" {
-				skipped = append(skipped, key)
-				fmt.Printf("=== SKIPPED %s\n%s", key, strings.Join(outputs[key], ""))
-			}
-			delete(outputs, key)
 		}
 	}
 	fmt.Printf("%d passed, %d failed, %d skipped\n", len(passed), len(failed), len(skipped))

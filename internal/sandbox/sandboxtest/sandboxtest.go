@@ -41,6 +41,13 @@ var shared, sharedSecure, sharedSecureKafka once
 // started. Call it from TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
+	Close()
+	os.Exit(code)
+}
+
+// Close closes the shared sandboxes that were started, for a TestMain that
+// has more to close than Main does.
+func Close() {
 	for _, o := range []*once{&shared, &sharedSecure, &sharedSecureKafka} {
 		if o.sb != nil {
 			if err := o.sb.Close(); err != nil {
@@ -48,7 +55,6 @@ func Main(m *testing.M) {
 			}
 		}
 	}
-	os.Exit(code)
 }
 
 // SharedSecure returns the secure sandbox shared by the tests of this
@@ -126,7 +132,9 @@ func Shared(t testing.TB) *sandbox.Sandbox {
 }
 
 // Dedicated starts a sandbox of its own for t, closed when t ends; use it
-// for tests that stop, start or kill brokers and workers.
+// for tests that stop, start or kill brokers and workers. The environment
+// (sandbox.ConfigFromEnv) fills the Kafka version, distribution and cache
+// cfg leaves empty, and picks the Docker backend unless cfg is Secure.
 func Dedicated(t testing.TB, cfg sandbox.Config) *sandbox.Sandbox {
 	t.Helper()
 	requireIntegration(t)
@@ -139,6 +147,12 @@ func Dedicated(t testing.TB, cfg sandbox.Config) *sandbox.Sandbox {
 	}
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = env.CacheDir
+	}
+	if !cfg.Secure && env.Docker { // the Docker backend has no secure mode
+		cfg.Docker = true
+		if cfg.DockerImage == "" {
+			cfg.DockerImage = env.DockerImage
+		}
 	}
 	sb, err := sandbox.Start(context.Background(), cfg)
 	if err != nil {

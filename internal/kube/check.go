@@ -1,0 +1,82 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// checkManifest is CheckNetwork's namespace: a probe server behind a
+// Service, and a Pod that fetches from it by the Service's DNS name.
+const checkManifest = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: mm2kube-check
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: server
+  namespace: mm2kube-check
+  labels: {app: server}
+spec:
+  containers:
+  - name: probe
+    image: %[1]s
+    imagePullPolicy: Never
+    args: [serve, ":8080"]
+    ports: [{containerPort: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: server
+  namespace: mm2kube-check
+spec:
+  selector: {app: server}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: client
+  namespace: mm2kube-check
+spec:
+  restartPolicy: Never
+  containers:
+  - name: probe
+    image: %[1]s
+    imagePullPolicy: Never
+    args: [get, "http://server.mm2kube-check.svc.cluster.local/"]
+`
+
+// CheckNetwork proves the cluster's network as Pods use it: a Pod resolves
+// a Service's name through cluster DNS and reaches the Pod behind it
+// through the ClusterIP (kube-proxy). It removes what it made.
+func CheckNetwork(ctx context.Context, c *Cluster) error {
+	if err := c.ImportImage(ctx, c.bins.ProbeImage, ProbeImageRef); err != nil {
+		return err
+	}
+	defer c.Kubectl(context.WithoutCancel(ctx), "delete", "namespace", "mm2kube-check", "--wait=false")
+	if _, err := c.KubectlIn(ctx, strings.NewReader(fmt.Sprintf(checkManifest, ProbeImageRef)), "apply", "-f", "-"); err != nil {
+		return err
+	}
+	err := c.waitFor(ctx, "the network check's client Pod", 2*time.Minute, func() error {
+		out, err := c.Kubectl(ctx, "-n", "mm2kube-check", "get", "pod", "client", "-o", "jsonpath={.status.phase}")
+		switch {
+		case err != nil:
+			return err
+		case out == "Succeeded":
+			return nil
+		case out == "Failed":
+			return fmt.Errorf("client Pod %w", errFailed)
+		}
+		return fmt.Errorf("client Pod %s", out)
+	})
+	if err != nil {
+		logs, _ := c.Kubectl(ctx, "-n", "mm2kube-check", "logs", "client")
+		return fmt.Errorf("kube: network check: %w\nclient's log:\n%s", err, lastLines(logs, 20))
+	}
+	return nil
+}

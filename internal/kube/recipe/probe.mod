@@ -1,0 +1,3 @@
+module mm2cutover.local/kubeprobe
+
+go 1.24
