@@ -65,7 +65,9 @@ func strimziPlan(t *testing.T, connector string) (*plan.Plan, map[string]string)
 		"topics":                          `orders,payments\.v1`, "replication.policy.class": "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
 		"emit.offset-syncs.enabled": "false", "source.consumer.auto.offset.reset": "earliest",
 	}
-	sp := func(topic string, p int32) offsets.SourcePartition { return offsets.SourcePartition{Topic: topic, Partition: p} }
+	sp := func(topic string, p int32) offsets.SourcePartition {
+		return offsets.SourcePartition{Topic: topic, Partition: p}
+	}
 	p, err := plan.Build(plan.Spec{
 		CreatedAt: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), ToolVersion: "strimzi-test", SourceClusterID: "src-id", TargetClusterID: "dst-id",
 		ConnectorName: connector, SourceAlias: "src", ConnectorConfig: cfg, GroupID: "flink-orders",
