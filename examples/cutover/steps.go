@@ -195,6 +195,17 @@ func (c *cli) verify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// A plan for another connector or other clusters, or a connector that is
+	// not the plan's, is refused (and the refusal recorded) before anything
+	// is compared or recorded as this plan's verification.
+	if err := cutover.ConfirmConnector(ctx, c.env, c.s, p); err != nil {
+		if cutover.ExitStatus(err) == cutover.ExitRefused {
+			if rerr := c.record("refuse", p.Fingerprint, map[string]any{"step": "verify", "reason": err.Error()}); rerr != nil {
+				return errors.Join(err, rerr)
+			}
+		}
+		return err
+	}
 	st, err := c.env.Connect.Status(ctx, c.s.Connector)
 	if err != nil {
 		return err

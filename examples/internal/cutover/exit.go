@@ -24,7 +24,7 @@ const (
 	// does not speak. Fix the settings or the secrets.
 	ExitUsage       = 2
 	ExitCheckFailed = 3 // a check ran and failed: precheck, blocked plan, read-back, verification
-	ExitRefused     = 4 // a guard refused: stale plan, connector not STOPPED, other clusters, other commits
+	ExitRefused     = 4 // a guard refused: stale plan, a connector that is not the plan's or not STOPPED, other clusters, other commits
 	ExitNotApproved = 5 // resume or rollback not approved: only said what it would do
 )
 
@@ -42,7 +42,7 @@ func ExitStatus(err error) int {
 		return ExitUsage
 	case errors.Is(err, plan.ErrStaleOffsets), errors.Is(err, verify.ErrStalePlan), errors.Is(err, ErrPlanMismatch), errors.Is(err, verify.ErrGroupOffsets), errors.Is(err, plan.ErrConfigChanged),
 		errors.Is(err, ErrHasRun), errors.Is(err, ErrNotApplied), errors.Is(err, connect.ErrNotStopped),
-		errors.Is(err, kafkaadmin.ErrGroupActive), errors.Is(err, plan.ErrInvalid):
+		errors.Is(err, kafkaadmin.ErrGroupActive), errors.Is(err, plan.ErrInvalid), errors.Is(err, verify.ErrForeignConnector):
 		return ExitRefused
 	case errors.Is(err, ErrPrecheck), errors.Is(err, plan.ErrBlocked), errors.Is(err, connect.ErrReadBack),
 		errors.Is(err, ErrCheckFailed):
