@@ -35,6 +35,7 @@ func TestExitStatus(t *testing.T) {
 		{&connect.NotStoppedError{Connector: "c", State: "RUNNING"}, ExitRefused},
 		{fmt.Errorf("%w: other clusters", ErrPlanMismatch), ExitRefused},
 		{fmt.Errorf("%w: x", verify.ErrGroupOffsets), ExitRefused},
+		{fmt.Errorf("rollback: %w", &verify.ForeignConnectorError{Connector: "c", Check: "topics"}), ExitRefused},
 		{fmt.Errorf("%w: x", ErrHasRun), ExitRefused},
 		{ErrNotApproved, ExitNotApproved},
 		{fmt.Errorf("%w: x", ErrNotApplied), ExitRefused},
