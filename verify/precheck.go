@@ -258,7 +258,10 @@ func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
 // do on both clusters (permissions; the precheck stops early when it may
 // not read what it checks next), that no other MirrorSourceConnector on
 // the Connect cluster writes the source or the target topics
-// (reverse-replication, other-mirror-connectors), and warns when the
+// (reverse-replication, other-mirror-connectors), that the cutover's own
+// connector name is free or taken by a connector apply adopts: STOPPED,
+// with the cutover's configuration, holding no offsets but the plan's
+// (connector-name), and warns when the
 // Connect REST API is plain HTTP off loopback (connect-rest-exposure).
 //
 // An error is returned only when a check could not run at all; failed
@@ -442,6 +445,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 			cs.add("connector-config", Pass, "lint and Connect's validation pass")
 		}
 		precheckConnectors(ctx, cs, c, source, target, spec)
+		precheckOwnConnector(ctx, cs, c, spec, r)
 	}
 	return r, nil
 }

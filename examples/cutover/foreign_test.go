@@ -261,3 +261,113 @@ func TestRollbackLeavesForeignConnectors(t *testing.T) {
 		})
 	}
 }
+
+// TestPrecheckNamesATakenConnector: the precheck (and so the plan) fails
+// connector-name, saying what to do, when the cutover's connector name is
+// taken by a connector apply would refuse — another flow's RUNNING,
+// someone else's STOPPED, or the cutover's own that MM2 already ran under —
+// and passes for the cutover's own applied but never resumed (a retried
+// Job). Before, precheck and plan exited 0 and apply refused later.
+func TestPrecheckNamesATakenConnector(t *testing.T) {
+	sc, ctx := newTestScenario(t, "taken-", "identity")
+	other := newForeignFlow(ctx, t, sc, strings.TrimSuffix(sc.connector, "mm2-orders")+"other", 10)
+	named := func(suffix string) *cli {
+		c := *sc.cli
+		c.s.Connector = sc.connector + "-" + suffix
+		c.o.planPath = filepath.Join(sc.dir, "plan-"+suffix+".json")
+		c.o.auditPath = filepath.Join(sc.dir, "plan-"+suffix+".audit.jsonl")
+		name := c.s.Connector
+		t.Cleanup(func() { removeForeign(ctx, t, c.env.Connect, name) })
+		return &c
+	}
+	refused := func(t *testing.T, c *cli, says string) {
+		t.Helper()
+		err := c.precheck(ctx)
+		if cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "connector-name") || !strings.Contains(err.Error(), says) {
+			t.Errorf("precheck with connector %s taken: %v (exit %d), want connector-name failed saying %q", c.s.Connector, err, cutover.ExitStatus(err), says)
+		}
+		os.Remove(c.o.planPath)
+		err = c.plan(ctx)
+		if cutover.ExitStatus(err) != cutover.ExitCheckFailed {
+			t.Errorf("plan with connector %s taken: %v (exit %d), want 3", c.s.Connector, err, cutover.ExitStatus(err))
+		}
+		if _, err := os.Stat(c.o.planPath); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("plan with connector %s taken wrote %s (%v)", c.s.Connector, c.o.planPath, err)
+		}
+	}
+
+	t.Run("another flow's running", func(t *testing.T) {
+		c := named("running")
+		if _, err := c.env.Connect.Create(ctx, c.s.Connector, other.config(t, sc, c.s.Connector), connect.InitialRunning); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.env.Connect.WaitRunning(ctx, c.s.Connector); err != nil {
+			t.Fatal(err)
+		}
+		refused(t, c, "with another configuration")
+	})
+	t.Run("someone else's stopped", func(t *testing.T) {
+		c := named("stopped")
+		if _, err := c.env.Connect.Create(ctx, c.s.Connector, other.config(t, sc, c.s.Connector), connect.InitialStopped); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.env.Connect.WaitStopped(ctx, c.s.Connector); err != nil {
+			t.Fatal(err)
+		}
+		refused(t, c, "choose a connector name nobody uses")
+	})
+	t.Run("ours, applied and never resumed", func(t *testing.T) {
+		c := named("applied")
+		p, err := c.buildPlan(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.applyPlan(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		var buf strings.Builder
+		c.out, c.o.asJSON = &buf, false
+		if err := c.precheck(ctx); err != nil {
+			t.Fatalf("precheck with the cutover's own connector applied: %v", err)
+		}
+		if !strings.Contains(buf.String(), "already applied") {
+			t.Errorf("the precheck does not say the plan is already applied:\n%s", buf.String())
+		}
+	})
+	t.Run("ours, after MM2 ran", func(t *testing.T) {
+		c := named("ran")
+		p, err := c.buildPlan(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.applyPlan(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.resumePlan(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := p.ExpectedOffsets()
+		for {
+			got, err := c.env.Connect.MirrorOffsets(ctx, c.s.Connector)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !offsets.CompareReadBack(want, got).OK() {
+				break // MM2 copied and stored offsets past the plan
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatal("MM2 stored no offset past the plan")
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+		refused(t, c, "is RUNNING")
+		if err := c.env.Connect.Stop(ctx, c.s.Connector); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.env.Connect.WaitStopped(ctx, c.s.Connector); err != nil {
+			t.Fatal(err)
+		}
+		refused(t, c, "holds offsets the plan would not set")
+	})
+}

@@ -6,8 +6,10 @@
 //
 // It is idempotent: a Job retried after a failure at any point converges to
 // the same offsets — a connector already holding the plan's offsets is left
-// alone — and it never rewinds a connector that has run: it refuses, with a
-// message and exit status 4.
+// alone — and it never rewinds a connector that has run: building its plan,
+// its precheck fails (connector-name, exit status 3) on a connector of its
+// name that runs, ran past the plan or is another flow's; with a plan
+// mounted, it refuses (exit status 4). Either way it writes nothing.
 //
 // Configuration: the flags of examples/cutover, each also read from
 // MM2CUTOVER_<FLAG> (so a Job sets only environment variables, credentials
@@ -19,7 +21,7 @@
 // 2 bad configuration, or settings a system rejected (credentials, CA,
 // security protocol; a Connect REST 401 or 403): no retry helps; 3 a check
 // failed (precheck, blocked plan, read-back); 4 refused by a guard (the
-// connector ran, another plan, other clusters).
+// connector ran, is not the plan's, another plan, other clusters).
 package main
 
 import (
