@@ -116,6 +116,10 @@ type ApplyResult struct {
 	// ReadBack is the final comparison of Connect's offsets with the plan.
 	ReadBack offsets.ReadBack `json:"-"`
 	Matched  int              `json:"matched"`
+	// Unread is true when no read of the offsets succeeded after the
+	// PATCH (connect.ErrOffsetsUnread): ReadBack is then empty, and says
+	// nothing about them.
+	Unread bool `json:"read_back_unread,omitempty"`
 }
 
 // CheckPlan refuses a plan that cannot be applied with these settings:
@@ -286,6 +290,7 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 		if err := audit.Record("create", name, p.Fingerprint, map[string]any{"config": shown, "initial_state": "STOPPED"}); err != nil {
 			return res, err
 		}
+		s.step("created")
 	case err != nil:
 		return nil, fmt.Errorf("connector %s: %w", name, err)
 	default:
@@ -294,8 +299,8 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 		}
 	}
 	if state, err := requireStopped(ctx, env, name); err != nil {
-		return nil, fmt.Errorf("connector %s is not STOPPED (state %s): the cutover never changes the state of a connector it finds running or paused; "+
-			"if it has never run, stop it with PUT /connectors/%s/stop and retry: %w", name, state, name, err)
+		return nil, notStopped(name, state, err, fmt.Sprintf("the cutover never changes the state of a connector it finds running or paused; "+
+			"if it has never run, stop it with PUT /connectors/%s/stop and retry", name))
 	}
 	s.step("after-create")
 
@@ -346,10 +351,32 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	defer cancel()
 	rb, err := env.Connect.WaitMirrorOffsets(rbCtx, name, want)
 	res.ReadBack, res.Matched = rb, rb.Count(offsets.Match)
-	if aerr := audit.Record("read-back", name, p.Fingerprint, map[string]any{"ok": rb.OK(), "summary": rb.String()}); aerr != nil && err == nil {
+	detail := map[string]any{"ok": err == nil && rb.OK(), "summary": rb.String()}
+	if errors.Is(err, connect.ErrOffsetsUnread) {
+		res.Unread = true
+		detail = map[string]any{"ok": false, "read": false, "summary": "not read: " + err.Error()}
+		err = fmt.Errorf("%w; the PATCH was answered, so run apply again once the worker answers: it finds the offsets applied, or applies them", err)
+	}
+	if aerr := audit.Record("read-back", name, p.Fingerprint, detail); aerr != nil && err == nil {
 		return res, aerr
 	}
 	return res, err
+}
+
+// notStopped words the error of requireStopped for a step: a connector
+// RUNNING, PAUSED or FAILED is refused (connect.ErrNotStopped, with the
+// step's refusal); a worker that did not answer, or a connector that did
+// not show STOPPED in time, is said to be that, and is worth a retry.
+func notStopped(name, state string, err error, refusal string) error {
+	switch {
+	case errors.Is(err, connect.ErrNotStopped):
+		return fmt.Errorf("connector %s is %s, not STOPPED: %s: %w", name, state, refusal, err)
+	case errors.Is(err, connect.ErrNotFound):
+		return fmt.Errorf("connector %s does not exist: %w", name, err)
+	case state == "unknown":
+		return fmt.Errorf("cannot tell whether connector %s is STOPPED: the worker did not answer (%w); nothing more was written: run the step again once it answers", name, err)
+	}
+	return fmt.Errorf("connector %s did not show STOPPED with no tasks in time (last seen %s): %w; run the step again once it settles", name, state, err)
 }
 
 // requireStopped returns at once a *connect.NotStoppedError for a connector

@@ -15,7 +15,7 @@ import (
 // Exit statuses of the example binaries.
 const (
 	ExitOK    = 0 // done
-	ExitError = 1 // an error worth a retry: a timeout, an unreachable system
+	ExitError = 1 // an error worth a retry: a timeout, an unreachable system, a read-back that never read
 	// ExitUsage is bad flags or settings, found before anything is read or
 	// written, and settings a system rejected at the first contact, where
 	// no retry can help: credentials a broker or the Connect REST API
@@ -23,7 +23,7 @@ const (
 	// not verify against the CA given, a security protocol the listener
 	// does not speak. Fix the settings or the secrets.
 	ExitUsage       = 2
-	ExitCheckFailed = 3 // a check ran and failed: precheck, blocked plan, read-back, verification
+	ExitCheckFailed = 3 // a check ran and failed: precheck, blocked plan, a read-back that read other offsets, verification
 	ExitRefused     = 4 // a guard refused: stale plan, a connector that is not the plan's or not STOPPED, other clusters, other commits
 	ExitNotApproved = 5 // resume or rollback not approved: only said what it would do
 )

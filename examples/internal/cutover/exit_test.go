@@ -29,7 +29,9 @@ func TestExitStatus(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", ErrSettings), ExitUsage},
 		{fmt.Errorf("x: %w", ErrPrecheck), ExitCheckFailed},
 		{&plan.BlockedError{}, ExitCheckFailed},
-		{&connect.ReadBackError{}, ExitCheckFailed},
+		{&connect.ReadBackError{Reads: 3, Attempts: 5, Err: context.DeadlineExceeded}, ExitCheckFailed},
+		// A read-back that never read: nothing is known, worth a retry.
+		{&connect.ReadBackError{Attempts: 14, Err: context.DeadlineExceeded}, ExitError},
 		{ErrCheckFailed, ExitCheckFailed},
 		{&plan.StaleOffsetsError{}, ExitRefused},
 		{&connect.NotStoppedError{Connector: "c", State: "RUNNING"}, ExitRefused},

@@ -66,7 +66,7 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 		return in, fmt.Errorf("connector %s is not the plan's (reconfigured after apply, or another flow's): resuming it could read other topics or another alias: %w", name, err)
 	}
 	if in.State, err = requireStopped(ctx, env, name); err != nil {
-		return in, fmt.Errorf("connector %s is %s, not STOPPED: resume applies only to a connector the cutover left STOPPED: %w", name, in.State, err)
+		return in, notStopped(name, in.State, err, "resume applies only to a connector the cutover left STOPPED")
 	}
 	want, err := p.ExpectedOffsets()
 	if err != nil {

@@ -64,7 +64,7 @@ func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Pla
 		if errors.Is(err, connect.ErrNotStopped) {
 			return res, fmt.Errorf("%w: connector %s is %s: a rollback before resume needs it STOPPED; roll back after resume: %w", ErrHasRun, name, state, err)
 		}
-		return res, fmt.Errorf("connector %s (state %s): %w", name, state, err)
+		return res, notStopped(name, state, err, "")
 	}
 	got, err := env.Connect.MirrorOffsets(ctx, name)
 	if err != nil {

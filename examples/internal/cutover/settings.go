@@ -79,7 +79,9 @@ type Settings struct {
 	Logger      *slog.Logger
 
 	// OnStep, if set, is called as Apply reaches each of its points:
-	// "before-create", "after-create", "after-patch", "before-verify".
+	// "before-create", "created" (right after the create, before the
+	// connector is seen STOPPED), "after-create", "after-patch",
+	// "before-verify".
 	// The Job's tests use it to die at each point and rerun.
 	OnStep func(step string)
 }
