@@ -123,3 +123,65 @@ func TestApplyWhenTheWorkerDies(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeOfAConnectorThatFails resumes a connector whose source client
+// has a JAAS setting Kafka cannot parse: MirrorSourceConnector fails as it
+// starts. resume -yes and verify say so as a failed check (exit 3, as the
+// retried resume is refused with 4: no retry helps), with the cause from
+// deep in the worker's trace and what to do; before, they exited 1 with
+// the trace's first line only. The client's password never shows.
+func TestResumeOfAConnectorThatFails(t *testing.T) {
+	sc, ctx := newTestScenario(t, "failed-", "identity")
+	const password = "failed-s3cret-5af2"
+	c := *sc.cli
+	c.s.SourceClient = map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+		"sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule bogus username="mm2" password="` + password + `";`}
+	t.Cleanup(func() { removeForeign(ctx, t, c.env.Connect, c.s.Connector) })
+	p, err := c.buildPlan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.applyPlan(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	const cause = "Invalid login module control flag 'bogus' in JAAS config"
+	var said []string
+	for _, step := range []struct {
+		name string
+		run  func(context.Context) error
+		exit int
+		says []string
+	}{
+		{"resume -yes", func(ctx context.Context) error { return c.resumePlan(ctx, p) }, cutover.ExitCheckFailed,
+			[]string{"FAILED after its resume", cause, "roll back after resume"}},
+		{"verify", c.verify, cutover.ExitCheckFailed, []string{"is FAILED", cause, "restart"}},
+		{"resume -yes again", func(ctx context.Context) error { return c.resumePlan(ctx, p) }, cutover.ExitRefused,
+			[]string{"is FAILED, not STOPPED", "restart?includeTasks=true&onlyFailed=true", "roll back after resume"}},
+	} {
+		err := step.run(ctx)
+		t.Logf("%s: exit %d: %v", step.name, cutover.ExitStatus(err), err)
+		if cutover.ExitStatus(err) != step.exit {
+			t.Errorf("%s of a connector that fails: exit %d, want %d: %v", step.name, cutover.ExitStatus(err), step.exit, err)
+		}
+		for _, want := range step.says {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s does not say %q: %v", step.name, want, err)
+			}
+		}
+		if err != nil {
+			said = append(said, err.Error())
+		}
+	}
+	if refusals := auditRecords(t, c.o.auditPath, "refuse"); len(refusals) != 1 {
+		t.Errorf("refuse records %v, want the one of the resume retried", refusals)
+	}
+	audit, err := os.ReadFile(c.o.auditPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range append(said, string(audit)) {
+		if strings.Contains(out, password) {
+			t.Errorf("the client's password shows: %s", out)
+		}
+	}
+}

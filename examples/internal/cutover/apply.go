@@ -369,6 +369,10 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 // not show STOPPED in time, is said to be that, and is worth a retry.
 func notStopped(name, state string, err error, refusal string) error {
 	switch {
+	case errors.Is(err, connect.ErrNotStopped) && state == connect.StateFailed:
+		return fmt.Errorf("connector %s is FAILED, not STOPPED: it was resumed, so MM2 may have copied records, and no step but the rollback "+
+			"after resume acts on it; read its trace (GET /connectors/%s/status), fix the cause and restart it "+
+			"(POST /connectors/%s/restart?includeTasks=true&onlyFailed=true), then run verify, or roll back after resume: %w", name, name, name, err)
 	case errors.Is(err, connect.ErrNotStopped):
 		return fmt.Errorf("connector %s is %s, not STOPPED: %s: %w", name, state, refusal, err)
 	case errors.Is(err, connect.ErrNotFound):

@@ -23,7 +23,7 @@ const (
 	// not verify against the CA given, a security protocol the listener
 	// does not speak. Fix the settings or the secrets.
 	ExitUsage       = 2
-	ExitCheckFailed = 3 // a check ran and failed: precheck, blocked plan, a read-back that read other offsets, verification
+	ExitCheckFailed = 3 // a check ran and failed: precheck, blocked plan, a read-back that read other offsets, verification, a connector FAILED after resume
 	ExitRefused     = 4 // a guard refused: stale plan, a connector that is not the plan's or not STOPPED, other clusters, other commits
 	ExitNotApproved = 5 // resume or rollback not approved: only said what it would do
 )
@@ -45,7 +45,7 @@ func ExitStatus(err error) int {
 		errors.Is(err, kafkaadmin.ErrGroupActive), errors.Is(err, plan.ErrInvalid), errors.Is(err, verify.ErrForeignConnector):
 		return ExitRefused
 	case errors.Is(err, ErrPrecheck), errors.Is(err, plan.ErrBlocked), errors.Is(err, connect.ErrReadBack),
-		errors.Is(err, ErrCheckFailed):
+		errors.Is(err, ErrCheckFailed), errors.Is(err, connect.ErrFailed):
 		return ExitCheckFailed
 	}
 	return ExitError

@@ -33,6 +33,9 @@ func TestExitStatus(t *testing.T) {
 		// A read-back that never read: nothing is known, worth a retry.
 		{&connect.ReadBackError{Attempts: 14, Err: context.DeadlineExceeded}, ExitError},
 		{ErrCheckFailed, ExitCheckFailed},
+		// A connector FAILED after resume: resuming again is refused (not
+		// STOPPED), so it is no error worth a retry.
+		{fmt.Errorf("after resume: %w", &connect.FailedError{Connector: "c"}), ExitCheckFailed},
 		{&plan.StaleOffsetsError{}, ExitRefused},
 		{&connect.NotStoppedError{Connector: "c", State: "RUNNING"}, ExitRefused},
 		{fmt.Errorf("%w: other clusters", ErrPlanMismatch), ExitRefused},

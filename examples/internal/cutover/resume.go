@@ -112,6 +112,10 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	if st != nil {
 		in.State = st.Connector.State
 	}
+	if errors.Is(err, connect.ErrFailed) {
+		return in, fmt.Errorf("connector %s FAILED after its resume (MM2 may have copied records since): %w; "+
+			"fix the cause and restart it, then run verify, or roll back after resume (rollback -rollback-group G -yes)", name, err)
+	}
 	if err != nil {
 		return in, fmt.Errorf("connector %s after resume: %w", name, err)
 	}
@@ -162,6 +166,9 @@ func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan, capture
 	if st != nil {
 		rep.State = st.Connector.State
 		rep.Tasks = len(st.Tasks)
+	}
+	if errors.Is(err, connect.ErrFailed) {
+		return rep, fmt.Errorf("connector %s is FAILED: %w; fix the cause and restart it, then run verify again, or roll back after resume (rollback -rollback-group G -yes)", name, err)
 	}
 	if err != nil {
 		return rep, fmt.Errorf("connector %s: %w", name, err)
