@@ -371,3 +371,94 @@ func TestPrecheckNamesATakenConnector(t *testing.T) {
 		refused(t, c, "holds offsets the plan would not set")
 	})
 }
+
+// TestEveryRefusalIsRecorded: each refusal a step makes is in the audit
+// file as a refuse record naming the step — a plan for another connector
+// (apply, and verify, which used to accept it and record a verification in
+// that plan's audit), a connector of the plan's name that is another
+// flow's, and the plan's own connector PAUSED — and nothing else is
+// recorded for them. Without -yes, resume and rollback say which step was
+// not approved (the rollback used to say "resume not approved").
+func TestEveryRefusalIsRecorded(t *testing.T) {
+	sc, ctx := newTestScenario(t, "refuse-", "identity")
+	c := *sc.cli
+	t.Cleanup(func() { removeForeign(ctx, t, c.env.Connect, c.s.Connector) })
+	p, err := c.buildPlan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := newForeignFlow(ctx, t, sc, strings.TrimSuffix(sc.connector, "mm2-orders")+"other", 0)
+	refused := func(t *testing.T, what string, err error, step, says string) {
+		t.Helper()
+		if cutover.ExitStatus(err) != cutover.ExitRefused || !strings.Contains(err.Error(), says) {
+			t.Errorf("%s: %v (exit %d), want refused (4) saying %q", what, err, cutover.ExitStatus(err), says)
+		}
+		recs := auditRecords(t, c.o.auditPath, "refuse")
+		if len(recs) == 0 {
+			t.Fatalf("%s left no refuse record", what)
+		}
+		last := recs[len(recs)-1]["detail"].(map[string]any)
+		if last["step"] != step || !strings.Contains(last["reason"].(string), says) {
+			t.Errorf("%s: the last refuse record is %v, want step %s saying %q", what, last, step, says)
+		}
+	}
+
+	t.Run("a plan for another connector", func(t *testing.T) {
+		o := c
+		o.s.Connector = sc.connector + "-other"
+		refused(t, "apply of another connector's plan", o.applyPlan(ctx, p), "apply", `the plan's is "`+sc.connector)
+		if _, err := c.env.Connect.Connector(ctx, o.s.Connector); !errors.Is(err, connect.ErrNotFound) {
+			t.Errorf("the refused apply created %s: %v", o.s.Connector, err)
+		}
+		refused(t, "verify of another connector's plan", o.verify(ctx), "verify", "the plan is for connector")
+		if recs := auditRecords(t, c.o.auditPath, "verify"); len(recs) > 0 {
+			t.Errorf("the refused verify recorded a verification of the plan: %v", recs)
+		}
+	})
+	t.Run("another flow's connector of the plan's name", func(t *testing.T) {
+		if _, err := c.env.Connect.Create(ctx, c.s.Connector, other.config(t, sc, c.s.Connector), connect.InitialStopped); err != nil {
+			t.Fatal(err)
+		}
+		refused(t, "apply over another flow's connector", c.applyPlan(ctx, p), "apply", "is not the plan's")
+		refused(t, "verify of another flow's connector", c.verify(ctx), "verify", "is not the plan's")
+		removeForeign(ctx, t, c.env.Connect, c.s.Connector)
+		waitGone(ctx, t, c.env.Connect, c.s.Connector)
+	})
+	t.Run("not approved", func(t *testing.T) {
+		if err := c.applyPlan(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		o := c
+		o.o.yes = false
+		for _, tc := range []struct {
+			step string
+			run  func(context.Context) error
+		}{{"resume", func(ctx context.Context) error { return o.resumePlan(ctx, p) }}, {"rollback", o.rollback}} {
+			err := tc.run(ctx)
+			if cutover.ExitStatus(err) != cutover.ExitNotApproved || !strings.Contains(err.Error(), "the "+tc.step) || !strings.Contains(err.Error(), "-yes") {
+				t.Errorf("%s without -yes: %v (exit %d), want not approved (5) naming the %s", tc.step, err, cutover.ExitStatus(err), tc.step)
+			}
+			if tc.step == "rollback" && (strings.Contains(err.Error(), "resume not approved") || strings.Contains(err.Error(), "the resume of")) {
+				t.Errorf("rollback without -yes speaks of a resume: %v", err)
+			}
+		}
+	})
+	t.Run("the plan's connector PAUSED", func(t *testing.T) {
+		if err := c.env.Connect.Pause(ctx, c.s.Connector); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			st, err := c.env.Connect.Status(ctx, c.s.Connector)
+			if err == nil && st.Connector.State == connect.StatePaused {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the connector did not pause: %+v, %v", st, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		refused(t, "apply of a PAUSED connector", c.applyPlan(ctx, p), "apply", "is PAUSED, not STOPPED")
+		refused(t, "resume of a PAUSED connector", c.resumePlan(ctx, p), "resume", "is PAUSED, not STOPPED")
+	})
+}
