@@ -17,7 +17,8 @@
 // MM2CUTOVER_CONNECT_PASSWORD). Progress and the audit trail go to stderr;
 // the last line on stdout is one JSON object with the result.
 //
-// Exit status: 0 applied or already applied; 1 error (worth a retry);
+// Exit status: 0 applied or already applied; 1 error (worth a retry: an
+// unreachable system, a read-back that never read);
 // 2 bad configuration, or settings a system rejected (credentials, CA,
 // security protocol; a Connect REST 401 or 403): no retry helps; 3 a check
 // failed (precheck, blocked plan, read-back); 4 refused by a guard (the
