@@ -51,6 +51,15 @@
 //  10. Rollback: before resume, delete the connector and its offsets; after
 //     resume, stop it and turn its offsets M' back into group offsets M'+1.
 //
+// Before every write to the connector — the create, the PATCH, the resume,
+// the stop, the reset and the delete of a rollback — and before a rollback
+// commits its offsets to a group, the step proves that the connector of that
+// name is the plan's: its live configuration has the plan's alias, topics and
+// digest, on the plan's clusters (verify.ConfirmConnector). A connector of
+// the same name that is another flow's is refused, never written. The group's
+// members are read under both group protocols: the classic one, and the
+// consumer protocol of KIP-848 (Kafka 4.0+) where the brokers support it.
+//
 // The packages: offsets (the pure conversion rules), plan (the manifest and
 // its renderings), connect (the Kafka Connect REST client, its state guards
 // and retries, the connector config builder and lint), kafkaadmin (group

@@ -14,7 +14,10 @@
 // For MirrorSourceConnector the client speaks the typed values of package
 // offsets (MirrorOffsets, AlterMirrorOffsets, WaitMirrorOffsets, whose
 // comparison is offsets.CompareReadBack); Offsets and AlterOffsets keep the
-// generic form of other plugins' offsets (Offset, maps).
+// generic form of other plugins' offsets (Offset, maps). A read-back that
+// gives up is a *ReadBackError: ErrReadBack when offsets were read and
+// differ (a failed check), ErrOffsetsUnread when no read succeeded (nothing
+// is known; read again once the worker answers).
 //
 // # Guards
 //

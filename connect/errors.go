@@ -253,8 +253,33 @@ func (e *FailedError) Error() string {
 	s := fmt.Sprintf("connect: %s %q failed on worker %s", what, e.Connector, e.WorkerID)
 	if e.Trace != "" {
 		s += ": " + firstLine(e.Trace)
+		if cause := e.RootCause(); cause != firstLine(e.Trace) {
+			s += "; caused by " + cause
+		}
 	}
 	return s
+}
+
+// RootCause returns the innermost cause the worker's trace names: its last
+// "Caused by: " line (without that prefix), or its first line when it has
+// none — the exception that says what is wrong, such as
+// "java.lang.IllegalArgumentException: Invalid login module control flag
+// 'bogus' in JAAS config" under three layers of "Failed to create ...".
+// It is "" for an empty trace.
+func (e *FailedError) RootCause() string {
+	cause := firstLine(e.Trace)
+	for line := range strings.Lines(e.Trace) {
+		if c, ok := strings.CutPrefix(strings.TrimSpace(line), "Caused by: "); ok {
+			cause = strings.TrimSpace(c)
+		}
+	}
+	return cause
+}
+
+// Advice says what to do about a failed connector or task.
+func (e *FailedError) Advice() string {
+	return fmt.Sprintf("the cause is in the worker's trace (GET /connectors/%s/status): fix it (often a client setting or a secret of the connector), "+
+		"then restart the connector and its failed tasks (POST /connectors/%s/restart?includeTasks=true&onlyFailed=true)", e.Connector, e.Connector)
 }
 
 // Is reports true for ErrFailed.

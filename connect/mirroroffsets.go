@@ -55,24 +55,40 @@ func (c *Client) AlterMirrorOffsets(ctx context.Context, name string, list []off
 	return c.AlterOffsets(ctx, name, out)
 }
 
-// ErrReadBack matches a *ReadBackError.
+// ErrReadBack matches a *ReadBackError whose reads succeeded and never
+// equalled the expected offsets: a check that ran and failed.
 var ErrReadBack = errors.New("connect: offsets read back do not equal the expected ones")
 
-// ReadBackError is WaitMirrorOffsets giving up: the last comparison (empty
-// when no read succeeded) and the context's error, with the last failed
-// read's.
+// ErrOffsetsUnread matches a *ReadBackError whose reads all failed: the
+// offsets were never read, so nothing is known about them. The worker was
+// unreachable or kept failing; a later read may succeed (worth a retry).
+var ErrOffsetsUnread = errors.New("connect: the offsets could not be read back")
+
+// ReadBackError is WaitMirrorOffsets giving up. With Reads > 0 it matches
+// ErrReadBack and ReadBack is the last comparison; with Reads == 0 no read
+// succeeded, it matches ErrOffsetsUnread and ReadBack is empty. Err is the
+// context's error, with the last failed read's.
 type ReadBackError struct {
 	Connector string
 	ReadBack  offsets.ReadBack
-	Err       error
+	// Reads is the number of reads that succeeded, Attempts of all reads.
+	Reads, Attempts int
+	Err             error
 }
 
 func (e *ReadBackError) Error() string {
+	if e.Reads == 0 {
+		return fmt.Sprintf("%v for connector %s: none of %d reads succeeded (%v), so nothing is known about them; read them again once the worker answers",
+			ErrOffsetsUnread, e.Connector, e.Attempts, e.Err)
+	}
 	return fmt.Sprintf("%v for connector %s (%v): %s\n%s", ErrReadBack, e.Connector, e.Err, e.ReadBack, e.ReadBack.Diff())
 }
 
-// Is makes errors.Is(err, ErrReadBack) true.
-func (e *ReadBackError) Is(target error) bool { return target == ErrReadBack }
+// Is makes errors.Is(err, ErrReadBack) true when a read succeeded, and
+// errors.Is(err, ErrOffsetsUnread) when none did.
+func (e *ReadBackError) Is(target error) bool {
+	return target == ErrReadBack && e.Reads > 0 || target == ErrOffsetsUnread && e.Reads == 0
+}
 
 // Unwrap returns the context's error (and the last read's).
 func (e *ReadBackError) Unwrap() error { return e.Err }
@@ -98,28 +114,32 @@ const (
 // connection, or ErrOffsetsUnavailable, which Connect answers while it
 // loads offsets just written) does not end the wait, so a PATCH that
 // succeeded is never reported as failed when a later read matches. When
-// ctx ends first the error is a *ReadBackError. Any other read error ends
-// the wait at once and is returned as is.
+// ctx ends first the error is a *ReadBackError: matching ErrReadBack
+// when a read succeeded, ErrOffsetsUnread when none did (a worker that
+// died after the PATCH is not a failed comparison). Any other read error
+// ends the wait at once and is returned as is.
 func (c *Client) WaitMirrorOffsets(ctx context.Context, name string, want []offsets.ConnectOffset) (offsets.ReadBack, error) {
 	set := offsets.NewOffsetSet(want)
 	pause := readBackFirstPause
 	rep := progress.Start(c.logger, fmt.Sprintf("connector %s's offsets to read back as the %d written", name, len(want)))
 	var (
-		last    []offsets.ConnectOffset
-		read    bool  // last holds a successful read
-		readErr error // the last read's error, when it failed
+		last            []offsets.ConnectOffset
+		reads, attempts int   // successful and all reads; last holds a read when reads > 0
+		readErr         error // the last read's error, when it failed
 	)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	<-t.C
 	for {
 		got, err := c.MirrorOffsets(ctx, name)
+		attempts++
 		switch {
 		case err == nil:
 			if set.Equal(got) {
 				return offsets.CompareReadBack(want, got), nil
 			}
-			last, read, readErr = got, true, nil
+			last, readErr = got, nil
+			reads++
 			if rep.Due() {
 				rb := offsets.CompareReadBack(want, got)
 				rep.Report(ctx, "match", rb.Count(offsets.Match), "wrong_value", rb.Count(offsets.WrongValue),
@@ -135,14 +155,14 @@ func (c *Client) WaitMirrorOffsets(ctx context.Context, name string, want []offs
 		select {
 		case <-ctx.Done():
 			var rb offsets.ReadBack
-			if read {
+			if reads > 0 {
 				rb = offsets.CompareReadBack(want, last)
 			}
 			werr := ctx.Err()
 			if readErr != nil && !errors.Is(readErr, werr) {
 				werr = fmt.Errorf("%w (last read: %w)", werr, readErr)
 			}
-			return rb, &ReadBackError{Connector: name, ReadBack: rb, Err: werr}
+			return rb, &ReadBackError{Connector: name, ReadBack: rb, Reads: reads, Attempts: attempts, Err: werr}
 		case <-t.C:
 		}
 		pause = min(2*pause, readBackMaxPause)

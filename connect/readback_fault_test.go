@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -112,5 +113,34 @@ func TestWaitMirrorOffsetsStopsOnPermanentError(t *testing.T) {
 				t.Errorf("%d reads, want 1", n)
 			}
 		})
+	}
+}
+
+// A worker that never answers a read (it died right after the PATCH: every
+// connection is refused): the wait ends at the deadline with a
+// *ReadBackError matching ErrOffsetsUnread and not ErrReadBack, which says
+// that nothing could be read, not that the offsets differ.
+func TestWaitMirrorOffsetsNeverRead(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // connection refused from now on
+	c, err := connect.New(url, connect.WithRetry(connect.Retry{Attempts: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	rb, err := c.WaitMirrorOffsets(ctx, "mm2", wantOrders0)
+	var rbe *connect.ReadBackError
+	if !errors.As(err, &rbe) || !errors.Is(err, connect.ErrOffsetsUnread) || errors.Is(err, connect.ErrReadBack) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v; want a *ReadBackError matching ErrOffsetsUnread and DeadlineExceeded, not ErrReadBack", err)
+	}
+	if rbe.Reads != 0 || rbe.Attempts < 2 || len(rb.Partitions) != 0 {
+		t.Errorf("reads %d of %d, comparison %s; want no read of several, no comparison", rbe.Reads, rbe.Attempts, rb)
+	}
+	for _, want := range []string{"could not be read back", "none of", "connection refused"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
 	}
 }

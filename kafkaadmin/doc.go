@@ -97,6 +97,18 @@
 // [Client.StableSnapshot] reads twice, a window apart, and reports every
 // partition whose commit moved.
 //
+// # Group protocols
+//
+// A group runs the classic protocol or, from Kafka 4.0, the consumer
+// protocol of KIP-848 (clients with group.protocol=consumer; the broker
+// assigns partitions). The classic DescribeGroups does not show a group of
+// the consumer protocol: a 4.x coordinator answers it as Dead or
+// GROUP_ID_NOT_FOUND. [Client.DescribeGroup] then asks ConsumerGroupDescribe,
+// over a connection opened for it, when the coordinator advertises that
+// request (ApiVersions); Kafka 3.7 to 3.9 do not by default, and there the
+// classic answer stands. [Group.Type] says which protocol a group runs, and
+// [Client.CommitOffsets] refuses a group with members of either.
+//
 // # Security
 //
 // [Config] covers PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL with PLAIN,

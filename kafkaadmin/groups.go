@@ -155,33 +155,131 @@ func (s *session) describeGroup(group string) (Group, error) {
 			s.coordinatorFailed(group, c, err)
 			return err
 		}
-		d := resp.Groups[0]
-		switch err := kerr(d.Err); {
-		case err == nil:
-		case errors.Is(err, sarama.ErrGroupIDNotFound):
-			out = Group{ID: group, State: GroupDead}
-			return nil
-		default:
+		if out, err = classicGroup(group, resp.Groups[0]); err != nil {
 			s.coordinatorFailed(group, c, err)
 			return err
 		}
-		out = Group{ID: group, State: GroupState(d.State), ProtocolType: d.ProtocolType, Protocol: d.Protocol}
-		for _, m := range d.Members {
-			mem := Member{ID: m.MemberId, ClientID: m.ClientId, ClientHost: m.ClientHost}
-			if m.GroupInstanceId != nil {
-				mem.InstanceID = *m.GroupInstanceId
-			}
-			out.Members = append(out.Members, mem)
+		if out.State != GroupDead {
+			return nil
 		}
-		slices.SortFunc(out.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
+		// No classic group of that ID: it may be a group of the consumer
+		// protocol, which DescribeGroups does not show (a 4.x coordinator
+		// answers Dead or GROUP_ID_NOT_FOUND for it).
+		g, found, err := s.describeConsumerGroup(c, group)
+		if err != nil {
+			return err
+		}
+		if found {
+			out = g
+		}
 		return nil
 	})
 	return out, err
 }
 
-// DescribeGroup returns the group's state, protocol type and members, from
-// a DescribeGroups request to its coordinator. A group that does not exist
-// is reported with state Dead and no error.
+// classicGroup reads one group of a DescribeGroups answer. A group that
+// does not exist (state Dead, or GROUP_ID_NOT_FOUND from a coordinator that
+// also runs the consumer protocol) is Dead, with no type and no error.
+func classicGroup(group string, d *sarama.GroupDescription) (Group, error) {
+	switch err := kerr(d.Err); {
+	case err == nil:
+	case errors.Is(err, sarama.ErrGroupIDNotFound):
+		return Group{ID: group, State: GroupDead}, nil
+	default:
+		return Group{}, err
+	}
+	if GroupState(d.State) == GroupDead {
+		return Group{ID: group, State: GroupDead}, nil
+	}
+	out := Group{ID: group, State: GroupState(d.State), Type: GroupTypeClassic, ProtocolType: d.ProtocolType, Protocol: d.Protocol}
+	for _, m := range d.Members {
+		mem := Member{ID: m.MemberId, ClientID: m.ClientId, ClientHost: m.ClientHost}
+		if m.GroupInstanceId != nil {
+			mem.InstanceID = *m.GroupInstanceId
+		}
+		out.Members = append(out.Members, mem)
+	}
+	slices.SortFunc(out.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// consumerGroupVersion is the Kafka version a connection must be opened
+// with for sarama to send ConsumerGroupDescribe; the version actually sent
+// is the highest the broker advertises in its ApiVersions answer.
+var consumerGroupVersion = sarama.V4_0_0_0
+
+// describeConsumerGroup asks the coordinator c for the group with
+// ConsumerGroupDescribe (KIP-848), over a connection of its own (the
+// session's connections speak the older protocol version that every
+// request here starts from). found is false when the coordinator does not
+// support the request — it advertises no ConsumerGroupDescribe in its
+// ApiVersions answer (Kafka 3.7 to 3.9 by default) or answers
+// UNSUPPORTED_VERSION — or has no consumer-protocol group of that ID.
+func (s *session) describeConsumerGroup(c *sarama.Broker, group string) (_ Group, found bool, _ error) {
+	conf := *s.conf
+	conf.Version = consumerGroupVersion
+	b := sarama.NewBroker(c.Addr())
+	if err := b.Open(&conf); err != nil {
+		return Group{}, false, fmt.Errorf("connect to %s: %w", c.Addr(), err)
+	}
+	defer b.Close()
+	resp, err := b.ConsumerGroupDescribe(&sarama.ConsumerGroupDescribeRequest{Version: 1, GroupIDs: []string{group}})
+	if errors.Is(err, sarama.ErrUnsupportedVersion) {
+		return Group{}, false, nil
+	}
+	if err == nil && len(resp.Groups) != 1 {
+		err = sarama.ErrIncompleteResponse
+	}
+	if err != nil {
+		var k sarama.KError
+		if !errors.As(err, &k) {
+			delete(s.coord, group) // a transport error: find the coordinator again
+		}
+		return Group{}, false, err
+	}
+	g, found, err := consumerGroup(group, resp.Groups[0])
+	if err != nil {
+		s.coordinatorFailed(group, c, err)
+	}
+	return g, found, err
+}
+
+// consumerGroup reads one group of a ConsumerGroupDescribe answer: found
+// is false for GROUP_ID_NOT_FOUND (no consumer-protocol group of that ID),
+// for UNSUPPORTED_VERSION (a coordinator without the consumer protocol)
+// and for a Dead group.
+func consumerGroup(group string, d sarama.ConsumerGroupDescription) (_ Group, found bool, _ error) {
+	switch err := kerr(d.ErrorCode); {
+	case err == nil:
+	case errors.Is(err, sarama.ErrGroupIDNotFound), errors.Is(err, sarama.ErrUnsupportedVersion):
+		return Group{}, false, nil
+	default:
+		return Group{}, false, err
+	}
+	if GroupState(d.GroupState) == GroupDead {
+		return Group{}, false, nil
+	}
+	out := Group{ID: group, State: GroupState(d.GroupState), Type: GroupTypeConsumer, ProtocolType: "consumer", Protocol: d.AssignorName}
+	for _, m := range d.Members {
+		mem := Member{ID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost}
+		if m.InstanceID != nil {
+			mem.InstanceID = *m.InstanceID
+		}
+		out.Members = append(out.Members, mem)
+	}
+	slices.SortFunc(out.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
+	return out, true, nil
+}
+
+// DescribeGroup returns the group's state, protocol and members, from its
+// coordinator: a DescribeGroups request (the classic protocol), and, when
+// that finds no classic group, a ConsumerGroupDescribe request where the
+// coordinator supports it, so that members of the consumer protocol
+// (KIP-848: clients with group.protocol=consumer, Kafka 4.0+) are found
+// too. A coordinator that does not advertise ConsumerGroupDescribe (Kafka
+// 3.7 to 3.9 by default) runs no such group, and the classic answer
+// stands. A group that does not exist is reported with state Dead and no
+// error.
 //
 // A Flink KafkaSource group is reported Empty, with protocol type "" and
 // no members, even while the job runs: Flink assigns partitions itself and

@@ -45,7 +45,9 @@ func (t Topics) Partitions() []TopicPartition {
 
 // GroupState is a consumer group's state as the group coordinator reports
 // it, for example "Empty", "Stable", "PreparingRebalance",
-// "CompletingRebalance" or "Dead".
+// "CompletingRebalance" or "Dead" for a classic group, "Empty",
+// "Assigning", "Reconciling", "Stable" or "Dead" for a group of the
+// consumer protocol (KIP-848).
 type GroupState string
 
 // Group states the coordinator reports.
@@ -54,7 +56,25 @@ const (
 	GroupStable              GroupState = "Stable"
 	GroupPreparingRebalance  GroupState = "PreparingRebalance"
 	GroupCompletingRebalance GroupState = "CompletingRebalance"
+	GroupAssigning           GroupState = "Assigning"   // consumer protocol: a new target assignment is computed
+	GroupReconciling         GroupState = "Reconciling" // consumer protocol: members move to the target assignment
 	GroupDead                GroupState = "Dead"
+)
+
+// GroupType is the group protocol a group's coordinator runs it with.
+type GroupType string
+
+// Group types.
+const (
+	// GroupTypeClassic: the classic protocol (JoinGroup/SyncGroup), which
+	// every Kafka version runs, and the only one before Kafka 4.0 by
+	// default. A group that only receives commits (Flink's) is classic.
+	GroupTypeClassic GroupType = "classic"
+	// GroupTypeConsumer: the consumer protocol of KIP-848 (a client with
+	// group.protocol=consumer, generally available from Kafka 4.0), where
+	// the broker assigns partitions. The classic DescribeGroups does not
+	// show such a group; [Client.DescribeGroup] asks ConsumerGroupDescribe.
+	GroupTypeConsumer GroupType = "consumer"
 )
 
 // Group describes a consumer group.
@@ -64,11 +84,16 @@ type Group struct {
 	// State is the coordinator's view of the group. A group that does not
 	// exist is reported Dead, as Kafka does.
 	State GroupState
+	// Type is the group's protocol; "" for a group that does not exist.
+	Type GroupType
 	// ProtocolType is "consumer" for a subscribing consumer group,
 	// "connect" for Kafka Connect workers, and "" for a simple group that
-	// only commits offsets, as Flink's KafkaSource does.
+	// only commits offsets, as Flink's KafkaSource does. A group of the
+	// consumer protocol is "consumer".
 	ProtocolType string
-	// Protocol is the assignor chosen for the current generation, if any.
+	// Protocol is the assignor chosen for the current generation (the
+	// classic protocol), or the broker's assignor (the consumer protocol),
+	// if any.
 	Protocol string
 	// Members are the group's current members, sorted by member ID.
 	Members []Member

@@ -4,8 +4,8 @@
 // resumed, continues from the first record the old job had not replicated.
 //
 // As in the other packages, the rules are pure functions over values
-// already read — Recheck, CheckRollbackGroup, NextOffsets and Lag,
-// CompareRecords, RecordDigest.Differences — and the I/O is thin:
+// already read — Recheck, CheckConnector, CheckRollbackGroup, NextOffsets
+// and Lag, CompareRecords, RecordDigest.Differences — and the I/O is thin:
 //
 //   - Precheck runs the read-only checks of the first step and returns the
 //     snapshot a plan is built from (plan.Build); its inputs other than the
@@ -22,6 +22,10 @@
 //     and commits, source partitions and bounds, target topics and ends),
 //     each fact once, and ObserveWriters where MM2's records go, for Recheck
 //     before every step that writes.
+//   - ConfirmConnector reads a connector's live configuration and proves,
+//     with CheckConnector, that it is the plan's (name, clusters, alias,
+//     topics, configuration digest), before every write to it: a connector
+//     of the plan's name that is another flow's is never written.
 //   - CaptureBoundary records, just before resume, the first record MM2 will
 //     copy on each partition; CheckBoundary compares the first record MM2
 //     wrote to the target with it and counts the duplicates the old job left.

@@ -44,13 +44,11 @@ func Example_guardedApply() {
 	if err := verify.Recheck(p, obs); err != nil {
 		log.Fatal(err) // a *verify.StalePlanError naming each problem
 	}
-	// The connector is the plan's (name, alias, configuration digest) and STOPPED.
-	cfg, err := c.Config(ctx, name)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := p.CheckConfig(cfg); err != nil {
-		log.Fatal(err)
+	// The connector is the plan's (name, clusters, alias, topics,
+	// configuration digest) and STOPPED. Prove it again before every write.
+	clusters := verify.Clusters{Source: obs.SourceClusterID, Target: obs.TargetClusterID}
+	if _, err := verify.ConfirmConnector(ctx, c, p, name, clusters); err != nil {
+		log.Fatal(err) // a *verify.ForeignConnectorError: never write another flow's connector
 	}
 	if st, err := c.Status(ctx, name); err != nil || st.Connector.State != connect.StateStopped || len(st.Tasks) > 0 {
 		log.Fatalf("connector %s is not STOPPED: %v %v", name, st, err)

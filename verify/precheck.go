@@ -286,7 +286,10 @@ func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
 // do on both clusters (permissions; the precheck stops early when it may
 // not read what it checks next), that no other MirrorSourceConnector on
 // the Connect cluster writes the source or the target topics
-// (reverse-replication, other-mirror-connectors), that the configuration's
+// (reverse-replication, other-mirror-connectors), that the cutover's own
+// connector name is free or taken by a connector apply adopts: STOPPED,
+// with the cutover's configuration, holding no offsets but the plan's
+// (connector-name), that the configuration's
 // bootstrap servers reach the clusters the clients read
 // (connector-clusters) and that MM2's producer — the Connect workers' own,
 // or producer.override.bootstrap.servers — writes to the target
@@ -515,6 +518,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		}
 		precheckConnectors(ctx, cs, c, source, target, spec, r.WorkerVersion)
 		precheckReplicationFactors(ctx, cs, source, target, spec, r.WorkerVersion, targets)
+		precheckOwnConnector(ctx, cs, c, spec, r)
 	}
 	precheckWorkerStorage(ctx, cs, target, spec, writers, r.TargetClusterID)
 	return r, nil

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -271,6 +272,14 @@ func testFlinkToMM2AndBack(t *testing.T, name, version string, fromSavepoint boo
 
 	job := fc.startFlinkKeep(ctx, "", fromSavepoint)
 	fc.waitCheckpoints(ctx, job, 2)
+	// Flink commits a completed checkpoint's offsets asynchronously: on a
+	// loaded machine the group may not exist yet (Dead) two checkpoints in.
+	waitFor(ctx, t, "Flink's first commit on every partition", 3*time.Minute, 500*time.Millisecond, func(ctx context.Context) error {
+		if got, want := len(fc.committed(ctx)), len(fc.tps()); got != want {
+			return fmt.Errorf("the group has commits on %d of %d partitions", got, want)
+		}
+		return nil
+	})
 	g, err := fc.src.DescribeGroup(ctx, fc.group)
 	if err != nil {
 		t.Fatal(err)

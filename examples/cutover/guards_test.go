@@ -266,3 +266,98 @@ func TestStatusSaysWhetherOffsetsAdvance(t *testing.T) {
 	})
 	t.Logf("paused: stalled with lag %d", rep.TotalLag)
 }
+
+// javaMember joins the old job's group as Apache Kafka's Java consumer
+// with the given group.protocol, holding the partitions of the first topic
+// and committing nothing, and leaves when the test ends or leave is called.
+func javaMember(ctx context.Context, t *testing.T, sc *scenario, protocol string) (leave func()) {
+	t.Helper()
+	jc, err := sc.sb.StartJavaConsumer(ctx, sandbox.JavaConsumerConfig{Group: sc.group, Topic: sc.topicNames()[0], Protocol: protocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := false
+	leave = func() {
+		if once {
+			return
+		}
+		once = true
+		if err := jc.Stop(context.WithoutCancel(ctx)); err != nil {
+			t.Errorf("stop the java consumer: %v", err)
+		}
+		jc.Close()
+	}
+	t.Cleanup(leave)
+	return leave
+}
+
+// TestGuardsSeeConsumerProtocolMembers: a member of the consumer protocol
+// (KIP-848, group.protocol=consumer: a Java KafkaConsumer of Kafka 4)
+// holding partitions of the old job's group. The precheck fails
+// group-inactive, apply and resume -yes are refused naming group-members,
+// and a rollback after resume is refused while it holds the group. Before,
+// the classic DescribeGroups saw such a group as Dead with no members and
+// every step went through.
+func TestGuardsSeeConsumerProtocolMembers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	sc, _ := startScenario(ctx, t, "kip848-")
+	if major, _ := strconv.Atoi(strings.Split(sc.sb.KafkaVersion(), ".")[0]); major < 4 {
+		t.Skipf("Kafka %s: the consumer protocol is GA from 4.0", sc.sb.KafkaVersion())
+	}
+	p, err := sc.cli.buildPlan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leave func()
+	defer func() { // no member, no connector left behind on the shared sandbox
+		leave()
+		c := *sc.cli
+		c.o.yes, c.o.rollbackGroup = true, sc.group
+		if err := c.rollback(context.WithoutCancel(ctx)); err != nil {
+			t.Logf("cleanup: rollback: %v", err)
+		}
+	}()
+
+	leave = javaMember(ctx, t, sc, "consumer")
+	if err := sc.cli.precheck(ctx); cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "group-inactive") {
+		t.Errorf("precheck with a consumer-protocol member: %v (exit %d), want group-inactive failed", err, cutover.ExitStatus(err))
+	}
+	err = sc.cli.applyPlan(ctx, p)
+	if cutover.ExitStatus(err) != cutover.ExitRefused || !strings.Contains(err.Error(), "group-members") {
+		t.Fatalf("apply with a consumer-protocol member: %v (exit %d), want refused naming group-members", err, cutover.ExitStatus(err))
+	}
+	if _, err := sc.cli.env.Connect.Status(ctx, sc.connector); !errors.Is(err, connect.ErrNotFound) {
+		t.Fatalf("the refused apply created the connector: %v", err)
+	}
+	leave()
+	waitMembers(ctx, t, sc, false)
+	if err := sc.cli.applyPlan(ctx, p); err != nil {
+		t.Fatalf("apply once the member left: %v", err)
+	}
+
+	leave = javaMember(ctx, t, sc, "consumer")
+	err = sc.cli.resumePlan(ctx, p)
+	if cutover.ExitStatus(err) != cutover.ExitRefused || !strings.Contains(err.Error(), "group-members") {
+		t.Fatalf("resume -yes with a consumer-protocol member: %v (exit %d), want refused", err, cutover.ExitStatus(err))
+	}
+	if st, err := sc.cli.env.Connect.Status(ctx, sc.connector); err != nil || st.Connector.State != connect.StateStopped {
+		t.Fatalf("after the refused resume the connector is %+v, %v; want STOPPED", st, err)
+	}
+	leave()
+	waitMembers(ctx, t, sc, false)
+	if err := sc.cli.resumePlan(ctx, p); err != nil {
+		t.Fatalf("resume once the member left: %v", err)
+	}
+
+	leave = javaMember(ctx, t, sc, "consumer")
+	c := *sc.cli
+	c.o.yes, c.o.rollbackGroup = true, sc.group
+	err = c.rollback(ctx)
+	if cutover.ExitStatus(err) != cutover.ExitRefused || !errors.Is(err, kafkaadmin.ErrGroupActive) {
+		t.Fatalf("rollback after resume with a consumer-protocol member in the group: %v (exit %d), want refused", err, cutover.ExitStatus(err))
+	}
+	if st, err := sc.cli.env.Connect.Status(ctx, sc.connector); err != nil || st.Connector.State != connect.StateRunning {
+		t.Errorf("after the refused rollback the connector is %+v, %v; want RUNNING", st, err)
+	}
+}

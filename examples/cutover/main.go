@@ -36,9 +36,10 @@
 // without its user; a wrong password or unknown user, a certificate that
 // does not verify against the CA given, a security protocol the listener
 // does not speak, a Connect REST 401 or 403: no retry helps); 3 a check
-// failed (precheck, blocked plan, verification); 4 refused by a guard
-// (stale plan, connector not STOPPED, plan for other clusters); 5 resume not
-// approved (dry run).
+// failed (precheck, blocked plan, verification, a connector FAILED after
+// resume); 4 refused by a guard (stale plan, a connector that is not the
+// plan's or not STOPPED, plan for other clusters); 5 resume or rollback not
+// approved (dry run). A read-back that never read is 1.
 package main
 
 import (

@@ -225,7 +225,11 @@ func (c *cli) applyPlan(ctx context.Context, p *plan.Plan) error {
 			fmt.Fprintf(w, "offsets before (backed up to %s)\t%d\n", c.o.auditPath, len(res.Backup))
 			fmt.Fprintf(w, "guard\t%s\n", res.Guard)
 			fmt.Fprintf(w, "patched\t%v\n", res.Patched)
-			fmt.Fprintf(w, "read-back\t%s\n", res.ReadBack)
+			if res.Unread {
+				fmt.Fprintf(w, "read-back\tnot read: no read of the offsets succeeded (see the error)\n")
+			} else {
+				fmt.Fprintf(w, "read-back\t%s\n", res.ReadBack)
+			}
 		})
 	}
 	return err
@@ -236,8 +240,21 @@ func (c *cli) verify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The read-back from Strimzi's listOffsets ConfigMap asks Connect
+	// nothing: its REST API may admit only the operator.
 	if c.o.strimziOffsets != "" {
-		return c.verifyStrimzi(p)
+		return c.verifyStrimzi(ctx, p)
+	}
+	// A plan for another connector or other clusters, or a connector that is
+	// not the plan's, is refused (and the refusal recorded) before anything
+	// is compared or recorded as this plan's verification.
+	if err := cutover.ConfirmConnector(ctx, c.env, c.s, p); err != nil {
+		if cutover.ExitStatus(err) == cutover.ExitRefused {
+			if rerr := c.record("refuse", p.Fingerprint, map[string]any{"step": "verify", "reason": err.Error()}); rerr != nil {
+				return errors.Join(err, rerr)
+			}
+		}
+		return err
 	}
 	st, err := c.env.Connect.Status(ctx, c.s.Connector)
 	if err != nil {
@@ -251,10 +268,19 @@ func (c *cli) verify(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, c.s.ReadBackTimeout)
 		defer cancel()
 		rb, err := c.env.Connect.WaitMirrorOffsets(ctx, c.s.Connector, want)
-		if rerr := c.record("verify", p.Fingerprint, map[string]any{"state": "STOPPED", "ok": rb.OK(), "read_back": rb.String()}); rerr != nil && err == nil {
+		unread := errors.Is(err, connect.ErrOffsetsUnread)
+		detail := map[string]any{"state": "STOPPED", "ok": err == nil && rb.OK(), "read_back": rb.String()}
+		if unread {
+			detail = map[string]any{"state": "STOPPED", "ok": false, "read": false, "read_back": "not read: " + err.Error()}
+		}
+		if rerr := c.record("verify", p.Fingerprint, detail); rerr != nil && err == nil {
 			err = rerr
 		}
-		c.emit("read-back", map[string]any{"state": "STOPPED", "ok": rb.OK(), "read_back": rb.Partitions}, func(w io.Writer) {
+		c.emit("read-back", map[string]any{"state": "STOPPED", "ok": err == nil && rb.OK(), "read": !unread, "read_back": rb.Partitions}, func(w io.Writer) {
+			if unread {
+				fmt.Fprintf(w, "connector %s is STOPPED; its offsets could not be read: no read succeeded (see the error)\n", c.s.Connector)
+				return
+			}
 			fmt.Fprintf(w, "connector %s is STOPPED; offsets against plan %s: %s\n", c.s.Connector, p.Fingerprint, rb)
 			if d := rb.Diff(); d != "" {
 				fmt.Fprintf(w, "diff (-plan +connect):\n%s", d)

@@ -151,8 +151,12 @@ const maxListedConfigMap = 4 << 20
 // verifyStrimzi is verify -strimzi-offsets FILE: the read-back before
 // resume from the ConfigMap Strimzi listed the connector's offsets into,
 // with the same verdict as over REST (offsets.CompareReadBack: 100% equal
-// or it fails). It asks Connect nothing.
-func (c *cli) verifyStrimzi(p *plan.Plan) error {
+// or it fails), for a plan of the settings' connector (cutover.CheckPlan).
+// It asks Connect nothing.
+func (c *cli) verifyStrimzi(ctx context.Context, p *plan.Plan) error {
+	if err := cutover.CheckPlan(ctx, c.env, c.s, p); err != nil {
+		return err
+	}
 	data, err := clientconf.ReadFileLimited(c.o.strimziOffsets, maxListedConfigMap)
 	if err != nil {
 		return fmt.Errorf("%w: -strimzi-offsets: %w", cutover.ErrSettings, err)

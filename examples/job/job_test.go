@@ -217,14 +217,48 @@ func TestJobInterruptedIsWorthARetry(t *testing.T) {
 	}
 }
 
+// planFor builds the plan the Job would build for f, as an operator would
+// before mounting it, and writes it to a file.
+func planFor(ctx context.Context, t *testing.T, f *jobFixture) (*plan.Plan, string) {
+	t.Helper()
+	s := cutover.Settings{
+		Source:     kafkaadmin.Config{BootstrapServers: []string{f.sb.Source().Bootstrap()}},
+		Target:     kafkaadmin.Config{BootstrapServers: []string{f.sb.Target().Bootstrap()}},
+		ConnectURL: f.sb.ConnectURL(), Connector: f.connector, Group: f.group, Topics: f.topics,
+		StabilityWindow: time.Second,
+	}.WithDefaults()
+	env, err := cutover.Open(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := cutover.MakePlan(ctx, env, s, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := p.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p, path
+}
+
 // TestJobNeverRewindsAConnectorThatRan applies with the Job, lets MM2 run
-// and replicate, stops it, and runs the Job again: it refuses (exit 4) and
-// the connector's offsets stay where MM2 left them.
+// and replicate, stops it, and runs the Job again, building its plan and
+// with the first plan mounted. Building, its precheck fails connector-name
+// (exit 3): the connector of its name runs, or holds offsets the plan would
+// not set. Mounted, the plan is refused (exit 4): the connector is not
+// STOPPED, or its offsets moved on. Either way the connector's offsets stay
+// where MM2 left them.
 func TestJobNeverRewindsAConnectorThatRan(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	f := newJobFixture(ctx, t, "job-rewind")
-	if code, r, stderr := runJob(t, f.env...); code != 0 {
+	_, mounted := planFor(ctx, t, f)
+	if code, r, stderr := runJob(t, append(f.env, "MM2CUTOVER_PLAN="+mounted)...); code != 0 {
 		t.Fatalf("first run: exit %d, %+v\n%s", code, r, stderr)
 	}
 	f.offsets(ctx, t)
@@ -238,11 +272,14 @@ func TestJobNeverRewindsAConnectorThatRan(t *testing.T) {
 	if err := flinklike.Produce(ctx, f.sb.Source().Bootstrap(), []flinklike.Partition{{Topic: topic, Partition: 0}}, 10); err != nil {
 		t.Fatal(err)
 	}
-	// Running, the Job refuses: the connector is not STOPPED.
-	if code, r, _ := runJob(t, f.env...); code != 4 || r.Result != "refused" {
-		t.Fatalf("run while RUNNING: exit %d, %+v; want 4, refused", code, r)
+	// Running: the precheck says so, and the mounted plan is refused.
+	if code, r, stderr := runJob(t, f.env...); code != 3 || r.Result != "check-failed" || !strings.Contains(r.Error, "connector-name") || !strings.Contains(r.Error, "is RUNNING") {
+		t.Fatalf("run while RUNNING, building the plan: exit %d, %+v; want 3, check-failed naming connector-name\n%s", code, r, stderr)
 	}
-	// Stopped after it replicated, the Job refuses: its offsets moved on.
+	if code, r, _ := runJob(t, append(f.env, "MM2CUTOVER_PLAN="+mounted)...); code != 4 || r.Result != "refused" {
+		t.Fatalf("run while RUNNING, the plan mounted: exit %d, %+v; want 4, refused", code, r)
+	}
+	// Stopped after it replicated: its offsets moved on.
 	part := []flinklike.Partition{{Topic: topic, Partition: 0}}
 	for deadline := time.Now().Add(3 * time.Minute); ; {
 		src, err := flinklike.LogEnds(ctx, f.sb.Source().Bootstrap(), part)
@@ -276,9 +313,15 @@ func TestJobNeverRewindsAConnectorThatRan(t *testing.T) {
 		t.Fatalf("MM2 did not move the offsets: %s", moved)
 	}
 	code, r, stderr := runJob(t, f.env...)
-	if code != 4 || r.Result != "refused" || !strings.Contains(r.Error, plan.ErrStaleOffsets.Error()) {
-		t.Fatalf("run after MM2 ran: exit %d, %+v; want 4, refused\n%s", code, r, stderr)
+	if code != 3 || r.Result != "check-failed" || !strings.Contains(r.Error, "holds offsets the plan would not set") {
+		t.Fatalf("run after MM2 ran, building the plan: exit %d, %+v; want 3, check-failed\n%s", code, r, stderr)
 	}
+	t.Logf("building: %s", r.Error)
+	code, r, stderr = runJob(t, append(f.env, "MM2CUTOVER_PLAN="+mounted)...)
+	if code != 4 || r.Result != "refused" { // MM2 wrote to the target: the plan no longer describes it
+		t.Fatalf("run after MM2 ran, the plan mounted: exit %d, %+v; want 4, refused\n%s", code, r, stderr)
+	}
+	t.Logf("mounted: %s", r.Error)
 	after, err := f.client.MirrorOffsets(ctx, f.connector)
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +329,6 @@ func TestJobNeverRewindsAConnectorThatRan(t *testing.T) {
 	if rb := offsets.CompareReadBack(before, after); !rb.OK() {
 		t.Fatalf("the refused Job changed the offsets:\n%s", rb.Diff())
 	}
-	t.Logf("refused: %s", r.Error)
 }
 
 // TestJobMountedPlan applies a plan mounted as a file, and refuses, before
@@ -296,24 +338,12 @@ func TestJobMountedPlan(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	f := newJobFixture(ctx, t, "job-mounted")
-	s := cutover.Settings{
-		Source:     kafkaadmin.Config{BootstrapServers: []string{f.sb.Source().Bootstrap()}},
-		Target:     kafkaadmin.Config{BootstrapServers: []string{f.sb.Target().Bootstrap()}},
-		ConnectURL: f.sb.ConnectURL(), Connector: f.connector, Group: f.group, Topics: f.topics,
-		StabilityWindow: time.Second,
-	}.WithDefaults()
-	env, err := cutover.Open(s)
+	p, path := planFor(ctx, t, f)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := cutover.MakePlan(ctx, env, s, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := p.Encode(&buf); err != nil {
-		t.Fatal(err)
-	}
+	buf := bytes.NewBuffer(data)
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		path := filepath.Join(dir, name)

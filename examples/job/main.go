@@ -12,8 +12,10 @@
 //
 // It is idempotent: a Job retried after a failure at any point converges to
 // the same offsets — a connector already holding the plan's offsets is left
-// alone — and it never rewinds a connector that has run: it refuses, with a
-// message and exit status 4.
+// alone — and it never rewinds a connector that has run: building its plan,
+// its precheck fails (connector-name, exit status 3) on a connector of its
+// name that runs, ran past the plan or is another flow's; with a plan
+// mounted, it refuses (exit status 4). Either way it writes nothing.
 //
 // Configuration: the flags of examples/cutover, each also read from
 // MM2CUTOVER_<FLAG> (so a Job sets only environment variables, credentials
@@ -25,12 +27,13 @@
 // check-failed, refused, error), error and exit_status are the fields the
 // CLI's failure document (cutover -json, mm2cutover/failure/v1) has too.
 //
-// Exit status: 0 applied or already applied; 1 error (worth a retry; also
-// whatever failed after SIGTERM, as when the Pod is deleted or evicted);
+// Exit status: 0 applied or already applied; 1 error (worth a retry: an
+// unreachable system, a read-back that never read; also whatever failed
+// after SIGTERM, as when the Pod is deleted or evicted);
 // 2 bad configuration, or settings a system rejected (credentials, CA,
 // security protocol; a Connect REST 401 or 403): no retry helps; 3 a check
 // failed (precheck, blocked plan, read-back); 4 refused by a guard (the
-// connector ran, another plan, other clusters).
+// connector ran, is not the plan's, another plan, other clusters).
 package main
 
 import (

@@ -87,26 +87,9 @@ func (s *Sandbox) StartDedicatedMM2(ctx context.Context, cfg DedicatedConfig) (*
 	if len(cfg.Topics) == 0 {
 		return nil, fmt.Errorf("dedicated mm2: no topics")
 	}
-	java, err := exec.LookPath("java")
+	java, libs, err := s.javaAndLibs(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: java is not installed", ErrNoKafka)
-	}
-	libs := s.libs
-	if libs == "" { // attached: the same Kafka version from the cache
-		env := ConfigFromEnv()
-		env.KafkaVersion = s.version
-		if env.CacheDir == "" {
-			dir, err := os.UserCacheDir()
-			if err != nil {
-				return nil, err
-			}
-			env.CacheDir = filepath.Join(dir, "mm2cutover")
-		}
-		dist, err := distribution(ctx, env, s.log)
-		if err != nil {
-			return nil, err
-		}
-		libs = filepath.Join(dist, "libs")
+		return nil, err
 	}
 	parent, rmDir := s.workDir, ""
 	if parent == "" { // attached: the sandbox's directory is another process's
@@ -173,6 +156,32 @@ func (s *Sandbox) StartDedicatedMM2(ctx context.Context, cfg DedicatedConfig) (*
 	}
 	s.log.Info("dedicated mm2 running", "flow", src+"->"+tgt, "offsets topic", topic)
 	return m, nil
+}
+
+// javaAndLibs returns the java binary and the directory of the sandbox's
+// Kafka jars, or, for an attached sandbox, of the same Kafka version from
+// the cache.
+func (s *Sandbox) javaAndLibs(ctx context.Context) (java, libs string, err error) {
+	if java, err = exec.LookPath("java"); err != nil {
+		return "", "", fmt.Errorf("%w: java is not installed", ErrNoKafka)
+	}
+	if s.libs != "" {
+		return java, s.libs, nil
+	}
+	env := ConfigFromEnv()
+	env.KafkaVersion = s.version
+	if env.CacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return "", "", err
+		}
+		env.CacheDir = filepath.Join(dir, "mm2cutover")
+	}
+	dist, err := distribution(ctx, env, s.log)
+	if err != nil {
+		return "", "", err
+	}
+	return java, filepath.Join(dist, "libs"), nil
 }
 
 func topicExists(bootstrap, topic string) error {

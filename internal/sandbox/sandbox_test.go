@@ -46,7 +46,10 @@ func TestClustersAreIndependent(t *testing.T) {
 // a worker, on a sandbox of its own.
 func TestFaultHandles(t *testing.T) {
 	sb := sandboxtest.Dedicated(t, sandbox.Config{Workers: 1})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// Four JVM starts (a broker, a worker three times) each wait for
+	// readiness themselves; on a saturated 2-core machine one took minutes,
+	// so the whole test's bound only catches a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	src := sb.Source()
 	if err := sandbox.CreateTopic(ctx, src.Bootstrap(), "restart", 1); err != nil {

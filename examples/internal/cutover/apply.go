@@ -60,9 +60,15 @@ func (a *Audit) Record(step, connector, fingerprint string, detail any) error {
 // ErrAudit matches a failure to write the audit file.
 var ErrAudit = errors.New("cannot write the audit record")
 
-// refused records a guard's refusal of a step and returns err, or the audit
-// error when the refusal could not be recorded.
+// refused records the refusal of a step by a guard — an error for which
+// ExitStatus gives ExitRefused — and returns err, or err joined with the
+// audit error when the refusal could not be recorded. Any other error is
+// returned as it is. Every step defers it, so that no refusal goes
+// unrecorded, whichever guard it came from.
 func (a *Audit) refused(step, connector, fingerprint string, err error) error {
+	if err == nil || ExitStatus(err) != ExitRefused {
+		return err
+	}
 	if aerr := a.Record("refuse", connector, fingerprint, map[string]any{"step": step, "reason": err.Error()}); aerr != nil {
 		return errors.Join(err, aerr)
 	}
@@ -110,6 +116,10 @@ type ApplyResult struct {
 	// ReadBack is the final comparison of Connect's offsets with the plan.
 	ReadBack offsets.ReadBack `json:"-"`
 	Matched  int              `json:"matched"`
+	// Unread is true when no read of the offsets succeeded after the
+	// PATCH (connect.ErrOffsetsUnread): ReadBack is then empty, and says
+	// nothing about them.
+	Unread bool `json:"read_back_unread,omitempty"`
 }
 
 // CheckPlan refuses a plan that cannot be applied with these settings:
@@ -198,26 +208,66 @@ func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 // "run", without the waits of a read-back.
 const observationReuse = 15 * time.Second
 
-// checkScope refuses a plan for another connector or alias, or for other
-// clusters than those the settings reach.
-func checkScope(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
+// clusterIDs returns the cluster IDs of the source and target clusters
+// the settings' clients reach, read once per Env.
+func (env *Env) clusterIDs(ctx context.Context) (verify.Clusters, error) {
+	if env.clusters != nil {
+		return *env.clusters, nil
+	}
+	src, err := env.Source.ClusterID(ctx)
+	if err != nil {
+		return verify.Clusters{}, fmt.Errorf("source cluster: %w", err)
+	}
+	tgt, err := env.Target.ClusterID(ctx)
+	if err != nil {
+		return verify.Clusters{}, fmt.Errorf("target cluster: %w", err)
+	}
+	env.clusters = &verify.Clusters{Source: src, Target: tgt}
+	return *env.clusters, nil
+}
+
+// CheckScope refuses a plan for another connector or alias than the
+// settings name, or for other clusters than those the settings reach (an
+// error matching ErrPlanMismatch). It writes nothing.
+func CheckScope(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	if p.ConnectorName != s.Connector || p.SourceAlias != s.SourceAlias {
 		return fmt.Errorf("%w: the plan is for connector %q with source alias %q, the settings name %q and %q",
 			ErrPlanMismatch, p.ConnectorName, p.SourceAlias, s.Connector, s.SourceAlias)
 	}
-	src, err := env.Source.ClusterID(ctx)
+	ids, err := env.clusterIDs(ctx)
 	if err != nil {
-		return fmt.Errorf("source cluster: %w", err)
+		return err
 	}
-	tgt, err := env.Target.ClusterID(ctx)
-	if err != nil {
-		return fmt.Errorf("target cluster: %w", err)
-	}
-	if src != p.SourceClusterID || tgt != p.TargetClusterID {
+	if ids.Source != p.SourceClusterID || ids.Target != p.TargetClusterID {
 		return fmt.Errorf("%w: the plan was built on source %s and target %s, these are %s and %s",
-			ErrPlanMismatch, p.SourceClusterID, p.TargetClusterID, src, tgt)
+			ErrPlanMismatch, p.SourceClusterID, p.TargetClusterID, ids.Source, ids.Target)
 	}
 	return nil
+}
+
+// confirm proves, right before a write to the connector name (or to a
+// group from its offsets), that it is the plan's connector
+// (verify.ConfirmConnector: its live configuration, topics and alias, and
+// the clusters reached). It returns the live configuration, or a
+// *verify.ForeignConnectorError, or the error of the read.
+func confirm(ctx context.Context, env *Env, p *plan.Plan, name string) (map[string]string, error) {
+	ids, err := env.clusterIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return verify.ConfirmConnector(ctx, env.Connect, p, name, ids)
+}
+
+// ConfirmConnector refuses, before a step reads the connector for the
+// record (verify before resume, status), a plan that is not for these
+// settings or these clusters (CheckScope), or a connector that is not the
+// plan's (verify.ConfirmConnector). It writes nothing.
+func ConfirmConnector(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
+	if err := CheckScope(ctx, env, s, p); err != nil {
+		return err
+	}
+	_, err := confirm(ctx, env, p, s.Connector)
+	return err
 }
 
 // Apply runs steps 3 to 7 for an applicable plan: create the connector
@@ -227,13 +277,14 @@ func checkScope(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 // connector. Run twice, it does nothing the second time
 // (plan.GuardAlreadyApplied); run after the connector has resumed, it refuses
 // (*plan.StaleOffsetsError) and writes nothing.
-func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit) (*ApplyResult, error) {
+func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit) (_ *ApplyResult, err error) {
 	s = s.WithDefaults()
+	defer func() { err = audit.refused("apply", s.Connector, p.Fingerprint, err) }()
 	if err := CheckPlan(ctx, env, s, p); err != nil {
 		return nil, err
 	}
 	if err := Recheck(ctx, env, s, p); err != nil {
-		return nil, audit.refused("apply", s.Connector, p.Fingerprint, err)
+		return nil, err
 	}
 	cfg, err := ConnectorConfig(s)
 	if err != nil {
@@ -256,20 +307,17 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 		if err := audit.Record("create", name, p.Fingerprint, map[string]any{"config": shown, "initial_state": "STOPPED"}); err != nil {
 			return res, err
 		}
+		s.step("created")
 	case err != nil:
 		return nil, fmt.Errorf("connector %s: %w", name, err)
 	default:
-		have, err := env.Connect.Config(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("config of connector %s: %w", name, err)
-		}
-		if err := p.CheckConfig(have); err != nil {
-			return nil, fmt.Errorf("connector %s exists with another configuration (created by another plan, or changed since): %w", name, err)
+		if _, err := confirm(ctx, env, p, name); err != nil {
+			return nil, fmt.Errorf("connector %s exists and is not the plan's (another flow's, another plan's, or changed since): %w", name, err)
 		}
 	}
 	if state, err := requireStopped(ctx, env, name); err != nil {
-		return nil, fmt.Errorf("connector %s is not STOPPED (state %s): the cutover never changes the state of a connector it finds running or paused; "+
-			"if it has never run, stop it with PUT /connectors/%s/stop and retry: %w", name, state, name, err)
+		return nil, notStopped(name, state, err, fmt.Sprintf("the cutover never changes the state of a connector it finds running or paused; "+
+			"if it has never run, stop it with PUT /connectors/%s/stop and retry", name))
 	}
 	s.step("after-create")
 
@@ -290,7 +338,7 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	}
 	action, err := p.Guard(existing)
 	if err != nil {
-		return res, audit.refused("apply", name, p.Fingerprint, err)
+		return res, err
 	}
 	res.Guard = action.String()
 
@@ -301,6 +349,9 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 			return nil, err
 		}
 		s.step("before-patch")
+		if _, err := confirm(ctx, env, p, name); err != nil {
+			return res, fmt.Errorf("connector %s before the PATCH: %w", name, err)
+		}
 		s.Logger.Info("altering the connector's offsets", "connector", name, "partitions", len(patch))
 		if _, err := env.Connect.AlterMirrorOffsets(ctx, name, patch); err != nil {
 			return res, fmt.Errorf("alter offsets of %s: %w", name, err)
@@ -318,10 +369,36 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	defer cancel()
 	rb, err := env.Connect.WaitMirrorOffsets(rbCtx, name, want)
 	res.ReadBack, res.Matched = rb, rb.Count(offsets.Match)
-	if aerr := audit.Record("read-back", name, p.Fingerprint, map[string]any{"ok": rb.OK(), "summary": rb.String()}); aerr != nil && err == nil {
+	detail := map[string]any{"ok": err == nil && rb.OK(), "summary": rb.String()}
+	if errors.Is(err, connect.ErrOffsetsUnread) {
+		res.Unread = true
+		detail = map[string]any{"ok": false, "read": false, "summary": "not read: " + err.Error()}
+		err = fmt.Errorf("%w; the PATCH was answered, so run apply again once the worker answers: it finds the offsets applied, or applies them", err)
+	}
+	if aerr := audit.Record("read-back", name, p.Fingerprint, detail); aerr != nil && err == nil {
 		return res, aerr
 	}
 	return res, err
+}
+
+// notStopped words the error of requireStopped for a step: a connector
+// RUNNING, PAUSED or FAILED is refused (connect.ErrNotStopped, with the
+// step's refusal); a worker that did not answer, or a connector that did
+// not show STOPPED in time, is said to be that, and is worth a retry.
+func notStopped(name, state string, err error, refusal string) error {
+	switch {
+	case errors.Is(err, connect.ErrNotStopped) && state == connect.StateFailed:
+		return fmt.Errorf("connector %s is FAILED, not STOPPED: it was resumed, so MM2 may have copied records, and no step but the rollback "+
+			"after resume acts on it; read its trace (GET /connectors/%s/status), fix the cause and restart it "+
+			"(POST /connectors/%s/restart?includeTasks=true&onlyFailed=true), then run verify, or roll back after resume: %w", name, name, name, err)
+	case errors.Is(err, connect.ErrNotStopped):
+		return fmt.Errorf("connector %s is %s, not STOPPED: %s: %w", name, state, refusal, err)
+	case errors.Is(err, connect.ErrNotFound):
+		return fmt.Errorf("connector %s does not exist: %w", name, err)
+	case state == "unknown":
+		return fmt.Errorf("cannot tell whether connector %s is STOPPED: the worker did not answer (%w); nothing more was written: run the step again once it answers", name, err)
+	}
+	return fmt.Errorf("connector %s did not show STOPPED with no tasks in time (last seen %s): %w; run the step again once it settles", name, state, err)
 }
 
 // requireStopped returns at once a *connect.NotStoppedError for a connector

@@ -25,6 +25,8 @@ type Env struct {
 	// a re-check's), which a step moments later may use instead of reading
 	// every fact again (see Recheck).
 	observed *verify.Observation
+	// clusters are the cluster IDs the clients reach, once read.
+	clusters *verify.Clusters
 }
 
 // Open builds the clients from the settings; it contacts nothing.

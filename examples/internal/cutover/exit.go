@@ -16,7 +16,7 @@ import (
 // Exit statuses of the example binaries.
 const (
 	ExitOK    = 0 // done
-	ExitError = 1 // an error worth a retry: a timeout, an unreachable system
+	ExitError = 1 // an error worth a retry: a timeout, an unreachable system, a read-back that never read
 	// ExitUsage is bad flags or settings, found before anything is read or
 	// written, and settings a system rejected at the first contact, where
 	// no retry can help: credentials a broker or the Connect REST API
@@ -24,8 +24,8 @@ const (
 	// not verify against the CA given, a security protocol the listener
 	// does not speak. Fix the settings or the secrets.
 	ExitUsage       = 2
-	ExitCheckFailed = 3 // a check ran and failed: precheck, blocked plan, read-back, verification
-	ExitRefused     = 4 // a guard refused: stale plan, connector not STOPPED, other clusters, other commits
+	ExitCheckFailed = 3 // a check ran and failed: precheck, blocked plan, a read-back that read other offsets, verification, a connector FAILED after resume
+	ExitRefused     = 4 // a guard refused: stale plan, a connector that is not the plan's or not STOPPED, other clusters, other commits
 	ExitNotApproved = 5 // resume or rollback not approved: only said what it would do
 )
 
@@ -43,10 +43,10 @@ func ExitStatus(err error) int {
 		return ExitUsage
 	case errors.Is(err, plan.ErrStaleOffsets), errors.Is(err, verify.ErrStalePlan), errors.Is(err, ErrPlanMismatch), errors.Is(err, verify.ErrGroupOffsets), errors.Is(err, plan.ErrConfigChanged),
 		errors.Is(err, ErrHasRun), errors.Is(err, ErrNotApplied), errors.Is(err, connect.ErrNotStopped),
-		errors.Is(err, kafkaadmin.ErrGroupActive), errors.Is(err, plan.ErrInvalid):
+		errors.Is(err, kafkaadmin.ErrGroupActive), errors.Is(err, plan.ErrInvalid), errors.Is(err, verify.ErrForeignConnector):
 		return ExitRefused
 	case errors.Is(err, ErrPrecheck), errors.Is(err, plan.ErrBlocked), errors.Is(err, connect.ErrReadBack),
-		errors.Is(err, ErrCheckFailed):
+		errors.Is(err, ErrCheckFailed), errors.Is(err, connect.ErrFailed):
 		return ExitCheckFailed
 	}
 	return ExitError

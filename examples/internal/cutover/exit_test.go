@@ -31,12 +31,18 @@ func TestExitStatus(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", ErrSettings), ExitUsage},
 		{fmt.Errorf("x: %w", ErrPrecheck), ExitCheckFailed},
 		{&plan.BlockedError{}, ExitCheckFailed},
-		{&connect.ReadBackError{}, ExitCheckFailed},
+		{&connect.ReadBackError{Reads: 3, Attempts: 5, Err: context.DeadlineExceeded}, ExitCheckFailed},
+		// A read-back that never read: nothing is known, worth a retry.
+		{&connect.ReadBackError{Attempts: 14, Err: context.DeadlineExceeded}, ExitError},
 		{ErrCheckFailed, ExitCheckFailed},
+		// A connector FAILED after resume: resuming again is refused (not
+		// STOPPED), so it is no error worth a retry.
+		{fmt.Errorf("after resume: %w", &connect.FailedError{Connector: "c"}), ExitCheckFailed},
 		{&plan.StaleOffsetsError{}, ExitRefused},
 		{&connect.NotStoppedError{Connector: "c", State: "RUNNING"}, ExitRefused},
 		{fmt.Errorf("%w: other clusters", ErrPlanMismatch), ExitRefused},
 		{fmt.Errorf("%w: x", verify.ErrGroupOffsets), ExitRefused},
+		{fmt.Errorf("rollback: %w", &verify.ForeignConnectorError{Connector: "c", Check: "topics"}), ExitRefused},
 		{fmt.Errorf("%w: x", ErrHasRun), ExitRefused},
 		{ErrNotApproved, ExitNotApproved},
 		{fmt.Errorf("%w: x", ErrNotApplied), ExitRefused},

@@ -12,9 +12,9 @@ import (
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 
-// ErrNotApproved is returned by Resume without approval: it only says what
-// it would do.
-var ErrNotApproved = errors.New("resume not approved")
+// ErrNotApproved matches the error of Resume and of the rollbacks without
+// approval: they only say what they would do.
+var ErrNotApproved = errors.New("not approved")
 
 // ErrNotApplied matches a resume refused because the connector does not hold
 // all of the plan's offsets yet.
@@ -35,15 +35,16 @@ type ResumeIntent struct {
 // returns the intent and ErrNotApproved; with approve it resumes the
 // connector and waits until it and all its tasks are RUNNING (a FAILED task
 // comes back as *connect.FailedError with its trace).
-func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve bool, audit *Audit) (ResumeIntent, error) {
+func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve bool, audit *Audit) (_ ResumeIntent, err error) {
 	s = s.WithDefaults()
 	name := s.Connector
 	in := ResumeIntent{Connector: name, Fingerprint: p.Fingerprint, Partitions: len(p.Entries)}
+	defer func() { err = audit.refused("resume", name, p.Fingerprint, err) }()
 	if err := CheckPlan(ctx, env, s, p); err != nil {
 		return in, err
 	}
 	if err := Recheck(ctx, env, s, p); err != nil {
-		return in, audit.refused("resume", name, p.Fingerprint, err)
+		return in, err
 	}
 	// The records MM2 will copy first, read from the source while the
 	// connector's checks run (at 10,000 partitions each takes a few hundred
@@ -61,15 +62,11 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 			captureDone <- captured{r, err}
 		}()
 	}
-	live, err := env.Connect.Config(ctx, name)
-	if err != nil {
-		return in, fmt.Errorf("config of %s: %w", name, err)
-	}
-	if err := p.CheckConfig(live); err != nil {
-		return in, fmt.Errorf("connector %s was reconfigured after apply; resuming it could read other topics or another alias: %w", name, err)
+	if _, err := confirm(ctx, env, p, name); err != nil {
+		return in, fmt.Errorf("connector %s is not the plan's (reconfigured after apply, or another flow's): resuming it could read other topics or another alias: %w", name, err)
 	}
 	if in.State, err = requireStopped(ctx, env, name); err != nil {
-		return in, fmt.Errorf("connector %s is %s, not STOPPED: resume applies only to a connector the cutover left STOPPED: %w", name, in.State, err)
+		return in, notStopped(name, in.State, err, "resume applies only to a connector the cutover left STOPPED")
 	}
 	want, err := p.ExpectedOffsets()
 	if err != nil {
@@ -80,14 +77,14 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 		return in, err
 	}
 	if action, err := p.Guard(got); err != nil {
-		return in, audit.refused("resume", name, p.Fingerprint, err)
+		return in, err
 	} else if action != plan.GuardAlreadyApplied {
 		return in, fmt.Errorf("%w: connector %s does not hold all of the plan's offsets yet (%s): run apply first", ErrNotApplied, name, offsets.CompareReadBack(want, got))
 	}
 	in.Action = fmt.Sprintf("PUT /connectors/%s/resume: MM2 starts reading each of %d source partitions at its planned position (plan %s)",
 		name, len(p.Entries), p.Fingerprint)
 	if !approve {
-		return in, ErrNotApproved
+		return in, fmt.Errorf("%w: the resume of connector %s; approve it with -yes", ErrNotApproved, name)
 	}
 	// The records MM2 copies first, captured while it is still STOPPED: the
 	// check after resume compares with them, whatever compaction does later.
@@ -98,6 +95,9 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	capture := c.records
 	if err := audit.Record(BoundaryCaptureStep, name, p.Fingerprint, capture); err != nil {
 		return in, err
+	}
+	if _, err := confirm(ctx, env, p, name); err != nil {
+		return in, fmt.Errorf("connector %s before the resume: %w", name, err)
 	}
 	s.Logger.Info("resuming the connector", "connector", name)
 	if err := env.Connect.Resume(ctx, name); err != nil {
@@ -111,6 +111,10 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	st, err := env.Connect.WaitRunning(runCtx, name)
 	if st != nil {
 		in.State = st.Connector.State
+	}
+	if errors.Is(err, connect.ErrFailed) {
+		return in, fmt.Errorf("connector %s FAILED after its resume (MM2 may have copied records since): %w; "+
+			"fix the cause and restart it, then run verify, or roll back after resume (rollback -rollback-group G -yes)", name, err)
 	}
 	if err != nil {
 		return in, fmt.Errorf("connector %s after resume: %w", name, err)
@@ -162,6 +166,9 @@ func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan, capture
 	if st != nil {
 		rep.State = st.Connector.State
 		rep.Tasks = len(st.Tasks)
+	}
+	if errors.Is(err, connect.ErrFailed) {
+		return rep, fmt.Errorf("connector %s is FAILED: %w; fix the cause and restart it, then run verify again, or roll back after resume (rollback -rollback-group G -yes)", name, err)
 	}
 	if err != nil {
 		return rep, fmt.Errorf("connector %s: %w", name, err)

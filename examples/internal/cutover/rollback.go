@@ -37,21 +37,34 @@ type RollbackResult struct {
 // connector's offsets, then deletes it. Deleting alone is not enough:
 // Connect keys offsets by connector name and keeps them after the connector
 // is deleted, so the next connector of that name would start from them.
-// It refuses a connector that is not STOPPED, and one whose offsets are not
-// the plan's (it has run: use RollbackAfterResume). Without approve it only
-// returns what it would do, and ErrNotApproved.
-func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve bool, audit *Audit) (*RollbackResult, error) {
+// It refuses a plan for other settings or clusters (ErrPlanMismatch), a
+// connector that is not the plan's (*verify.ForeignConnectorError: another
+// flow's connector of the same name is never reset or deleted), a connector
+// that is not STOPPED, and one whose offsets are not the plan's (ErrHasRun:
+// it has run, use RollbackAfterResume); it proves the connector is the
+// plan's again right before the reset and before the delete. Every refusal
+// but ErrHasRun is recorded in the audit. Without approve it only returns
+// what it would do, and an error matching ErrNotApproved.
+func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve bool, audit *Audit) (_ *RollbackResult, err error) {
 	s = s.WithDefaults()
 	name := s.Connector
 	res := &RollbackResult{Connector: name, Phase: "before-resume"}
-	if err := checkScope(ctx, env, s, p); err != nil {
+	defer func() {
+		if !errors.Is(err, ErrHasRun) { // the rollback after resume takes over: not a refusal of the rollback
+			err = audit.refused("rollback", name, p.Fingerprint, err)
+		}
+	}()
+	if err := CheckScope(ctx, env, s, p); err != nil {
+		return res, err
+	}
+	if _, err := confirm(ctx, env, p, name); err != nil {
 		return res, err
 	}
 	if state, err := requireStopped(ctx, env, name); err != nil {
 		if errors.Is(err, connect.ErrNotStopped) {
 			return res, fmt.Errorf("%w: connector %s is %s: a rollback before resume needs it STOPPED; roll back after resume: %w", ErrHasRun, name, state, err)
 		}
-		return res, fmt.Errorf("connector %s (state %s): %w", name, state, err)
+		return res, notStopped(name, state, err, "")
 	}
 	got, err := env.Connect.MirrorOffsets(ctx, name)
 	if err != nil {
@@ -62,13 +75,19 @@ func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Pla
 	}
 	res.Intent = fmt.Sprintf("DELETE /connectors/%s/offsets (%d partitions), then DELETE /connectors/%s", name, len(got), name)
 	if !approve {
-		return res, ErrNotApproved
+		return res, fmt.Errorf("%w: the rollback before resume of connector %s; approve it with -yes", ErrNotApproved, name)
 	}
 	if err := audit.Record("rollback-backup", name, p.Fingerprint, map[string]any{"offsets": got}); err != nil {
 		return res, err
 	}
+	if _, err := confirm(ctx, env, p, name); err != nil {
+		return res, fmt.Errorf("connector %s before the reset of its offsets: %w", name, err)
+	}
 	if _, err := env.Connect.ResetOffsets(ctx, name); err != nil {
 		return res, fmt.Errorf("reset offsets of %s: %w", name, err)
+	}
+	if _, err := confirm(ctx, env, p, name); err != nil {
+		return res, fmt.Errorf("connector %s before its delete: %w", name, err)
 	}
 	if err := env.Connect.Delete(ctx, name); err != nil {
 		return res, fmt.Errorf("delete %s: %w", name, err)
@@ -88,25 +107,34 @@ func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Pla
 //     anything else is a *verify.GroupOffsetsError and nothing is written;
 //   - after the commit, the group's offsets are read back and must equal C'.
 //
-// Without approve it stops nothing and returns the intent and
-// ErrNotApproved. The connector stays STOPPED; delete it (and its offsets)
-// once the old job runs again.
-func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *plan.Plan, group string, approve bool, audit *Audit) (*RollbackResult, error) {
+// The connector must be the plan's (*verify.ForeignConnectorError
+// otherwise: another flow's connector of the same name is never stopped,
+// and its offsets never reach the group); that is proved before anything
+// is said or done, and again right before the stop and before the commit.
+// Every refusal is recorded in the audit. Without approve it stops nothing
+// and returns the intent and an error matching ErrNotApproved. The
+// connector stays STOPPED; delete it (and its offsets) once the old job
+// runs again.
+func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *plan.Plan, group string, approve bool, audit *Audit) (_ *RollbackResult, err error) {
 	s = s.WithDefaults()
 	name := s.Connector
 	res := &RollbackResult{Connector: name, Phase: "after-resume", Group: group}
+	defer func() { err = audit.refused("rollback", name, forward.Fingerprint, err) }()
 	if group == "" {
 		return res, fmt.Errorf("%w: a rollback after resume needs the consumer group the old job restarts from", ErrSettings)
-	}
-	res.Intent = fmt.Sprintf("PUT /connectors/%s/stop, read its offsets M', commit C' = M'+1 to group %s for %d partitions", name, group, len(forward.Entries))
-	if !approve {
-		return res, ErrNotApproved
 	}
 	if err := forward.Validate(); err != nil {
 		return res, err
 	}
-	if err := checkScope(ctx, env, s, forward); err != nil {
+	if err := CheckScope(ctx, env, s, forward); err != nil {
 		return res, err
+	}
+	if _, err := confirm(ctx, env, forward, name); err != nil {
+		return res, err
+	}
+	res.Intent = fmt.Sprintf("PUT /connectors/%s/stop, read its offsets M', commit C' = M'+1 to group %s for %d partitions", name, group, len(forward.Entries))
+	if !approve {
+		return res, fmt.Errorf("%w: the rollback after resume of connector %s to group %s; approve it with -yes", ErrNotApproved, name, group)
 	}
 	topics := planTopics(forward)
 	// Refuse before stopping anything when the group holds commits nobody
@@ -116,7 +144,7 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 		return res, fmt.Errorf("status of %s: %w", name, err)
 	} else if st.Connector.State != connect.StateStopped {
 		if err := guardGroup(ctx, env, forward, group, topics, nil); err != nil {
-			return res, audit.refused("rollback", name, forward.Fingerprint, err)
+			return res, err
 		}
 	}
 	g, err := env.Source.DescribeGroup(ctx, group)
@@ -125,6 +153,9 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 	}
 	if len(g.Members) > 0 {
 		return res, fmt.Errorf("%w: group %s has %d members: stop its consumers before the rollback writes its offsets", kafkaadmin.ErrGroupActive, group, len(g.Members))
+	}
+	if _, err := confirm(ctx, env, forward, name); err != nil {
+		return res, fmt.Errorf("connector %s before the stop: %w", name, err)
 	}
 	if err := env.Connect.Stop(ctx, name); err != nil {
 		return res, fmt.Errorf("stop %s: %w", name, err)
@@ -165,9 +196,9 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 	if err != nil {
 		return res, err
 	}
-	live, err := env.Connect.Config(ctx, name)
+	live, err := confirm(ctx, env, forward, name)
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("connector %s after the stop: %w", name, err)
 	}
 	res.Reverse, err = plan.Build(plan.Spec{
 		CreatedAt: time.Now().UTC(), ToolVersion: s.ToolVersion,
@@ -191,7 +222,10 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 		write[e.Partition] = cPrime
 	}
 	if err := guardGroup(ctx, env, forward, group, topics, write); err != nil {
-		return res, audit.refused("rollback", name, res.Reverse.Fingerprint, err)
+		return res, err
+	}
+	if _, err := confirm(ctx, env, forward, name); err != nil {
+		return res, fmt.Errorf("connector %s before the commit of its offsets to %s: %w", name, group, err)
 	}
 	if err := env.Source.CommitOffsets(ctx, group, write); err != nil {
 		return res, fmt.Errorf("commit C' to %s: %w", group, err)

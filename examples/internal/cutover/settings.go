@@ -117,8 +117,10 @@ type Settings struct {
 	Logger      *slog.Logger
 
 	// OnStep, if set, is called as Apply reaches each of its points:
-	// "before-create", "after-create", "before-patch", "after-patch",
-	// "before-verify". The Job's tests use it to die or wait at each point.
+	// "before-create", "created" (right after the create, before the
+	// connector is seen STOPPED), "after-create", "before-patch",
+	// "after-patch", "before-verify". The Job's tests use it to die or wait
+	// at each point.
 	OnStep func(step string)
 }
 
