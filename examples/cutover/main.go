@@ -13,7 +13,8 @@
 //	                           after resume: stop it and write C' = M'+1 to -rollback-group (-yes)
 //	cutover strimzi [flags]    re-check, then render the Strimzi resources (-strimzi-cluster) that
 //	                           the operator applies; verify -strimzi-offsets reads them back
-//	cutover -sandbox           the whole cutover on local real Kafka and Connect
+//	cutover -sandbox           the whole cutover on local real Kafka and Connect (a binary
+//	                           built with -tags sandbox: go run -tags sandbox ./examples/cutover -sandbox)
 //	cutover -sandbox -secure   the same on SASL_SSL clusters and HTTPS Connect with basic auth
 //	cutover help [step]        this help, or a step's flags; also -h after a step
 //	cutover version            the tool version (also -version; -json for JSON)
