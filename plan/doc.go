@@ -18,8 +18,18 @@
 //
 // A plan with a blocked entry is a report, not an instruction: [Plan.Applicable]
 // is false and the renderers for Connect ([Plan.PatchBody],
-// [Plan.ConnectOffsets], [Plan.WriteStrimziConfigMap]) refuse it with a
-// [*BlockedError].
+// [Plan.ConnectOffsets], [Plan.WriteStrimziConfigMap], [Plan.WriteStrimzi])
+// refuse it with a [*BlockedError].
+//
+// # Strimzi
+//
+// A connector Strimzi owns (a KafkaConnector on a KafkaConnect with
+// strimzi.io/use-connector-resources, or a KafkaMirrorMaker2's) is never
+// written over REST: the operator deletes what no resource defines.
+// [Plan.WriteStrimzi] renders the resource (state stopped, alterOffsets and
+// listOffsets) and the alter ConfigMap under the key Strimzi reads for that
+// kind ([StrimziOffsetsKey]); [ParseStrimziOffsets] reads back the offsets
+// Strimzi listed into the other ConfigMap, for offsets.CompareReadBack.
 //
 // # Encoding
 //

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/mm2cutover/mm2cutover/offsets"
@@ -35,13 +34,18 @@ func (p *Plan) PatchBody() ([]byte, error) {
 const maxConfigMapData = 1 << 20
 
 // WriteStrimziConfigMap writes, as YAML, a ConfigMap named name (in
-// namespace, if not empty) whose key offsets.json holds the same
-// {"offsets": [...]} as [Plan.PatchBody]. It is for a connector whose
-// lifecycle Strimzi owns: reference the ConfigMap from the KafkaConnector's
-// spec.alterOffsets.fromConfigMap, stop the connector (spec.state: stopped)
-// and annotate the KafkaConnector with strimzi.io/connector-offsets=alter;
-// the comment at the top says the same. The ConfigMap carries the plan's
-// fingerprint as an annotation.
+// namespace, if not empty) that holds the same {"offsets": [...]} as
+// [Plan.PatchBody] under the key Strimzi reads for the plan's connector
+// ([StrimziOffsetsKey]: offsets.json for a KafkaConnector,
+// "<source>--<target>.MirrorSourceConnector.json" for a KafkaMirrorMaker2's
+// source connector). It is for a connector whose lifecycle Strimzi owns:
+// the resource names the ConfigMap in spec.alterOffsets.fromConfigMap (a
+// KafkaMirrorMaker2 in its mirror's sourceConnector), the connector is
+// stopped (state: stopped), and the resource is annotated with
+// strimzi.io/connector-offsets=alter (a KafkaMirrorMaker2 also with
+// strimzi.io/mirrormaker-connector=<the connector's name>); the comment at
+// the top says the same, and [Plan.WriteStrimzi] renders the resource too.
+// The ConfigMap carries the plan's fingerprint as an annotation.
 //
 // It returns a [*BlockedError] while any entry is blocked, a [*FieldError]
 // matching [ErrInvalidField] when name is not a DNS subdomain name or
@@ -52,7 +56,7 @@ func (p *Plan) WriteStrimziConfigMap(w io.Writer, name, namespace string) error 
 	if !dnsSubdomain(name) {
 		return &FieldError{Field: "configmap name", Err: ErrInvalidField, Detail: fmt.Sprintf("%q is not a DNS subdomain name", name)}
 	}
-	if namespace != "" && (len(namespace) > 63 || strings.Contains(namespace, ".") || !dnsSubdomain(namespace)) {
+	if namespace != "" && !dnsLabel(namespace) {
 		return &FieldError{Field: "configmap namespace", Err: ErrInvalidField, Detail: fmt.Sprintf("%q is not a DNS label", namespace)}
 	}
 	list, err := p.ConnectOffsets()
@@ -77,16 +81,30 @@ func (p *Plan) WriteStrimziConfigMap(w io.Writer, name, namespace string) error 
 			Detail: fmt.Sprintf("%d bytes of offsets exceed the 1 MiB a ConfigMap holds; apply with PATCH /connectors/{name}/offsets instead", len(data))}
 	}
 
+	key := StrimziOffsetsKey(p.ConnectorName)
+	if !configMapKey(key) {
+		return &FieldError{Field: "connector_name", Err: ErrInvalidField,
+			Detail: fmt.Sprintf("Strimzi keeps this connector's offsets under the ConfigMap key %q, which Kubernetes refuses (a key is made of letters, digits, '-', '_' and '.')", key)}
+	}
 	var b []byte
 	b = append(b, "# Connect offsets for connector "...)
 	b = appendString(b, p.ConnectorName)
 	b = append(b, ", plan "...)
 	b = append(b, p.Fingerprint...)
-	b = append(b, ".\n# Set spec.alterOffsets.fromConfigMap.name: "...)
-	b = append(b, name...)
-	b = append(b, " on the KafkaConnector, stop it (spec.state: stopped),\n"+
-		"# then annotate it with strimzi.io/connector-offsets=alter.\n"+
-		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "...)
+	if StrimziKindOf(p.ConnectorName) == StrimziKafkaMirrorMaker2 {
+		b = append(b, ".\n# Set alterOffsets.fromConfigMap.name: "...)
+		b = append(b, name...)
+		b = append(b, " on the KafkaMirrorMaker2's mirror's sourceConnector, stop it (state: stopped),\n"+
+			"# then annotate the KafkaMirrorMaker2 with strimzi.io/connector-offsets=alter and\n# strimzi.io/mirrormaker-connector="...)
+		b = append(b, strconv.Quote(p.ConnectorName)...)
+		b = append(b, ".\n"...)
+	} else {
+		b = append(b, ".\n# Set spec.alterOffsets.fromConfigMap.name: "...)
+		b = append(b, name...)
+		b = append(b, " on the KafkaConnector, stop it (spec.state: stopped),\n"+
+			"# then annotate it with strimzi.io/connector-offsets=alter.\n"...)
+	}
+	b = append(b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "...)
 	b = append(b, name...)
 	if namespace != "" {
 		b = append(b, "\n  namespace: "...)
@@ -96,10 +114,27 @@ func (p *Plan) WriteStrimziConfigMap(w io.Writer, name, namespace string) error 
 	b = appendString(b, p.Fingerprint)
 	b = append(b, "\n    mm2cutover.io/connector: "...)
 	b = appendString(b, p.ConnectorName)
-	b = append(b, "\ndata:\n  offsets.json: |\n"...)
+	b = append(b, "\ndata:\n  "...)
+	b = append(b, key...)
+	b = append(b, ": |\n"...)
 	b = append(b, data...)
 	_, err = w.Write(b)
 	return err
+}
+
+// configMapKey reports whether s is a valid ConfigMap data key: at most 253
+// characters of [-._a-zA-Z0-9].
+func configMapKey(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // dnsSubdomain reports whether s is a Kubernetes DNS subdomain name

@@ -198,6 +198,11 @@ type PrecheckSpec struct {
 	// (the workers' *.storage.topic settings, which REST does not show);
 	// they are checked on the workers' cluster ("connect-internal-topics").
 	WorkerStorage *WorkerStorage
+	// Strimzi says the connector will be defined by a Strimzi custom
+	// resource and its offsets written by the operator (plan.WriteStrimzi),
+	// never over REST: the strimzi-managed check then passes where it sees
+	// the operator, and fails there otherwise.
+	Strimzi bool
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 }
@@ -288,7 +293,9 @@ func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
 // bootstrap servers reach the clusters the clients read
 // (connector-clusters) and that MM2's producer — the Connect workers' own,
 // or producer.override.bootstrap.servers — writes to the target
-// (worker-cluster), that the replication factors of the topics MM2 will
+// (worker-cluster), that the Strimzi operator does not manage the Connect
+// cluster unless spec.Strimzi says the cutover goes through its resources
+// (strimzi-managed), that the replication factors of the topics MM2 will
 // create fit the brokers of their clusters (replication-factor), and, when
 // spec names them, Connect's internal topics (connect-internal-topics); it
 // warns when the Connect REST API is plain HTTP off loopback

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -31,10 +32,16 @@ type Writers struct {
 	// ProducerOverride holds producer.override.bootstrap.servers, when the
 	// connector sets it.
 	ProducerOverride string `json:"producer_override,omitempty"`
+	// Strimzi holds the signs that the Strimzi operator manages the Connect
+	// cluster (connect.StrimziSigns of its connectors): the operator
+	// deletes a connector no custom resource defines, so nothing may be
+	// written over REST there. Nil when none was seen.
+	Strimzi []string `json:"strimzi,omitempty"`
 }
 
 // ObserveWriters reads [Writers] for a connector configuration: GET / of
-// the Connect worker c, and, when config sets
+// the Connect worker c, its connectors (GET /connectors?expand=info) for
+// the signs of Strimzi, and, when config sets
 // producer.override.bootstrap.servers, the ID of the cluster at those
 // addresses, asked with target's settings (the tool's own credentials;
 // see kafkaadmin.Client.WithBootstrap). [Recheck] compares the result with
@@ -48,6 +55,11 @@ func ObserveWriters(ctx context.Context, c *connect.Client, target *kafkaadmin.C
 		return Writers{}, fmt.Errorf("GET / of the Connect worker: %w", err)
 	}
 	w := Writers{WorkerClusterID: info.KafkaClusterID, ProducerClusterID: info.KafkaClusterID}
+	infos, err := c.ConnectorInfos(ctx)
+	if err != nil {
+		return w, fmt.Errorf("%w: GET /connectors?expand=info of the Connect worker: %w", errConnectorList, err)
+	}
+	w.Strimzi = connect.StrimziSigns(infos)
 	if w.ProducerOverride = strings.TrimSpace(config["producer.override.bootstrap.servers"]); w.ProducerOverride != "" {
 		if w.ProducerClusterID, err = clusterAt(ctx, target, "", splitList(w.ProducerOverride)); err != nil {
 			return w, fmt.Errorf("producer.override.bootstrap.servers %s: %w", w.ProducerOverride, err)
@@ -55,6 +67,10 @@ func ObserveWriters(ctx context.Context, c *connect.Client, target *kafkaadmin.C
 	}
 	return w, nil
 }
+
+// errConnectorList marks ObserveWriters' failure to list the connectors,
+// after GET / answered.
+var errConnectorList = errors.New("cannot list the connectors")
 
 // clusterAt returns the ID of the cluster at servers, asked with base's
 // settings; knownID is base's cluster ID, or "" to ask for it. Addresses
@@ -111,6 +127,12 @@ func precheckWriters(ctx context.Context, cs *Checks, c *connect.Client, source,
 
 	const name = "worker-cluster"
 	w, err := ObserveWriters(ctx, c, target, spec.Config)
+	if errors.Is(err, errConnectorList) {
+		cs.add("strimzi-managed", Warn, "%v: whether the Strimzi operator manages this Connect cluster is not checked", err)
+		err = nil
+	} else if err == nil {
+		checkStrimziManaged(cs, w.Strimzi, spec.Strimzi)
+	}
 	switch {
 	case err != nil && w.WorkerClusterID == "" && w.ProducerOverride == "":
 		return nil // GET / failed: connect-reachable reports it
@@ -130,6 +152,24 @@ func precheckWriters(ctx context.Context, cs *Checks, c *connect.Client, source,
 		cs.add(name, Pass, "the Connect workers' producer writes MM2's records to the target %s", targetID)
 	}
 	return &w
+}
+
+// checkStrimziManaged judges the signs of the Strimzi operator on the
+// Connect cluster (connect.StrimziSigns): where it manages the workers it
+// deletes a connector no custom resource defines, so a cutover over REST
+// would lose its connector (and its offsets' owner) at the next reconcile.
+// strimzi says the caller writes through Strimzi's resources instead
+// (plan.WriteStrimzi). It is pure.
+func checkStrimziManaged(cs *Checks, signs []string, strimzi bool) {
+	const name = "strimzi-managed"
+	switch {
+	case strimzi:
+		cs.add(name, Pass, "the connector is to be written through Strimzi's resources (plan.WriteStrimzi), nothing over REST (%d signs of the operator seen)", len(signs))
+	case len(signs) > 0:
+		cs.add(name, Fail, "the Strimzi operator manages this Connect cluster (%s): it deletes a connector no KafkaConnector or KafkaMirrorMaker2 defines, so the cutover must not write over REST; write through its resources (the CLI's strimzi step)", listSome(signs, 3))
+	default:
+		cs.add(name, Pass, "no sign of the Strimzi operator among the connectors (a KafkaConnect with strimzi.io/use-connector-resources whose connectors reference no Strimzi config provider shows none: if Strimzi runs these workers, take its path)")
+	}
 }
 
 // The replication factors MirrorSourceConnector creates topics with, and

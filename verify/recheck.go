@@ -54,7 +54,7 @@ type Observation struct {
 // Problem is one reason a plan no longer describes the clusters.
 type Problem struct {
 	// Check names the fact that changed: "source-cluster",
-	// "target-cluster", "worker-cluster", "producer-cluster",
+	// "target-cluster", "worker-cluster", "producer-cluster", "strimzi-managed",
 	// "group-members", "group-commit", "input-moved", "source-partitions",
 	// "log-start", "log-end", "target-topic" or "target-end".
 	Check string `json:"check"`
@@ -107,6 +107,9 @@ func (e *StalePlanError) Is(target error) bool { return target == ErrStalePlan }
 //     target (Observation.Writers, when read): the Connect workers' own
 //     cluster ("worker-cluster"), or the one producer.override.bootstrap.servers
 //     reaches ("producer-cluster");
+//   - the Strimzi operator manages the Connect cluster (Writers.Strimzi,
+//     "strimzi-managed"): it would delete the connector; write through its
+//     resources (plan.WriteStrimzi) instead;
 //   - the group has members: a consumer of the old job's group runs again;
 //   - a group commit is not the plan's C. For a plan built from the group
 //     (or a schema version 1 plan, which does not record its source) any
@@ -148,6 +151,9 @@ func Recheck(p *plan.Plan, o Observation) error {
 		} else {
 			add("worker-cluster", none, "the Connect workers' own cluster is %s, not the plan's target %s: their producer would write every record of MM2 there", w.WorkerClusterID, p.TargetClusterID)
 		}
+	}
+	if w := o.Writers; w != nil && len(w.Strimzi) > 0 {
+		add("strimzi-managed", none, "the Strimzi operator manages this Connect cluster (%s): it deletes a connector no KafkaConnector or KafkaMirrorMaker2 defines, so the cutover writes nothing over REST here; render the resources with cutover strimzi", strings.Join(w.Strimzi, "; "))
 	}
 	if n := len(o.Group.Members); n > 0 {
 		add("group-members", none, "group %s is %s with %d members: the old job (or another consumer of its group) runs; stop it", p.GroupID, o.Group.State, n)

@@ -1,3 +1,5 @@
+//go:build sandbox
+
 package main
 
 import (
@@ -15,8 +17,6 @@ import (
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
-
-func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
 // TestAcceptance is the proof of the mission, on real Kafka and a real
 // Connect cluster of two workers:

@@ -11,7 +11,10 @@
 //	cutover run [flags]        all of the above in order (resumes only with -yes)
 //	cutover rollback [flags]   before resume: delete the connector and its offsets;
 //	                           after resume: stop it and write C' = M'+1 to -rollback-group (-yes)
-//	cutover -sandbox           the whole cutover on local real Kafka and Connect
+//	cutover strimzi [flags]    re-check, then render the Strimzi resources (-strimzi-cluster) that
+//	                           the operator applies; verify -strimzi-offsets reads them back
+//	cutover -sandbox           the whole cutover on local real Kafka and Connect (a binary
+//	                           built with -tags sandbox: go run -tags sandbox ./examples/cutover -sandbox)
 //	cutover -sandbox -secure   the same on SASL_SSL clusters and HTTPS Connect with basic auth
 //	cutover help [step]        this help, or a step's flags; also -h after a step
 //	cutover version            the tool version (also -version; -json for JSON)
@@ -58,8 +61,12 @@ import (
 )
 
 // version is the tool version recorded in plans; a release build sets it
-// with -ldflags "-X main.version=...".
-var version = "0.2.0-dev"
+// with -ldflags "-X main.version=..."; otherwise readBuildInfo takes the
+// module version go install stamps (version.go).
+var version = defaultVersion
+
+// defaultVersion is the version of a build that has no stamp.
+const defaultVersion = "0.2.0-dev"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -76,6 +83,11 @@ type options struct {
 	showVersion         bool
 	dryRun              bool
 	rollbackGroup       string
+	// The Strimzi path (strimzi.go): the strimzi step's output file,
+	// ConfigMap names and KafkaMirrorMaker2 settings; verify's listed
+	// offsets.
+	strimziOut, strimziAlter, strimziList, strimziGroupID, strimziOffsets string
+	strimziReplicas                                                       int
 }
 
 // step is one step of the command line.
@@ -91,7 +103,8 @@ var commonFlags = []string{"config", "source-bootstrap", "target-bootstrap", "so
 	"source-sasl-mechanism", "target-sasl-mechanism", "source-sasl-username", "target-sasl-username", "source-tls-ca", "target-tls-ca",
 	"source-client-config", "target-client-config", "connect-url", "connect-user", "connect-ca", "connect-client-config",
 	"request-timeout", "retry-timeout", "connector", "source-alias", "target-alias", "group", "topics", "policy", "tasks-max",
-	"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor", "json"}
+	"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor",
+	"strimzi-cluster", "strimzi-namespace", "json"}
 
 var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-file-overrides-group", "flink-source-uid",
 	"flink-rest", "flink-job", "accept-expired", "accepted-by", "savepoint", "stability-window", "worker-producer-max-request-size", "plan", "audit"}
@@ -101,9 +114,10 @@ var steps = []step{
 	{"plan", "the precheck, then the plan: per partition where MM2 resumes and why, written to -plan", planFlags},
 	{"apply", "re-check the plan, create the connector STOPPED, back up, guard, PATCH the offsets, read them back (-dry-run: show the connector config and offsets it would write)", []string{"plan", "audit", "readback-timeout", "dry-run"}},
 	{"resume", "re-check, capture the boundary records, resume the connector (only with -yes)", []string{"plan", "audit", "yes"}},
-	{"verify", "before resume: the read-back; after: boundary records, lag, acceptance checks", []string{"plan", "audit", "readback-timeout", "catchup-timeout"}},
+	{"verify", "before resume: the read-back (from Connect, or -strimzi-offsets: Strimzi's listOffsets ConfigMap); after: boundary records, lag, acceptance checks", []string{"plan", "audit", "readback-timeout", "catchup-timeout", "strimzi-offsets"}},
 	{"status", "the connector's state and tasks, its offsets against the plan, the lag", []string{"plan", "audit"}},
 	{"run", "plan, apply, resume (only with -yes) and verify, in order", append(slices.Clone(planFlags), "yes", "readback-timeout", "catchup-timeout")},
+	{"strimzi", "re-check the plan, render the Strimzi resources that apply it through the operator (KafkaConnector or KafkaMirrorMaker2, state stopped, and the alter ConfigMap) to -strimzi-out, with the steps", []string{"plan", "audit", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "worker-config-topic", "worker-offset-topic", "worker-status-topic"}},
 	{"rollback", "before resume: delete the connector and its offsets; after resume: write C' = M'+1 to -rollback-group (only with -yes)", []string{"plan", "audit", "rollback-group", "yes"}},
 }
 
@@ -199,6 +213,12 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.secure, "secure", false, "with -sandbox: clusters on SASL_SSL with SCRAM-SHA-512 (a source of three brokers), Connect over HTTPS with basic auth; the steps run as this command line, passwords from the environment")
 	fs.BoolVar(&o.showVersion, "version", false, "print the tool version")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "apply: show the connector config it would create (secrets redacted) and the offsets it would write, and change nothing")
+	fs.StringVar(&o.strimziOut, "strimzi-out", "", "strimzi: the file the resources are written to (default: the plan file with .strimzi.yaml)")
+	fs.StringVar(&o.strimziAlter, "strimzi-alter-configmap", "", "strimzi: the ConfigMap that holds the plan's offsets (default: <connector, or the KafkaMirrorMaker2>-alter-offsets)")
+	fs.StringVar(&o.strimziList, "strimzi-list-configmap", "", "strimzi: the ConfigMap Strimzi lists the connector's offsets into (default: <connector, or the KafkaMirrorMaker2>-list-offsets)")
+	fs.IntVar(&o.strimziReplicas, "strimzi-replicas", 1, "strimzi, KafkaMirrorMaker2: its Connect workers (spec.replicas)")
+	fs.StringVar(&o.strimziGroupID, "strimzi-group-id", "", "strimzi, KafkaMirrorMaker2: its Connect group.id (spec.target.groupId; default mirrormaker2-cluster)")
+	fs.StringVar(&o.strimziOffsets, "strimzi-offsets", "", "verify before resume: the ConfigMap Strimzi listed the connector's offsets into, as kubectl get configmap NAME -o json writes it")
 	name, err := parseArgs(fs, args)
 	st, known := findStep(name)
 	asJSON := o.asJSON || os.Getenv("MM2CUTOVER_JSON") == "true"
@@ -224,12 +244,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		}
 		return cutover.ExitUsage
 	case o.showVersion || name == "version":
-		if asJSON {
-			fmt.Fprintf(stdout, "{\n  \"schema\": \"mm2cutover/version/v1\",\n  \"version\": %q\n}\n", version)
-			return cutover.ExitOK
-		}
-		fmt.Fprintln(stdout, "cutover", version)
-		return cutover.ExitOK
+		return printVersion(context.Background(), stdout, flags, asJSON)
 	case name == "help":
 		usage(stdout, fs, nil)
 		return cutover.ExitOK
@@ -254,7 +269,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		}
 		return cutover.ExitUsage
 	}
-	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json")
+	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets")
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -277,16 +292,23 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	if o.dryRun && name != "apply" {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -dry-run goes with apply", cutover.ErrSettings))
 	}
+	if err := strimziRefusesREST(name, s, o.dryRun); err != nil {
+		return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
+	}
 	c := &cli{s: s.WithDefaults(), o: o, out: stdout, log: log, step: name}
 	do := map[string]func(context.Context) error{
 		"precheck": c.precheck, "plan": c.plan, "apply": c.apply, "verify": c.verify,
-		"resume": c.resume, "status": c.status, "run": c.runAll, "rollback": c.rollback,
+		"resume": c.resume, "status": c.status, "run": c.runAll, "rollback": c.rollback, "strimzi": c.strimzi,
 	}[name]
 	if c.env, err = cutover.Open(c.s); err != nil {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
 	}
-	if err := cutover.CheckConnect(ctx, c.env, c.s); err != nil {
-		return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
+	// The strimzi step and the read-back from Strimzi's ConfigMap ask
+	// Connect nothing: its REST API may admit only the operator.
+	if name != "strimzi" && (name != "verify" || o.strimziOffsets == "") {
+		if err := cutover.CheckConnect(ctx, c.env, c.s); err != nil {
+			return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
+		}
 	}
 	err = do(ctx)
 	// Interrupted (SIGINT, SIGTERM: a Pod deleted or evicted): worth a

@@ -240,6 +240,11 @@ func (c *cli) verify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The read-back from Strimzi's listOffsets ConfigMap asks Connect
+	// nothing: its REST API may admit only the operator.
+	if c.o.strimziOffsets != "" {
+		return c.verifyStrimzi(ctx, p)
+	}
 	// A plan for another connector or other clusters, or a connector that is
 	// not the plan's, is refused (and the refusal recorded) before anything
 	// is compared or recorded as this plan's verification.

@@ -48,6 +48,19 @@ func Open(s Settings) (*Env, error) {
 	for _, n := range s.Notices {
 		s.Logger.Info(n)
 	}
+	c, err := OpenConnect(s)
+	if err != nil {
+		return nil, err
+	}
+	return &Env{Source: source, Target: target, Connect: c}, nil
+}
+
+// OpenConnect builds the Connect REST client of the settings (URL, request
+// timeout, retry budget, basic auth, CA, client certificate); it contacts
+// nothing. Open uses it; the version step uses it alone, when only the
+// Connect URL is known.
+func OpenConnect(s Settings) (*connect.Client, error) {
+	s = s.WithDefaults()
 	opts := []connect.Option{connect.WithLogger(s.Logger), connect.WithUserAgent("mm2cutover/" + s.ToolVersion)}
 	if s.RequestTimeout > 0 {
 		opts = append(opts, connect.WithTimeout(s.RequestTimeout))
@@ -70,7 +83,7 @@ func Open(s Settings) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSettings, err)
 	}
-	return &Env{Source: source, Target: target, Connect: c}, nil
+	return c, nil
 }
 
 // CheckConnect asks the Connect REST API for its version (GET /), so that

@@ -66,6 +66,8 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&s.RequestTimeout, "request-timeout", 0, "bound of each request to Kafka or Connect, dial and round trip (0: 30s)")
 	fs.DurationVar(&s.RetryTimeout, "retry-timeout", 0, "how long a request that failed on a transient error (an unreachable broker or worker, a Connect rebalance) is retried before the step fails (0: 30s for Kafka, 2m for Connect, whose rebalances take that long)")
 	fs.StringVar(&s.Connector, "connector", "", "MirrorSourceConnector name (Connect keys offsets by it)")
+	fs.StringVar(&s.StrimziCluster, "strimzi-cluster", "", "the KafkaConnect (with strimzi.io/use-connector-resources) or KafkaMirrorMaker2 whose Strimzi operator owns the connector: nothing is written over REST, the strimzi step renders the resources")
+	fs.StringVar(&s.StrimziNamespace, "strimzi-namespace", "", "the namespace of the Strimzi resources (\"\": kubectl's current one)")
 	fs.StringVar(&s.SourceAlias, "source-alias", "source", "source.cluster.alias")
 	fs.StringVar(&s.TargetAlias, "target-alias", "target", "target.cluster.alias")
 	fs.StringVar(&s.Group, "group", "", "the old job's consumer group")

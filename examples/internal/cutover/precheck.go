@@ -32,6 +32,7 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 	spec := verify.PrecheckSpec{
 		Group: s.Group, Topics: s.Topics, StabilityWindow: s.StabilityWindow,
 		Config: cfg, AcceptExpired: s.AcceptExpired, Logger: s.Logger, Connector: s.Connector,
+		Strimzi: s.StrimziCluster != "",
 	}
 	if ws := s.WorkerStorage; ws != (verify.WorkerStorage{}) {
 		spec.WorkerStorage = &ws

@@ -42,6 +42,13 @@ type Settings struct {
 	// (client settings given that do not apply); Open logs them.
 	Notices []string
 
+	// StrimziCluster, when set, names the KafkaConnect (with
+	// strimzi.io/use-connector-resources) or KafkaMirrorMaker2 whose
+	// operator owns the connector: the cutover then writes nothing over
+	// REST, the precheck's strimzi-managed check passes, and the strimzi
+	// step renders the resources (plan.WriteStrimzi) in StrimziNamespace.
+	StrimziCluster, StrimziNamespace string
+
 	Connector   string // connector name; Connect keys offsets by it
 	SourceAlias string
 	TargetAlias string

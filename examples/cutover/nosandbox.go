@@ -1,0 +1,26 @@
+//go:build !sandbox
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+)
+
+// The operator's binary is built without the sandbox demo, so that it links
+// none of the sandbox's dependencies (dockertest, the Docker client, runc):
+// `go build -tags sandbox` (or `go run -tags sandbox ./examples/cutover
+// -sandbox`) builds the one with sandbox.go, flinkdemo.go and secure.go.
+
+// errNoSandbox says how to get the demo.
+var errNoSandbox = fmt.Errorf("%w: this cutover binary is built without the sandbox demo; run it from the repository with: go run -tags sandbox ./examples/cutover -sandbox", cutover.ErrSettings)
+
+func runSandbox(context.Context, *slog.Logger, io.Writer, bool, bool, bool) error {
+	return errNoSandbox
+}
+
+func runSecureSandbox(context.Context, *slog.Logger, io.Writer, io.Writer) error { return errNoSandbox }

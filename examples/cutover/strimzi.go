@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mm2cutover/mm2cutover/clientconf"
+	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/verify"
+)
+
+// The Strimzi path: a connector the Strimzi operator owns (-strimzi-cluster
+// names its KafkaConnect or KafkaMirrorMaker2) is never created or written
+// over REST — the operator deletes what no resource defines. precheck and
+// plan run as usual (Connect's REST API read, e.g. through kubectl
+// port-forward: Strimzi's NetworkPolicy admits only the operator); the
+// strimzi step re-checks the plan against the clusters and renders the
+// resources to a file (plan.WriteStrimzi), which the operator applies with
+// kubectl, and verify -strimzi-offsets reads back what Strimzi listed into
+// its listOffsets ConfigMap. A step of its own rather than a flag of plan:
+// the plan is reviewed as a file first, as before apply, and the render
+// takes the plan file as it is, without building another.
+
+// strimziConfigMaps returns the names of the alter and list ConfigMaps: the
+// flags', else the connector's resource name (the KafkaConnector's, or the
+// KafkaMirrorMaker2's) with -alter-offsets and -list-offsets.
+func (c *cli) strimziConfigMaps() (alter, list string) {
+	base := c.s.Connector
+	if plan.StrimziKindOf(base) == plan.StrimziKafkaMirrorMaker2 {
+		base = c.s.StrimziCluster
+	}
+	alter, list = c.o.strimziAlter, c.o.strimziList
+	if alter == "" {
+		alter = base + "-alter-offsets"
+	}
+	if list == "" {
+		list = base + "-list-offsets"
+	}
+	return alter, list
+}
+
+// strimziOut is the file the strimzi step writes.
+func (c *cli) strimziOut() string {
+	if c.o.strimziOut != "" {
+		return c.o.strimziOut
+	}
+	return strings.TrimSuffix(c.o.planPath, ".json") + ".strimzi.yaml"
+}
+
+// strimzi is the strimzi step: the plan checked against the settings and
+// re-checked against the clusters (read only: the same facts as before
+// apply, but not the Connect workers, which the operator writes to), then
+// the resources rendered to strimziOut.
+func (c *cli) strimzi(ctx context.Context) error {
+	if c.s.StrimziCluster == "" {
+		return fmt.Errorf("%w: the strimzi step needs -strimzi-cluster: the KafkaConnect or KafkaMirrorMaker2 whose operator owns the connector", cutover.ErrSettings)
+	}
+	p, err := c.readPlan()
+	if err != nil {
+		return err
+	}
+	if err := cutover.CheckPlan(ctx, c.env, c.s, p); err != nil {
+		return err
+	}
+	if err := c.recheckReadOnly(ctx, p); err != nil {
+		return err
+	}
+	cfg, err := cutover.ConnectorConfig(c.s)
+	if err != nil {
+		return err
+	}
+	alter, list := c.strimziConfigMaps()
+	r := plan.StrimziResources{Namespace: c.s.StrimziNamespace, Cluster: c.s.StrimziCluster, Config: cfg,
+		AlterConfigMap: alter, ListConfigMap: list, Replicas: c.o.strimziReplicas,
+		ConfigStorageTopic: c.s.WorkerStorage.ConfigTopic, OffsetStorageTopic: c.s.WorkerStorage.OffsetTopic, StatusStorageTopic: c.s.WorkerStorage.StatusTopic,
+		GroupID: c.o.strimziGroupID}
+	var b strings.Builder
+	if err := p.WriteStrimzi(&b, r); err != nil {
+		return fmt.Errorf("%w: %w", cutover.ErrSettings, err)
+	}
+	out := c.strimziOut()
+	if err := writeFileAtomic(out, []byte(b.String())); err != nil {
+		return err
+	}
+	kind := plan.StrimziKindOf(p.ConnectorName)
+	if err := c.record("strimzi", p.Fingerprint, map[string]any{"file": out, "kind": kind, "cluster": r.Cluster, "namespace": r.Namespace,
+		"alter_configmap": alter, "list_configmap": list}); err != nil {
+		return err
+	}
+	var steps []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if s, ok := strings.CutPrefix(l, "# "); ok && (len(s) > 1 && s[0] >= '1' && s[0] <= '9' || strings.HasPrefix(s, "   ")) {
+			steps = append(steps, s)
+		} else if !strings.HasPrefix(l, "#") {
+			break
+		}
+	}
+	c.emit("strimzi", map[string]any{"file": out, "kind": kind, "cluster": r.Cluster, "namespace": r.Namespace, "connector": p.ConnectorName,
+		"plan_fingerprint": p.Fingerprint, "alter_configmap": alter, "list_configmap": list,
+		"offsets_key": plan.StrimziOffsetsKey(p.ConnectorName), "steps": steps}, func(w io.Writer) {
+		fmt.Fprintf(w, "wrote\t%s\n", out)
+		fmt.Fprintf(w, "resources\t%s %s and ConfigMap %s (key %s), plan %s\n", kind, resourceName(kind, p.ConnectorName, r.Cluster), alter, plan.StrimziOffsetsKey(p.ConnectorName), p.Fingerprint)
+		fmt.Fprintf(w, "offsets listed to\tConfigMap %s\n\n", list)
+		for _, s := range steps {
+			fmt.Fprintln(w, s)
+		}
+	})
+	return nil
+}
+
+func resourceName(kind plan.StrimziKind, connector, cluster string) string {
+	if kind == plan.StrimziKafkaMirrorMaker2 {
+		return cluster
+	}
+	return connector
+}
+
+// recheckReadOnly refuses a plan that no longer describes the clusters
+// (verify.Observe and verify.Recheck, as before apply), without asking the
+// Connect workers where they write: on a Strimzi-managed Connect that
+// question would only find the operator (strimzi-managed), whose path this
+// is.
+func (c *cli) recheckReadOnly(ctx context.Context, p *plan.Plan) error {
+	var input verify.OffsetsInput
+	switch {
+	case p.OffsetsFrom.Kind == plan.FromConnectorOffsets && c.s.OffsetsTopic != "":
+		input = verify.ConnectorOffsets{Reader: c.env.Target, Topic: c.s.OffsetsTopic, Connector: c.s.OffsetsConnector, Alias: c.s.OffsetsAlias, Topics: c.s.Topics}
+	case p.OffsetsFrom.Kind == plan.FromFlinkSavepoint:
+		sp, err := verify.FlinkSavepointOfPlan(p)
+		if err != nil {
+			return fmt.Errorf("%w: the plan's savepoint: %w", verify.ErrStalePlan, err)
+		}
+		input = sp
+	}
+	obs, err := verify.Observe(ctx, c.env.Source, c.env.Target, p, c.s.ReplicationPolicy(), input)
+	if err != nil {
+		return err
+	}
+	return verify.Recheck(p, obs)
+}
+
+// maxListedConfigMap bounds the -strimzi-offsets file: a ConfigMap holds at
+// most 1 MiB of data, kubectl's JSON of it a little more.
+const maxListedConfigMap = 4 << 20
+
+// verifyStrimzi is verify -strimzi-offsets FILE: the read-back before
+// resume from the ConfigMap Strimzi listed the connector's offsets into,
+// with the same verdict as over REST (offsets.CompareReadBack: 100% equal
+// or it fails), for a plan of the settings' connector (cutover.CheckPlan).
+// It asks Connect nothing.
+func (c *cli) verifyStrimzi(ctx context.Context, p *plan.Plan) error {
+	if err := cutover.CheckPlan(ctx, c.env, c.s, p); err != nil {
+		return err
+	}
+	data, err := clientconf.ReadFileLimited(c.o.strimziOffsets, maxListedConfigMap)
+	if err != nil {
+		return fmt.Errorf("%w: -strimzi-offsets: %w", cutover.ErrSettings, err)
+	}
+	got, err := plan.ParseStrimziOffsets(data, p.ConnectorName)
+	if err != nil {
+		return fmt.Errorf("%w: -strimzi-offsets %s: %w", cutover.ErrSettings, c.o.strimziOffsets, err)
+	}
+	want, err := p.ExpectedOffsets()
+	if err != nil {
+		return err
+	}
+	rb := offsets.CompareReadBack(want, got)
+	err = nil
+	if !rb.OK() {
+		err = fmt.Errorf("%w: the offsets Strimzi listed are not the plan's: %s", cutover.ErrCheckFailed, rb)
+	}
+	if rerr := c.record("verify", p.Fingerprint, map[string]any{"from": "strimzi-list-configmap", "file": c.o.strimziOffsets, "ok": rb.OK(), "read_back": rb.String()}); rerr != nil && err == nil {
+		err = rerr
+	}
+	c.emit("read-back", map[string]any{"from": "strimzi-list-configmap", "ok": rb.OK(), "read_back": rb.Partitions}, func(w io.Writer) {
+		fmt.Fprintf(w, "connector %s, offsets Strimzi listed into %s, against plan %s: %s\n", p.ConnectorName, c.o.strimziOffsets, p.Fingerprint, rb)
+		if d := rb.Diff(); d != "" {
+			fmt.Fprintf(w, "diff (-plan +connect):\n%s", d)
+		}
+	})
+	return err
+}
+
+// errStrimziREST refuses a step that writes over REST when the settings say
+// Strimzi owns the connector.
+var errStrimziREST = errors.New("-strimzi-cluster is set: the Strimzi operator owns this connector and deletes or reverts what is written over REST; render the resources with 'cutover strimzi' and apply them with kubectl (README, the Strimzi path)")
+
+// strimziRefusesREST reports the refusal for a step that writes over REST,
+// or nil.
+func strimziRefusesREST(step string, s cutover.Settings, dryRun bool) error {
+	switch step {
+	case "apply", "resume", "rollback", "run":
+		if s.StrimziCluster != "" && !dryRun {
+			return fmt.Errorf("%w: %w", cutover.ErrSettings, errStrimziREST)
+		}
+	}
+	return nil
+}
