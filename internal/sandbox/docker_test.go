@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -62,7 +64,7 @@ func TestDockerBackend(t *testing.T) {
 		t.Fatalf("smoke through Docker: %v\n%s", err, sb.LogTails(30))
 	}
 	t.Logf("smoke: %d records replicated in %v", rep.Records, rep.Replicated.Round(time.Millisecond))
-	if m, err := getJSON(ctx, http.DefaultClient, sb.Workers()[0].MetricsURL(), User{}); err != nil || !strings.Contains(string(m), "kafka_connect_worker_connector_count") {
+	if err := waitMetric(ctx, sb.Workers()[0].MetricsURL(), "kafka_connect_worker_connector_count", 3*time.Minute); err != nil {
 		t.Errorf("the worker container's JMX exporter: %v", err)
 	}
 
@@ -120,6 +122,47 @@ func TestClusterIDNeverLooksLikeAnOption(t *testing.T) {
 	for range 10000 {
 		if id := newClusterID(); id[0] == '-' || len(id) != 22 {
 			t.Fatalf("cluster ID %q", id)
+		}
+	}
+}
+
+// waitMetric scrapes url until its answer names metric or within has
+// passed. The exporter's first scrape walks every MBean of the worker's
+// JVM: on a loaded machine one scrape took longer than getJSON's 5 s (CI,
+// three test runs on two cores), so each scrape may take 30 s here.
+func waitMetric(ctx context.Context, url, metric string, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	var last error
+	for {
+		sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
+		req, err := http.NewRequestWithContext(sctx, http.MethodGet, url, nil)
+		if err != nil {
+			scancel()
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			body, rerr := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			switch {
+			case rerr != nil:
+				err = rerr
+			case resp.StatusCode != http.StatusOK:
+				err = fmt.Errorf("GET %s: %s", url, resp.Status)
+			case strings.Contains(string(body), metric):
+				scancel()
+				return nil
+			default:
+				err = fmt.Errorf("GET %s: %d bytes without %s", url, len(body), metric)
+			}
+		}
+		scancel()
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (after %v; last: %v)", ctx.Err(), within, last)
+		case <-time.After(time.Second):
 		}
 	}
 }
