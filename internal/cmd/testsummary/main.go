@@ -6,7 +6,8 @@
 //
 // Arguments NAME=FILE add the `go test -json` output of other runs (another
 // module, another sandbox backend), read after stdin, their packages named
-// "PACKAGE (NAME)" so that the same test run twice is told apart:
+// "PACKAGE (NAME)" so that the same test run twice is told apart. Before the
+// counts it lists the slowest top-level tests, where a run's time goes:
 //
 //	testsummary -no-skip "docker backend=docker.json" <main.json
 package main
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -26,7 +28,11 @@ type event struct {
 	Package string
 	Test    string
 	Output  string
+	Elapsed float64
 }
+
+// slowest is how many of the slowest top-level tests the summary lists.
+const slowest = 12
 
 func main() {
 	noSkip := flag.Bool("no-skip", false, "fail when any test was skipped")
@@ -52,6 +58,11 @@ func main() {
 	}
 	outputs := map[string][]string{} // package/test -> output lines
 	var passed, failed, skipped []string
+	type timing struct {
+		key     string
+		elapsed float64
+	}
+	var timings []timing
 	badPkgs := 0
 	for _, in := range inputs {
 		sc := bufio.NewScanner(in.r)
@@ -80,6 +91,9 @@ func main() {
 				}
 				outputs[key] = append(outputs[key], e.Output)
 			case "pass":
+				if e.Test != "" && !strings.Contains(e.Test, "/") {
+					timings = append(timings, timing{key, e.Elapsed})
+				}
 				if e.Test != "" {
 					passed = append(passed, key)
 				}
@@ -100,6 +114,13 @@ func main() {
 				}
 				delete(outputs, key)
 			}
+		}
+	}
+	slices.SortFunc(timings, func(a, b timing) int { return int(b.elapsed*1000) - int(a.elapsed*1000) })
+	if len(timings) > 0 {
+		fmt.Println("slowest tests:")
+		for _, t := range timings[:min(slowest, len(timings))] {
+			fmt.Printf("  %7.1f s  %s\n", t.elapsed, t.key)
 		}
 	}
 	fmt.Printf("%d passed, %d failed, %d skipped\n", len(passed), len(failed), len(skipped))
