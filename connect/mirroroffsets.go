@@ -168,3 +168,44 @@ func (c *Client) WaitMirrorOffsets(ctx context.Context, name string, want []offs
 		pause = min(2*pause, readBackMaxPause)
 	}
 }
+
+// SettledMirrorOffsets reads a stopped MirrorSourceConnector's offsets
+// until two reads a second apart agree, and returns the last. A connector
+// just stopped had its tasks commit their last offsets, and GET
+// .../offsets is eventually consistent: one read may miss the last commit,
+// which a rollback must not. It gives up after 30 reads with an error
+// matching ErrOffsetsUnsettled. Read errors are those of MirrorOffsets.
+func (c *Client) SettledMirrorOffsets(ctx context.Context, name string) ([]offsets.ConnectOffset, error) {
+	prev, err := c.MirrorOffsets(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	t := time.NewTimer(0)
+	defer t.Stop()
+	<-t.C
+	for range 30 {
+		t.Reset(settlePause)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("connect: offsets of connector %q to settle: %w", name, ctx.Err())
+		case <-t.C:
+		}
+		cur, err := c.MirrorOffsets(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if offsets.CompareReadBack(prev, cur).OK() {
+			return cur, nil
+		}
+		prev = cur
+	}
+	return nil, fmt.Errorf("%w: connector %q", ErrOffsetsUnsettled, name)
+}
+
+// settlePause is the pause between two reads of SettledMirrorOffsets.
+const settlePause = time.Second
+
+// ErrOffsetsUnsettled matches SettledMirrorOffsets giving up: the offsets
+// of a connector kept changing after it stopped (is it really STOPPED, or
+// did something else write them?).
+var ErrOffsetsUnsettled = errors.New("connect: the connector's offsets kept changing")
