@@ -194,7 +194,7 @@ func TestRollbackAfterResumeSteps(t *testing.T) {
 	}
 	o, p0 := offsets.SourcePartition{Topic: "orders.eu", Partition: 0}, offsets.SourcePartition{Topic: "payments", Partition: 0}
 	kafka := &memGroups{memCluster: newMemCluster(), commits: map[string]offsets.GroupOffsets{}}
-	for _, tp := range []offsets.SourcePartition{o, p0, {Topic: "src.orders.eu"}, {Topic: "src.payments"}} {
+	for _, tp := range []offsets.SourcePartition{o, p0} {
 		kafka.bounds[tp] = offsets.LogBounds{End: 20}
 	}
 
@@ -246,4 +246,97 @@ func equalGroup(a, b offsets.GroupOffsets) bool {
 		}
 	}
 	return true
+}
+
+// memKafka is memGroups with what Observe reads: cluster ID, topics, and
+// one reading of a group's commits with the bounds.
+type memKafka struct {
+	*memGroups
+	id     string
+	topics kafkaadmin.Topics
+}
+
+func (m *memKafka) ClusterID(context.Context) (string, error) { return m.id, nil }
+
+func (m *memKafka) Topics(_ context.Context, names ...string) (kafkaadmin.Topics, error) {
+	out := kafkaadmin.Topics{}
+	for _, n := range names {
+		if c, ok := m.topics[n]; ok {
+			out[n] = c
+		}
+	}
+	return out, nil
+}
+
+func (m *memKafka) ReadGroup(ctx context.Context, group string, topics []string) (kafkaadmin.Reading, error) {
+	r := kafkaadmin.Reading{At: time.Now(), Topics: kafkaadmin.Topics{}, Bounds: map[kafkaadmin.TopicPartition]offsets.LogBounds{}}
+	r.Committed, _ = m.GroupOffsets(ctx, group, topics)
+	for _, t := range topics {
+		r.Topics[t] = m.topics[t]
+		for i := range m.topics[t] {
+			tp := kafkaadmin.TopicPartition{Topic: t, Partition: i}
+			r.Bounds[tp] = m.bounds[tp]
+		}
+	}
+	return r, nil
+}
+
+// exampleWorld is what the step examples run against: a fake Connect
+// worker, the source and target clusters in memory, as connectorPlan's plan
+// saw them (group flink at orders.eu-0 10 and payments-0 3), the plan, and
+// the connector configuration it was built with.
+func exampleWorld() (*connectfake.Server, *memKafka, *memKafka, *plan.Plan, map[string]string) {
+	p, config, err := buildConnectorPlan()
+	if err != nil {
+		panic(err)
+	}
+	o, p0 := offsets.SourcePartition{Topic: "orders.eu", Partition: 0}, offsets.SourcePartition{Topic: "payments", Partition: 0}
+	source := &memKafka{memGroups: &memGroups{memCluster: newMemCluster(), commits: map[string]offsets.GroupOffsets{"flink": {o: 10, p0: 3}}},
+		id: "src-id", topics: kafkaadmin.Topics{"orders.eu": 1, "payments": 1}}
+	source.produce(o, 0, 20, nil)
+	source.produce(p0, 0, 3, nil)
+	target := &memKafka{memGroups: &memGroups{memCluster: newMemCluster(), commits: map[string]offsets.GroupOffsets{}},
+		id: "tgt-id", topics: kafkaadmin.Topics{}}
+	policy, err := connect.ReplicationPolicyOf(config())
+	if err != nil {
+		panic(err)
+	}
+	for tp, end := range map[offsets.SourcePartition]int64{o: 10, p0: 3} {
+		tt, err := policy.TargetTopic(tp.Topic)
+		if err != nil {
+			panic(err)
+		}
+		target.topics[tt] = 1
+		target.bounds[offsets.SourcePartition{Topic: tt}] = offsets.LogBounds{End: end, StableEnd: end}
+	}
+	return connectfake.New(), source, target, p, config()
+}
+
+// exampleApplied is exampleWorld with the plan applied, and resumed when
+// resume is true: where the resume and rollback examples start.
+func exampleApplied(resume bool) (*connectfake.Server, *memKafka, *memKafka, *plan.Plan, map[string]string) {
+	worker, source, target, p, config := exampleWorld()
+	ctx := context.Background()
+	c, err := connect.New(worker.URL())
+	if err == nil {
+		_, err = verify.CreateOrAdopt(ctx, c, p, config, verify.Clusters{Source: "src-id", Target: "tgt-id"})
+	}
+	if err == nil {
+		err = c.RequireStopped(ctx, p.ConnectorName)
+	}
+	if err == nil {
+		_, err = verify.Patch(ctx, c, p, verify.Clusters{Source: "src-id", Target: "tgt-id"})
+	}
+	if err == nil {
+		_, err = verify.ReadBack(ctx, c, p)
+	}
+	if err == nil && resume {
+		if err = c.Resume(ctx, p.ConnectorName); err == nil {
+			_, err = c.WaitRunning(ctx, p.ConnectorName)
+		}
+	}
+	if err != nil {
+		panic(err)
+	}
+	return worker, source, target, p, config
 }
