@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/internal/progress"
@@ -40,19 +41,20 @@ func (c *Client) MirrorOffsets(ctx context.Context, name string) ([]offsets.Conn
 
 // AlterMirrorOffsets writes a MirrorSourceConnector's offsets (PATCH
 // /connectors/{name}/offsets): {"offset": M} for a present offset, null for
-// an absent one, which deletes the partition's stored offset. Same guard,
-// retries and errors as AlterOffsets.
+// an absent one, which deletes the partition's stored offset. The body is
+// offsets.PatchBody(list), byte for byte what plan.Plan.PatchBody renders
+// for the same entries. Same guard, retries and errors as AlterOffsets.
 func (c *Client) AlterMirrorOffsets(ctx context.Context, name string, list []offsets.ConnectOffset) (string, error) {
-	out := make([]Offset, 0, len(list))
-	for _, o := range list {
-		p := o.Partition
-		if m, ok := o.Offset.Get(); ok {
-			out = append(out, MirrorSourceOffset(p.Cluster, p.Topic, p.Partition, m))
-		} else {
-			out = append(out, MirrorSourceTombstone(p.Cluster, p.Topic, p.Partition))
-		}
+	if len(list) == 0 {
+		return "", errors.New("connect: alter offsets needs at least one partition")
 	}
-	return c.AlterOffsets(ctx, name, out)
+	if err := c.requireVersion(ctx, "altering connector offsets", versionOffsetsWrite); err != nil {
+		return "", err
+	}
+	if err := c.RequireStopped(ctx, name); err != nil {
+		return "", err
+	}
+	return c.offsetsWrite(ctx, name, http.MethodPatch, offsets.PatchBody(list))
 }
 
 // ErrReadBack matches a *ReadBackError whose reads succeeded and never

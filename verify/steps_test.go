@@ -1,8 +1,12 @@
 package verify_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -339,4 +343,42 @@ func exampleApplied(resume bool) (*connectfake.Server, *memKafka, *memKafka, *pl
 		panic(err)
 	}
 	return worker, source, target, p, config
+}
+
+// TestPatchBodyIsWhatPatchSends pins the one codec of the PATCH body: the
+// bytes Patch sends (through AlterMirrorOffsets) are plan.PatchBody's.
+func TestPatchBodyIsWhatPatchSends(t *testing.T) {
+	p, config := connectorPlan(t)
+	fake := connectfake.New()
+	defer fake.Close()
+	var sent []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPatch {
+			sent, _ = io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(sent))
+		}
+		fake.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	c, err := connect.New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, clusters := stepsCtx(t), verify.Clusters{Source: "src-id", Target: "tgt-id"}
+	if _, err := verify.CreateOrAdopt(ctx, c, p, config(), clusters); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RequireStopped(ctx, p.ConnectorName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verify.Patch(ctx, c, p, clusters); err != nil {
+		t.Fatal(err)
+	}
+	want, err := p.PatchBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(sent, want) {
+		t.Errorf("PATCH sent\n%s\nplan.PatchBody renders\n%s", sent, want)
+	}
 }
