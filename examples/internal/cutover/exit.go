@@ -52,7 +52,11 @@ func rejected(err error) bool { return verify.Classify(err) == verify.KindReject
 // the Job's result line, and the CLI's document with -json (schema
 // mm2cutover/failure/v1) when the step printed none of its own.
 type Failure struct {
-	Result     string `json:"result"` // check-failed, refused, not-approved or error
+	Result string `json:"result"` // check-failed, refused, not-approved or error
+	// Kind is verify.Classify's name for the error: retry,
+	// outcome-unknown (a write may have happened), refused, check-failed
+	// or rejected.
+	Kind       string `json:"kind,omitempty"`
 	Connector  string `json:"connector,omitempty"`
 	Error      string `json:"error"`
 	ExitStatus int    `json:"exit_status"`
@@ -60,7 +64,7 @@ type Failure struct {
 
 // NewFailure describes err, whose exit status is code.
 func NewFailure(connector string, code int, err error) Failure {
-	return Failure{Result: ResultOf(code), Connector: connector, Error: err.Error(), ExitStatus: code}
+	return Failure{Result: ResultOf(code), Kind: verify.Classify(err).String(), Connector: connector, Error: err.Error(), ExitStatus: code}
 }
 
 // ResultOf names an exit status as the "result" field of the binaries' JSON
