@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/internal/progress"
@@ -45,16 +44,7 @@ func (c *Client) MirrorOffsets(ctx context.Context, name string) ([]offsets.Conn
 // offsets.PatchBody(list), byte for byte what plan.Plan.PatchBody renders
 // for the same entries. Same guard, retries and errors as AlterOffsets.
 func (c *Client) AlterMirrorOffsets(ctx context.Context, name string, list []offsets.ConnectOffset) (string, error) {
-	if len(list) == 0 {
-		return "", errors.New("connect: alter offsets needs at least one partition")
-	}
-	if err := c.requireVersion(ctx, "altering connector offsets", versionOffsetsWrite); err != nil {
-		return "", err
-	}
-	if err := c.RequireStopped(ctx, name); err != nil {
-		return "", err
-	}
-	return c.offsetsWrite(ctx, name, http.MethodPatch, offsets.PatchBody(list))
+	return c.alterOffsets(ctx, name, len(list), func() ([]byte, error) { return offsets.PatchBody(list), nil })
 }
 
 // ErrReadBack matches a *ReadBackError whose reads succeeded and never

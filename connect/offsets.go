@@ -187,7 +187,13 @@ func (c *Client) Offsets(ctx context.Context, name string) ([]Offset, error) {
 // that does not exist is accepted and silently never read: validate against
 // the plan before calling.
 func (c *Client) AlterOffsets(ctx context.Context, name string, offsets []Offset) (string, error) {
-	if len(offsets) == 0 {
+	return c.alterOffsets(ctx, name, len(offsets), func() ([]byte, error) { return encodeOffsetList(offsets) })
+}
+
+// alterOffsets sends PATCH /connectors/{name}/offsets with body()'s bytes
+// for n partitions, after the version check and the STOPPED guard.
+func (c *Client) alterOffsets(ctx context.Context, name string, n int, body func() ([]byte, error)) (string, error) {
+	if n == 0 {
 		return "", errors.New("connect: alter offsets needs at least one partition")
 	}
 	if err := c.requireVersion(ctx, "altering connector offsets", versionOffsetsWrite); err != nil {
@@ -196,11 +202,11 @@ func (c *Client) AlterOffsets(ctx context.Context, name string, offsets []Offset
 	if err := c.RequireStopped(ctx, name); err != nil {
 		return "", err
 	}
-	body, err := encodeOffsetList(offsets)
+	b, err := body()
 	if err != nil {
 		return "", fmt.Errorf("connect: PATCH %s: encode body: %w", connectorPath(name, "/offsets"), err)
 	}
-	return c.offsetsWrite(ctx, name, http.MethodPatch, body)
+	return c.offsetsWrite(ctx, name, http.MethodPatch, b)
 }
 
 // ResetOffsets deletes all offsets of a connector (DELETE

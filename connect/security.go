@@ -38,8 +38,22 @@ func (e *SecurityError) Is(target error) bool { return target == ErrTLS }
 func (e *SecurityError) Unwrap() error { return e.Err }
 
 // securityError classifies a transport error of req as a *SecurityError,
-// or returns nil. Only types decide, never the words of a message.
+// or returns nil.
 func securityError(req request, err error) error {
+	reason, ok := TLSFailure(err)
+	if !ok {
+		return nil
+	}
+	return &SecurityError{Method: req.method, Path: req.path, Reason: reason, Err: err}
+}
+
+// TLSFailure reports whether err, from any Go TLS client, is a TLS failure
+// no retry fixes, and says which in words: a certificate that does not
+// verify (unknown authority, wrong host name, expired), a peer that does
+// not speak TLS, or a TLS alert from the peer (a client certificate
+// refused or missing). Only types decide, never the words of a message.
+// It is pure.
+func TLSFailure(err error) (reason string, ok bool) {
 	var (
 		verification *tls.CertificateVerificationError
 		unknownCA    x509.UnknownAuthorityError
@@ -48,16 +62,13 @@ func securityError(req request, err error) error {
 		record       tls.RecordHeaderError
 		alert        *net.OpError
 	)
-	reason := ""
 	switch {
 	case errors.As(err, &verification), errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid):
-		reason = "the endpoint's certificate does not verify (check the CA given and the URL's host name)"
+		return "the endpoint's certificate does not verify (check the CA given and the URL's host name)", true
 	case errors.As(err, &record):
-		reason = "the endpoint does not speak TLS (an http:// endpoint behind an https:// URL?)"
+		return "the endpoint does not speak TLS (an http:// endpoint behind an https:// URL?)", true
 	case errors.As(err, &alert) && alert.Op == "remote error":
-		reason = "the endpoint refused the TLS session (one that requires a client certificate: check it, and that the endpoint trusts its CA)"
-	default:
-		return nil
+		return "the endpoint refused the TLS session (one that requires a client certificate: check it, and that the endpoint trusts its CA)", true
 	}
-	return &SecurityError{Method: req.method, Path: req.path, Reason: reason, Err: err}
+	return "", false
 }

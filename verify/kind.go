@@ -1,10 +1,7 @@
 package verify
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
-	"net"
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -120,7 +117,7 @@ func Classify(err error) Kind {
 	var nse *connect.NotStoppedError
 	switch {
 	case is(kindTarget(KindRejected), kafkaadmin.ErrAuthentication, kafkaadmin.ErrTLS, kafkaadmin.ErrSecurityProtocol,
-		connect.ErrTLS, connect.ErrUnauthorized, connect.ErrForbidden, offsets.ErrAliasMismatch) || tlsFailure(err):
+		connect.ErrTLS, connect.ErrUnauthorized, connect.ErrForbidden, offsets.ErrAliasMismatch) || isTLSFailure(err):
 		return KindRejected
 	case is(kindTarget(KindOutcomeUnknown), connect.ErrOutcomeUnknown):
 		return KindOutcomeUnknown
@@ -135,20 +132,11 @@ func Classify(err error) Kind {
 	return KindRetry
 }
 
-// tlsFailure reports a TLS failure that reached the caller unwrapped by
-// connect or kafkaadmin (another client of the tool's): a certificate that
-// does not verify, a peer that does not speak TLS, a TLS alert.
-func tlsFailure(err error) bool {
-	var (
-		verification *tls.CertificateVerificationError
-		unknownCA    x509.UnknownAuthorityError
-		hostname     x509.HostnameError
-		invalid      x509.CertificateInvalidError
-		record       tls.RecordHeaderError
-		alert        *net.OpError
-	)
-	return errors.As(err, &verification) || errors.As(err, &unknownCA) || errors.As(err, &hostname) ||
-		errors.As(err, &invalid) || errors.As(err, &record) || (errors.As(err, &alert) && alert.Op == "remote error")
+// isTLSFailure reports a TLS failure that reached the caller unwrapped by
+// connect or kafkaadmin (another client of the tool's, as flinkrest's).
+func isTLSFailure(err error) bool {
+	_, ok := connect.TLSFailure(err)
+	return ok
 }
 
 // Advice returns what to do about err in words, from the first error in

@@ -105,11 +105,12 @@ func Patch(ctx context.Context, c *connect.Client, p *plan.Plan, clusters Cluste
 	if err != nil {
 		return 0, err
 	}
-	if _, err := ConfirmConnector(ctx, c, p, p.ConnectorName, clusters); err != nil {
-		return 0, fmt.Errorf("connector %s before the PATCH: %w", p.ConnectorName, err)
-	}
-	if _, err := c.AlterMirrorOffsets(ctx, p.ConnectorName, patch); err != nil {
-		return 0, fmt.Errorf("alter offsets of %s: %w", p.ConnectorName, err)
+	err = confirmThen(ctx, c, p, clusters, "the PATCH", "alter offsets of", func() error {
+		_, err := c.AlterMirrorOffsets(ctx, p.ConnectorName, patch)
+		return err
+	})
+	if err != nil {
+		return 0, err
 	}
 	return len(patch), nil
 }
@@ -163,13 +164,7 @@ func CheckResumable(ctx context.Context, c *connect.Client, p *plan.Plan, cluste
 // connector or task FAILED after the resume (MM2 may have copied records
 // by then: no step but the rollback after resume acts on it).
 func Resume(ctx context.Context, c *connect.Client, p *plan.Plan, clusters Clusters) error {
-	if _, err := ConfirmConnector(ctx, c, p, p.ConnectorName, clusters); err != nil {
-		return fmt.Errorf("connector %s before the resume: %w", p.ConnectorName, err)
-	}
-	if err := c.Resume(ctx, p.ConnectorName); err != nil {
-		return fmt.Errorf("resume %s: %w", p.ConnectorName, err)
-	}
-	return nil
+	return confirmThen(ctx, c, p, clusters, "the resume", "resume", func() error { return c.Resume(ctx, p.ConnectorName) })
 }
 
 // CheckNeverRan is the guard of a rollback before resume: the connector is
@@ -203,20 +198,14 @@ func CheckNeverRan(ctx context.Context, c *connect.Client, p *plan.Plan, cluster
 // connector name and keeps them after the connector is deleted, so the
 // next connector of that name would start from them.
 func RemoveConnector(ctx context.Context, c *connect.Client, p *plan.Plan, clusters Clusters) error {
-	name := p.ConnectorName
-	if _, err := ConfirmConnector(ctx, c, p, name, clusters); err != nil {
-		return fmt.Errorf("connector %s before the reset of its offsets: %w", name, err)
+	err := confirmThen(ctx, c, p, clusters, "the reset of its offsets", "reset offsets of", func() error {
+		_, err := c.ResetOffsets(ctx, p.ConnectorName)
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	if _, err := c.ResetOffsets(ctx, name); err != nil {
-		return fmt.Errorf("reset offsets of %s: %w", name, err)
-	}
-	if _, err := ConfirmConnector(ctx, c, p, name, clusters); err != nil {
-		return fmt.Errorf("connector %s before its delete: %w", name, err)
-	}
-	if err := c.Delete(ctx, name); err != nil {
-		return fmt.Errorf("delete %s: %w", name, err)
-	}
-	return nil
+	return confirmThen(ctx, c, p, clusters, "its delete", "delete", func() error { return c.Delete(ctx, p.ConnectorName) })
 }
 
 // GroupReader reads a consumer group's members and commits, as
@@ -271,13 +260,7 @@ func StopForRollback(ctx context.Context, c *connect.Client, source GroupReader,
 	if len(g.Members) > 0 {
 		return fmt.Errorf("%w: group %s has %d members: stop its consumers before the rollback writes its offsets", kafkaadmin.ErrGroupActive, group, len(g.Members))
 	}
-	if _, err := ConfirmConnector(ctx, c, forward, name, clusters); err != nil {
-		return fmt.Errorf("connector %s before the stop: %w", name, err)
-	}
-	if err := c.Stop(ctx, name); err != nil {
-		return fmt.Errorf("stop %s: %w", name, err)
-	}
-	return nil
+	return confirmThen(ctx, c, forward, clusters, "the stop", "stop", func() error { return c.Stop(ctx, name) })
 }
 
 // ReverseSpec is what ReversePlan records in the reverse plan beside what
@@ -354,11 +337,11 @@ func CommitReverse(ctx context.Context, c *connect.Client, source GroupCommitter
 	if err := GuardRollbackGroup(ctx, source, forward, group, write); err != nil {
 		return 0, err
 	}
-	if _, err := ConfirmConnector(ctx, c, forward, forward.ConnectorName, clusters); err != nil {
-		return 0, fmt.Errorf("connector %s before the commit of its offsets to %s: %w", forward.ConnectorName, group, err)
-	}
-	if err := source.CommitOffsets(ctx, group, write); err != nil {
-		return 0, fmt.Errorf("commit C' to %s: %w", group, err)
+	err := confirmThen(ctx, c, forward, clusters, "the commit of its offsets to "+group, "commit C' to "+group+" from", func() error {
+		return source.CommitOffsets(ctx, group, write)
+	})
+	if err != nil {
+		return 0, err
 	}
 	after, err := source.GroupOffsets(ctx, group, planTopics(forward))
 	if err != nil {
@@ -370,4 +353,18 @@ func CommitReverse(ctx context.Context, c *connect.Client, source GroupCommitter
 		}
 	}
 	return len(write), nil
+}
+
+// confirmThen is the rule every write of a step follows: prove, right
+// before it, that the connector is the plan's (ConfirmConnector), then
+// write. before names the write in the refusal ("connector X before the
+// stop: ..."), verb in the write's error ("stop X: ...").
+func confirmThen(ctx context.Context, c *connect.Client, p *plan.Plan, clusters Clusters, before, verb string, write func() error) error {
+	if _, err := ConfirmConnector(ctx, c, p, p.ConnectorName, clusters); err != nil {
+		return fmt.Errorf("connector %s before %s: %w", p.ConnectorName, before, err)
+	}
+	if err := write(); err != nil {
+		return fmt.Errorf("%s %s: %w", verb, p.ConnectorName, err)
+	}
+	return nil
 }
