@@ -382,3 +382,32 @@ func TestPatchBodyIsWhatPatchSends(t *testing.T) {
 		t.Errorf("PATCH sent\n%s\nplan.PatchBody renders\n%s", sent, want)
 	}
 }
+
+// TestRecheckRecent: an observation moments old serves again with the
+// group's members read anew; an older one is not used.
+func TestRecheckRecent(t *testing.T) {
+	worker, source, target, p, config := exampleWorld()
+	defer worker.Close()
+	ctx := stepsCtx(t)
+	policy, err := connect.ReplicationPolicyOf(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := verify.Observe(ctx, source, target, p, policy, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reused, err := verify.RecheckRecent(ctx, source, p, nil, time.Now()); reused || err != nil {
+		t.Errorf("RecheckRecent without an observation = %v, %v; want not reused", reused, err)
+	}
+	if reused, err := verify.RecheckRecent(ctx, source, p, &obs, obs.At.Add(verify.ObservationReuse)); reused || err != nil {
+		t.Errorf("RecheckRecent of an old observation = %v, %v; want not reused", reused, err)
+	}
+	if reused, err := verify.RecheckRecent(ctx, source, p, &obs, obs.At.Add(time.Second)); !reused || err != nil {
+		t.Errorf("RecheckRecent a second later = %v, %v; want reused, nil", reused, err)
+	}
+	source.members = 1 // the old job came back
+	if reused, err := verify.RecheckRecent(ctx, source, p, &obs, obs.At.Add(time.Second)); !reused || !errors.Is(err, verify.ErrStalePlan) {
+		t.Errorf("RecheckRecent with a member in the group = %v, %v; want reused, ErrStalePlan", reused, err)
+	}
+}

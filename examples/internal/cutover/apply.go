@@ -153,15 +153,10 @@ func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 // days later is checked against now. Apply and Resume call it after
 // CheckPlan (which compares the settings' connector with the plan's).
 func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
-	if o := env.observed; o != nil && time.Since(o.At) < observationReuse {
-		// Moments after the precheck (or the previous step) in this process:
-		// every fact but the group's members is as fresh as a new read.
-		g, err := env.Source.DescribeGroup(ctx, p.GroupID)
-		if err != nil {
-			return fmt.Errorf("describe group %s: %w", p.GroupID, err)
-		}
-		o.Group = g
-		return verify.Recheck(p, *o)
+	// Moments after the precheck (or the previous step) in this process,
+	// the observation it made serves again.
+	if reused, err := verify.RecheckRecent(ctx, env.Source, p, env.observed, time.Now()); reused {
+		return err
 	}
 	var input verify.OffsetsInput
 	if p.OffsetsFrom.Kind == plan.FromConnectorOffsets && s.OffsetsTopic != "" {
@@ -190,12 +185,6 @@ func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	env.observed = &obs
 	return verify.Recheck(p, obs)
 }
-
-// observationReuse is how old an observation made earlier in the same
-// process may be for Recheck to use it instead of reading the clusters
-// again: the time from the precheck's last reading to the resume of a
-// "run", without the waits of a read-back.
-const observationReuse = 15 * time.Second
 
 // clusterIDs returns the cluster IDs of the source and target clusters
 // the settings' clients reach, read once per Env.

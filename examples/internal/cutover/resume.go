@@ -259,12 +259,11 @@ func ReadStatus(ctx context.Context, env *Env, s Settings, p *plan.Plan, prev *S
 		for _, l := range rep.Lag {
 			rep.NextTotal += l.Next
 		}
-		if prev != nil && prev.Exists && prev.NextTotal > 0 {
-			rep.Since = rep.At.Sub(prev.At).Round(time.Second).String()
-			rep.Moved = rep.NextTotal - prev.NextTotal
-			advancing := rep.Moved > 0
-			rep.Advancing = &advancing
-			rep.Stalled = !advancing && rep.TotalLag > 0 && prev.TotalLag > 0
+		if prev != nil && prev.Exists {
+			if pr, ok := verify.ProgressOf(prev.NextTotal, prev.TotalLag, rep.NextTotal, rep.TotalLag); ok {
+				rep.Since = rep.At.Sub(prev.At).Round(time.Second).String()
+				rep.Moved, rep.Advancing, rep.Stalled = pr.Moved, &pr.Advancing, pr.Stalled
+			}
 		}
 	}
 	return rep, nil

@@ -13,8 +13,9 @@
 // functions (verify.CreateOrAdopt, GuardOffsets, Patch, ReadBack,
 // CheckResumable, Resume, CheckNeverRan, RemoveConnector, StopForRollback,
 // ReversePlan, CommitReverse), the STOPPED guard is
-// (*connect.Client).RequireStopped, and the reverse offsets of a rollback
-// are plan.Plan.ReverseOffsets.
+// (*connect.Client).RequireStopped, the reverse offsets of a rollback are
+// plan.Plan.ReverseOffsets, the reuse of a recent observation is
+// verify.RecheckRecent and stall detection is verify.ProgressOf.
 package cutover
 
 import (
