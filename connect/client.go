@@ -463,7 +463,13 @@ func (c *Client) transportError(ctx, actx context.Context, req request, err erro
 		return fmt.Errorf("connect: %s %s: %w", req.method, req.path, cerr)
 	}
 	if actx.Err() != nil {
+		if req.method != http.MethodGet {
+			return fmt.Errorf("connect: %s %s: no answer within %s: %w: %w", req.method, req.path, c.timeout, ErrOutcomeUnknown, context.DeadlineExceeded)
+		}
 		return fmt.Errorf("connect: %s %s: no answer within %s: %w", req.method, req.path, c.timeout, context.DeadlineExceeded)
+	}
+	if serr := securityError(req, err); serr != nil {
+		return serr
 	}
 	return fmt.Errorf("connect: %s %s: %w", req.method, req.path, err)
 }

@@ -22,9 +22,11 @@
 // # Guards
 //
 // Offsets can only change while the connector is STOPPED with no tasks.
-// AlterOffsets and ResetOffsets check the status first and return a
-// *NotStoppedError naming the state (PAUSED is not STOPPED) and the way out;
-// the worker stays the authority and its own 400 is mapped to the same error.
+// AlterOffsets and ResetOffsets check the status first (RequireStopped, the
+// one STOPPED guard, which a step also calls before it resumes or patches)
+// and return a *NotStoppedError naming the state (PAUSED is not STOPPED)
+// and the way out; the worker stays the authority and its own 400 is
+// mapped to the same error.
 // Features are gated on the version GET / reports: offsets read 3.5,
 // alter/reset 3.6, initial_state 3.7 (*VersionError).
 //
@@ -32,8 +34,12 @@
 //
 // Every error answer is an *APIError carrying Connect's error_code and
 // message; errors.Is matches it against ErrNotFound, ErrAlreadyExists,
-// ErrNotStopped, ErrRebalance, ErrUnauthorized, ErrForbidden and
-// ErrForwarding. IsTransient, a pure function, decides what is retried: a
+// ErrNotStopped, ErrRebalance, ErrUnauthorized, ErrForbidden,
+// ErrForwarding, ErrOffsetsUnavailable and ErrOutcomeUnknown (a write
+// answered 500 "Request timed out", or not answered in time: it may have
+// happened). A TLS failure with the endpoint (a certificate that does not
+// verify, no TLS, a TLS alert) is a *SecurityError matching ErrTLS, never
+// retried. verify.Classify sorts all of them into kinds. IsTransient, a pure function, decides what is retried: a
 // rebalance refusal (409, or a 500 that mentions a rebalance), a 503, a
 // refused or reset connection, and only for requests safe to repeat
 // (Repeat). Create is retried only on a rebalance; a retried create that

@@ -64,6 +64,14 @@ var (
 	// ConcurrentModificationException in ConnectorOffsetBackingStore); the
 	// next read succeeds. Offsets retries it: a read is safe to repeat.
 	ErrOffsetsUnavailable = errors.New("connect: connector offsets unavailable at the moment")
+
+	// ErrOutcomeUnknown matches a write (any method but GET) whose outcome
+	// is unknown: the worker answered 500 "Request timed out" (its herder
+	// did not finish the request in time, and may still carry it out), or
+	// no answer came within the client's request timeout. The write may have
+	// happened: read the state back before deciding what to do (an apply run
+	// again finds the offsets applied, or applies them).
+	ErrOutcomeUnknown = errors.New("connect: the write may have happened")
 )
 
 // Substrings of Kafka Connect's own error messages (HerderRequestHandler,
@@ -81,6 +89,8 @@ const (
 	msgAuthChallenge = "Authentication challenge without WWW-Authenticate header"
 	// Worker.sourceConnectorOffsets, failing to read offsets just written.
 	msgOffsetsRead = "Failed to retrieve offsets for source connector"
+	// ConnectRestServer, when the herder did not complete a request in time.
+	msgTimedOut = "Request timed out"
 )
 
 // forwardingAdvice is appended to forwarding failures. Connect workers forward
@@ -100,8 +110,8 @@ const forwardedAuthAdvice = "the leader refused the credentials the worker forwa
 // Message has any secret value the request carried replaced by "[redacted]".
 //
 // Use errors.Is with ErrNotFound, ErrAlreadyExists, ErrNotStopped,
-// ErrRebalance, ErrUnauthorized, ErrForbidden, ErrForwarding and
-// ErrOffsetsUnavailable.
+// ErrRebalance, ErrUnauthorized, ErrForbidden, ErrForwarding,
+// ErrOffsetsUnavailable and ErrOutcomeUnknown.
 type APIError struct {
 	Method     string
 	Path       string
@@ -149,6 +159,8 @@ func (e *APIError) Is(target error) bool {
 		return e.isForwarding()
 	case ErrOffsetsUnavailable:
 		return e.isOffsetsRead()
+	case ErrOutcomeUnknown:
+		return e.Method != http.MethodGet && e.StatusCode == http.StatusInternalServerError && strings.Contains(e.Message, msgTimedOut)
 	}
 	return false
 }
@@ -191,11 +203,17 @@ func (e *APIError) isRebalance() bool {
 // paused connector keeps its tasks assigned. Err is the worker's own 400 when
 // the worker refused the request, nil when the client's guard did.
 //
+// Settling is true when the connector stayed between states (no status
+// yet, UNASSIGNED, STOPPED still listing tasks) for the whole wait of
+// RequireStopped: it may settle in STOPPED, so the step is worth a retry;
+// with Settling false it was RUNNING, PAUSED or FAILED, a refusal.
+//
 // It matches ErrNotStopped.
 type NotStoppedError struct {
 	Connector string
 	State     string
 	Tasks     int
+	Settling  bool
 	Err       error
 }
 

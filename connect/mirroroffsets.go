@@ -40,19 +40,11 @@ func (c *Client) MirrorOffsets(ctx context.Context, name string) ([]offsets.Conn
 
 // AlterMirrorOffsets writes a MirrorSourceConnector's offsets (PATCH
 // /connectors/{name}/offsets): {"offset": M} for a present offset, null for
-// an absent one, which deletes the partition's stored offset. Same guard,
-// retries and errors as AlterOffsets.
+// an absent one, which deletes the partition's stored offset. The body is
+// offsets.PatchBody(list), byte for byte what plan.Plan.PatchBody renders
+// for the same entries. Same guard, retries and errors as AlterOffsets.
 func (c *Client) AlterMirrorOffsets(ctx context.Context, name string, list []offsets.ConnectOffset) (string, error) {
-	out := make([]Offset, 0, len(list))
-	for _, o := range list {
-		p := o.Partition
-		if m, ok := o.Offset.Get(); ok {
-			out = append(out, MirrorSourceOffset(p.Cluster, p.Topic, p.Partition, m))
-		} else {
-			out = append(out, MirrorSourceTombstone(p.Cluster, p.Topic, p.Partition))
-		}
-	}
-	return c.AlterOffsets(ctx, name, out)
+	return c.alterOffsets(ctx, name, len(list), func() ([]byte, error) { return offsets.PatchBody(list), nil })
 }
 
 // ErrReadBack matches a *ReadBackError whose reads succeeded and never
@@ -168,3 +160,44 @@ func (c *Client) WaitMirrorOffsets(ctx context.Context, name string, want []offs
 		pause = min(2*pause, readBackMaxPause)
 	}
 }
+
+// SettledMirrorOffsets reads a stopped MirrorSourceConnector's offsets
+// until two reads a second apart agree, and returns the last. A connector
+// just stopped had its tasks commit their last offsets, and GET
+// .../offsets is eventually consistent: one read may miss the last commit,
+// which a rollback must not. It gives up after 30 reads with an error
+// matching ErrOffsetsUnsettled. Read errors are those of MirrorOffsets.
+func (c *Client) SettledMirrorOffsets(ctx context.Context, name string) ([]offsets.ConnectOffset, error) {
+	prev, err := c.MirrorOffsets(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	t := time.NewTimer(0)
+	defer t.Stop()
+	<-t.C
+	for range 30 {
+		t.Reset(settlePause)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("connect: offsets of connector %q to settle: %w", name, ctx.Err())
+		case <-t.C:
+		}
+		cur, err := c.MirrorOffsets(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if offsets.CompareReadBack(prev, cur).OK() {
+			return cur, nil
+		}
+		prev = cur
+	}
+	return nil, fmt.Errorf("%w: connector %q", ErrOffsetsUnsettled, name)
+}
+
+// settlePause is the pause between two reads of SettledMirrorOffsets.
+const settlePause = time.Second
+
+// ErrOffsetsUnsettled matches SettledMirrorOffsets giving up: the offsets
+// of a connector kept changing after it stopped (is it really STOPPED, or
+// did something else write them?).
+var ErrOffsetsUnsettled = errors.New("connect: the connector's offsets kept changing")

@@ -187,20 +187,26 @@ func (c *Client) Offsets(ctx context.Context, name string) ([]Offset, error) {
 // that does not exist is accepted and silently never read: validate against
 // the plan before calling.
 func (c *Client) AlterOffsets(ctx context.Context, name string, offsets []Offset) (string, error) {
-	if len(offsets) == 0 {
+	return c.alterOffsets(ctx, name, len(offsets), func() ([]byte, error) { return encodeOffsetList(offsets) })
+}
+
+// alterOffsets sends PATCH /connectors/{name}/offsets with body()'s bytes
+// for n partitions, after the version check and the STOPPED guard.
+func (c *Client) alterOffsets(ctx context.Context, name string, n int, body func() ([]byte, error)) (string, error) {
+	if n == 0 {
 		return "", errors.New("connect: alter offsets needs at least one partition")
 	}
 	if err := c.requireVersion(ctx, "altering connector offsets", versionOffsetsWrite); err != nil {
 		return "", err
 	}
-	if err := c.requireStopped(ctx, name); err != nil {
+	if err := c.RequireStopped(ctx, name); err != nil {
 		return "", err
 	}
-	body, err := encodeOffsetList(offsets)
+	b, err := body()
 	if err != nil {
 		return "", fmt.Errorf("connect: PATCH %s: encode body: %w", connectorPath(name, "/offsets"), err)
 	}
-	return c.offsetsWrite(ctx, name, http.MethodPatch, body)
+	return c.offsetsWrite(ctx, name, http.MethodPatch, b)
 }
 
 // ResetOffsets deletes all offsets of a connector (DELETE
@@ -211,7 +217,7 @@ func (c *Client) ResetOffsets(ctx context.Context, name string) (string, error) 
 	if err := c.requireVersion(ctx, "resetting connector offsets", versionOffsetsWrite); err != nil {
 		return "", err
 	}
-	if err := c.requireStopped(ctx, name); err != nil {
+	if err := c.RequireStopped(ctx, name); err != nil {
 		return "", err
 	}
 	return c.offsetsWrite(ctx, name, http.MethodDelete, nil)
@@ -235,34 +241,45 @@ func (c *Client) offsetsWrite(ctx context.Context, name, method string, body []b
 	return msg.Message, nil
 }
 
-// requireStopped is the client-side guard of offset writes.
+// RequireStopped is the STOPPED guard every step that writes a
+// connector's offsets, or resumes it, passes first (AlterOffsets and
+// ResetOffsets pass it too). It returns nil when the connector is STOPPED
+// with no tasks, the only state in which its offsets may change.
 //
-// A connector that is RUNNING, PAUSED or FAILED is refused at once. One
-// between states — no status yet, or UNASSIGNED, as after a configuration
-// change restarts it — is polled for up to transitionWait, since a STOPPED
-// connector passes through them on its way back to STOPPED.
-func (c *Client) requireStopped(ctx context.Context, name string) error {
-	deadline := time.Now().Add(transitionWait)
+// A connector that is RUNNING, PAUSED or FAILED is refused at once with a
+// *NotStoppedError naming the state: PAUSED is not STOPPED, and a FAILED
+// one was resumed. One between states — no status yet (just created), or
+// UNASSIGNED, or STOPPED while it still lists tasks, as on its way back to
+// STOPPED after a configuration change — is polled for up to 30 s; if it
+// does not settle, the *NotStoppedError has Settling set: worth a retry,
+// not a refusal. A connector not found within 15 s of the call (a worker
+// that forwarded the create may not know it yet) is an *APIError matching
+// ErrNotFound. Both *NotStoppedError cases match ErrNotStopped.
+func (c *Client) RequireStopped(ctx context.Context, name string) error {
+	since := time.Now()
+	deadline := since.Add(transitionWait)
 	var st *ConnectorStatus
 	err := c.poll(ctx, func() (bool, error) {
 		var err error
-		if st, err = c.pollStatus(ctx, name); err != nil {
+		if st, err = c.pollNewStatus(ctx, name, since); err != nil {
 			return false, err
 		}
 		switch {
 		case st != nil && st.Connector.State == StateStopped && len(st.Tasks) == 0:
 			return true, nil
-		case st != nil && st.Connector.State != StateUnassigned:
+		case st != nil && st.Connector.State != StateUnassigned && st.Connector.State != StateStopped:
 			return false, &NotStoppedError{Connector: name, State: st.Connector.State, Tasks: len(st.Tasks)}
 		case time.Now().After(deadline):
-			state := "without a reported status yet"
+			nse := &NotStoppedError{Connector: name, State: "without a reported status yet", Settling: true}
 			if st != nil {
-				state = st.Connector.State
+				nse.State, nse.Tasks = st.Connector.State, len(st.Tasks)
 			}
-			return false, &NotStoppedError{Connector: name, State: state}
+			return false, nse
 		}
 		return false, nil
-	}, func(cerr error) error { return cerr })
+	}, func(cerr error) error {
+		return fmt.Errorf("connect: waiting for connector %q to be STOPPED with no tasks, last seen %s: %w", name, describe(st), cerr)
+	})
 	return err
 }
 

@@ -45,9 +45,11 @@ func (c *Client) poll(ctx context.Context, check func() (bool, error), onDone fu
 // STOPPED and lists no tasks, which is when its offsets may be altered, and
 // returns that status. A connector just created has no status for a moment
 // (the worker answers 404 "No status found"); that counts as not yet. It
-// returns an *APIError matching ErrNotFound if the connector does not exist,
-// or an error wrapping ctx's error (with the last state seen) when ctx ends
-// first.
+// returns an *APIError matching ErrNotFound if the connector does not exist
+// 15 s after the call (a worker that forwarded the create to the leader
+// answers 404 until it has read the new configuration, so until then a
+// connector not found counts as not yet too), or an error wrapping ctx's
+// error (with the last state seen) when ctx ends first.
 func (c *Client) WaitStopped(ctx context.Context, name string) (*ConnectorStatus, error) {
 	var last *ConnectorStatus
 	since := time.Now()
@@ -73,8 +75,8 @@ func (c *Client) WaitStopped(ctx context.Context, name string) (*ConnectorStatus
 // least one task are RUNNING and every task is RUNNING, and returns that
 // status. A FAILED connector or task ends the wait with a *FailedError
 // carrying the worker's trace (ErrFailed). It returns an *APIError matching
-// ErrNotFound if the connector does not exist, or an error wrapping ctx's
-// error when ctx ends first.
+// ErrNotFound if the connector does not exist 15 s after the call (as
+// WaitStopped), or an error wrapping ctx's error when ctx ends first.
 func (c *Client) WaitRunning(ctx context.Context, name string) (*ConnectorStatus, error) {
 	var last *ConnectorStatus
 	since := time.Now()

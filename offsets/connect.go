@@ -249,3 +249,20 @@ func appendString(buf []byte, s string) []byte {
 	buf = append(buf, s...)
 	return append(buf, '"')
 }
+
+// PatchBody returns the body of Kafka Connect's PATCH
+// /connectors/{name}/offsets that writes list, in its order:
+// {"offsets":[...]} with each entry as [ConnectOffset.AppendJSON] writes
+// it. It is the one encoding of that body: plan.Plan.PatchBody and
+// connect.Client.AlterMirrorOffsets both send these bytes.
+func PatchBody(list []ConnectOffset) []byte {
+	b := make([]byte, 0, 16+len(list)*96)
+	b = append(b, `{"offsets":[`...)
+	for i, o := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = o.AppendJSON(b)
+	}
+	return append(b, "]}"...)
+}

@@ -38,7 +38,7 @@ func (a Action) String() string {
 // the three actions.
 func (a Action) MarshalText() ([]byte, error) {
 	if a > ActionClear {
-		return nil, fmt.Errorf("unknown action %d", uint8(a))
+		return nil, fmt.Errorf("%w %d", ErrUnknownAction, uint8(a))
 	}
 	return []byte(a.String()), nil
 }
@@ -53,7 +53,7 @@ func (a *Action) UnmarshalText(b []byte) error {
 	case "clear":
 		*a = ActionClear
 	default:
-		return fmt.Errorf("unknown action %q", b)
+		return fmt.Errorf("%w %q", ErrUnknownAction, b)
 	}
 	return nil
 }

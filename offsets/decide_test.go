@@ -323,3 +323,13 @@ func FuzzReverse(f *testing.F) {
 		}
 	})
 }
+
+func TestActionTextErrors(t *testing.T) {
+	var a offsets.Action
+	if err := a.UnmarshalText([]byte("resume")); !errors.Is(err, offsets.ErrUnknownAction) {
+		t.Errorf("UnmarshalText(resume) = %v, want ErrUnknownAction", err)
+	}
+	if _, err := offsets.Action(9).MarshalText(); !errors.Is(err, offsets.ErrUnknownAction) {
+		t.Errorf("MarshalText(9) = %v, want ErrUnknownAction", err)
+	}
+}

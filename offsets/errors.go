@@ -6,7 +6,7 @@ import (
 )
 
 // Sentinel errors. Every error this package returns matches exactly one of
-// them with [errors.Is]; the typed errors [*DecisionError], [*OffsetError]
+// them, or [ErrInvalidPolicy], with [errors.Is]; the typed errors [*DecisionError], [*OffsetError]
 // and [*PartitionError] carry the context.
 var (
 	// ErrInvalidPartition: the topic name is not a valid Kafka topic name or
@@ -34,6 +34,8 @@ var (
 	ErrDuplicate = errors.New("duplicate source partition")
 	// ErrMalformed: JSON that is not a MirrorSourceConnector offset list.
 	ErrMalformed = errors.New("malformed connect offsets")
+	// ErrUnknownAction: an [Action] that is not block, set or clear.
+	ErrUnknownAction = errors.New("unknown action")
 )
 
 // DecisionError is why [Decide] blocked a partition. Err is one of

@@ -121,3 +121,33 @@ func (p *Plan) Guard(existing []offsets.ConnectOffset) (GuardAction, error) {
 	}
 	return 0, &StaleOffsetsError{ReadBack: rb}
 }
+
+// ReverseOffsets is the reverse of a forward plan that MirrorMaker 2 ran
+// with: for each partition, the group offset C' = M'+1 from got, the
+// connector's offsets M' read after it stopped (offsets.Reverse), and for a
+// partition where MM2 stored nothing, the plan's own C (it replicated
+// nothing there, so the old job continues where it stopped). Offsets of
+// partitions the plan does not have (a connector whose topics match more)
+// are left out: the old job reads the plan's partitions. An offset under
+// another alias is an error (offsets.ErrAliasMismatch). It is pure.
+func (p *Plan) ReverseOffsets(got []offsets.ConnectOffset) (offsets.GroupOffsets, error) {
+	reverse, err := offsets.Reverse(p.SourceAlias, got)
+	if err != nil {
+		return nil, err
+	}
+	in := make(map[offsets.SourcePartition]bool, len(p.Entries))
+	for _, e := range p.Entries {
+		in[e.Partition] = true
+		if _, ok := reverse[e.Partition]; !ok {
+			if c, ok := e.GroupOffset.Get(); ok {
+				reverse[e.Partition] = c
+			}
+		}
+	}
+	for tp := range reverse {
+		if !in[tp] {
+			delete(reverse, tp)
+		}
+	}
+	return reverse, nil
+}

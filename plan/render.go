@@ -19,15 +19,7 @@ func (p *Plan) PatchBody() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 16+len(list)*96)
-	b = append(b, `{"offsets":[`...)
-	for i, o := range list {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = o.AppendJSON(b)
-	}
-	return append(b, "]}"...), nil
+	return offsets.PatchBody(list), nil
 }
 
 // maxConfigMapData is the most data a Kubernetes ConfigMap may hold.

@@ -18,11 +18,19 @@ import (
 // payments from alias "src", built with the configuration config returns.
 func connectorPlan(t *testing.T) (*plan.Plan, func() map[string]string) {
 	t.Helper()
+	p, config, err := buildConnectorPlan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, config
+}
+
+func buildConnectorPlan() (*plan.Plan, func() map[string]string, error) {
 	config := func() map[string]string {
 		cfg, err := connect.MirrorSource{Name: "mm2-orders", SourceAlias: "src", SourceBootstrap: "src:9092", TargetBootstrap: "tgt:9092",
 			Topics: []string{"orders.eu", "payments"}, Extra: map[string]string{"source.cluster.sasl.jaas.config": "secret-1"}}.Config()
 		if err != nil {
-			t.Fatal(err)
+			panic(err)
 		}
 		return cfg
 	}
@@ -35,10 +43,7 @@ func connectorPlan(t *testing.T) (*plan.Plan, func() map[string]string) {
 		Source:    map[offsets.SourcePartition]offsets.LogBounds{o: {End: 20}, p0: {End: 3}},
 		TargetEnd: map[offsets.SourcePartition]int64{o: 10, p0: 3},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, config
+	return p, config, err
 }
 
 // TestCheckConnector changes one fact at a time about the connector a step

@@ -29,6 +29,14 @@
 //   - CaptureBoundary records, just before resume, the first record MM2 will
 //     copy on each partition; CheckBoundary compares the first record MM2
 //     wrote to the target with it and counts the duplicates the old job left.
+//   - The writing steps are functions a tool calls in order, each proving
+//     the connector is the plan's right before it writes: CreateOrAdopt
+//     (then connect.Client.RequireStopped), GuardOffsets, Patch and ReadBack
+//     apply a plan; CheckResumable and Resume resume it; CheckNeverRan and
+//     RemoveConnector roll back before resume; StopForRollback,
+//     ReversePlan and CommitReverse after it (GuardRollbackGroup is the
+//     group guard of both phases). Example_apply, Example_resume and
+//     Example_rollback show each step whole.
 //   - ReadLag and WaitCaughtUp follow MM2's progress.
 //   - Acceptance checks the shape the design insists on.
 //
@@ -39,6 +47,13 @@
 // drive them with fakes.
 // Precheck and Acceptance read many kinds of facts and take the clients
 // themselves.
+//
+// Classify says what any error of this module's packages means for the
+// caller — a guard refused (KindRefused), a check failed
+// (KindCheckFailed), a system rejected the settings (KindRejected), a write
+// may have happened (KindOutcomeUnknown), or worth a retry (KindRetry) —
+// from types and sentinels only; Mark gives a tool's own sentinels a kind,
+// and Advice finds the advice a typed error carries.
 //
 // What Connect holds is compared elsewhere, without Kafka: the comparison is
 // offsets.CompareReadBack, the guard before an apply is plan.Guard, and

@@ -248,3 +248,31 @@ func (p *poll) next(ctx context.Context) error {
 	p.d = min(2*p.d, p.most)
 	return err
 }
+
+// Progress is how MirrorMaker 2 moved between two readings of its lag,
+// each summarised by the sum of its next offsets over the plan's
+// partitions ([PartitionLag.Next]) and its total lag ([TotalLag]).
+type Progress struct {
+	// Moved is how far the next offsets moved: the records MM2 copied,
+	// and transaction markers it passed.
+	Moved int64
+	// Advancing is true when they moved forward.
+	Advancing bool
+	// Stalled is true when there was lag at both readings and the next
+	// offsets did not move: MM2 is not copying, which a connector and tasks
+	// RUNNING (and Kubernetes' readiness) do not show.
+	Stalled bool
+}
+
+// ProgressOf compares two readings (the earlier one first). ok is false
+// when the earlier one has no next offsets to compare with (prevNext 0:
+// nothing read yet). It is pure.
+func ProgressOf(prevNext, prevLag, next, lag int64) (p Progress, ok bool) {
+	if prevNext <= 0 {
+		return Progress{}, false
+	}
+	p.Moved = next - prevNext
+	p.Advancing = p.Moved > 0
+	p.Stalled = !p.Advancing && lag > 0 && prevLag > 0
+	return p, true
+}

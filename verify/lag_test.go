@@ -77,3 +77,23 @@ func TestLag(t *testing.T) {
 func set(topic string, p int32, m int64) offsets.ConnectOffset {
 	return offsets.ConnectOffset{Partition: offsets.ConnectPartition{Cluster: "src", Topic: topic, Partition: p}, Offset: offsets.NewMirrorOffset(m)}
 }
+
+func TestProgressOf(t *testing.T) {
+	for _, tc := range []struct {
+		prevNext, prevLag, next, lag int64
+		want                         verify.Progress
+		ok                           bool
+	}{
+		{0, 0, 10, 5, verify.Progress{}, false}, // nothing to compare with
+		{10, 5, 15, 0, verify.Progress{Moved: 5, Advancing: true}, true},
+		{10, 5, 10, 5, verify.Progress{Stalled: true}, true}, // lag, no move
+		{10, 0, 10, 0, verify.Progress{}, true},              // caught up, idle
+		{10, 5, 10, 0, verify.Progress{}, true},              // lag gone without a move: not stalled
+		{10, 0, 10, 3, verify.Progress{}, true},              // lag just appeared
+	} {
+		got, ok := verify.ProgressOf(tc.prevNext, tc.prevLag, tc.next, tc.lag)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("ProgressOf(%d, %d, %d, %d) = %+v, %v; want %+v, %v", tc.prevNext, tc.prevLag, tc.next, tc.lag, got, ok, tc.want, tc.ok)
+		}
+	}
+}

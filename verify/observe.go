@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
@@ -120,4 +121,31 @@ func existingTopics(ctx context.Context, r ClusterReader, names []string) (kafka
 			return kafkaadmin.Topics{}, nil
 		}
 	}
+}
+
+// ObservationReuse is how old an observation may be for RecheckRecent to
+// use it instead of a new Observe: the time from a precheck's last reading
+// to the resume of the same run, without the waits of a read-back.
+const ObservationReuse = 15 * time.Second
+
+// GroupDescriber describes a consumer group, as *kafkaadmin.Client does.
+type GroupDescriber interface {
+	DescribeGroup(ctx context.Context, group string) (kafkaadmin.Group, error)
+}
+
+// RecheckRecent is Recheck for a step that follows, in the same process,
+// moments after o was observed (within ObservationReuse of o.At, by now):
+// every fact but the group's members is as fresh as a new read, so it
+// reads the group's description again into o and rechecks. reused is
+// false, and nothing is read, when o is nil or older: then Observe anew.
+func RecheckRecent(ctx context.Context, source GroupDescriber, p *plan.Plan, o *Observation, now time.Time) (reused bool, err error) {
+	if o == nil || o.At.IsZero() || now.Sub(o.At) >= ObservationReuse {
+		return false, nil
+	}
+	g, err := source.DescribeGroup(ctx, p.GroupID)
+	if err != nil {
+		return true, fmt.Errorf("describe group %s: %w", p.GroupID, err)
+	}
+	o.Group = g
+	return true, Recheck(p, *o)
 }

@@ -24,8 +24,10 @@
 // Secrets: MM2CUTOVER_SOURCE_CLIENT_CONFIG, ...). Progress and the audit
 // trail go to stderr; the last line on stdout is one JSON object with the
 // result, always, a bad flag included: result (applied, already-applied,
-// check-failed, refused, error), error and exit_status are the fields the
-// CLI's failure document (cutover -json, mm2cutover/failure/v1) has too.
+// check-failed, refused, error), error, kind (verify.Classify's name for
+// the error: retry, outcome-unknown, refused, check-failed, rejected) and
+// exit_status are the fields the CLI's failure document (cutover -json,
+// mm2cutover/failure/v1) has too.
 //
 // Exit status: 0 applied or already applied; 1 error (worth a retry: an
 // unreachable system, a read-back that never read; also whatever failed
@@ -52,6 +54,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // version is stamped at build time (-ldflags "-X main.version=0.1.0", as
@@ -82,6 +85,7 @@ type result struct {
 	Partitions  int     `json:"partitions"`
 	Matched     int     `json:"matched"`
 	Error       string  `json:"error,omitempty"`
+	Kind        string  `json:"kind,omitempty"` // verify.Classify's name for the error
 	ExitStatus  int     `json:"exit_status"`
 	Seconds     float64 `json:"seconds"`
 }
@@ -268,8 +272,11 @@ func storedPlan(ctx context.Context, env *cutover.Env, s cutover.Settings, name 
 	return p, "built", nil
 }
 
+// classify fills the result of a failed Job from err: the exit status (a
+// table over verify.Classify) and the kind.
 func classify(res *result, err error) int {
 	code := cutover.ExitStatus(err)
+	res.Kind = verify.Classify(err).String()
 	return fail(res, cutover.ResultOf(code), err, code)
 }
 

@@ -18,7 +18,7 @@ import (
 
 // ErrPlanMismatch matches a plan that does not belong to these settings or
 // these clusters, or a connector whose configuration changed since the plan.
-var ErrPlanMismatch = errors.New("plan does not match")
+var ErrPlanMismatch = verify.Mark(verify.KindRefused, "plan does not match")
 
 // Audit appends one JSON line per step to w: what was found and done, for
 // the record of the change. It never holds a secret: plans and offsets
@@ -143,17 +143,6 @@ func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	return nil
 }
 
-// planTopics returns the plan's source topics, sorted.
-func planTopics(p *plan.Plan) []string {
-	var topics []string
-	for _, e := range p.Entries {
-		if len(topics) == 0 || topics[len(topics)-1] != e.Partition.Topic {
-			topics = append(topics, e.Partition.Topic)
-		}
-	}
-	return topics
-}
-
 // Recheck refuses a plan that no longer describes the clusters, before a
 // step that writes: it reads every fact the precheck checked that can change
 // (verify.Observe: cluster IDs, the group's members and commits, the source
@@ -164,15 +153,10 @@ func planTopics(p *plan.Plan) []string {
 // days later is checked against now. Apply and Resume call it after
 // CheckPlan (which compares the settings' connector with the plan's).
 func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
-	if o := env.observed; o != nil && time.Since(o.At) < observationReuse {
-		// Moments after the precheck (or the previous step) in this process:
-		// every fact but the group's members is as fresh as a new read.
-		g, err := env.Source.DescribeGroup(ctx, p.GroupID)
-		if err != nil {
-			return fmt.Errorf("describe group %s: %w", p.GroupID, err)
-		}
-		o.Group = g
-		return verify.Recheck(p, *o)
+	// Moments after the precheck (or the previous step) in this process,
+	// the observation it made serves again.
+	if reused, err := verify.RecheckRecent(ctx, env.Source, p, env.observed, time.Now()); reused {
+		return err
 	}
 	var input verify.OffsetsInput
 	if p.OffsetsFrom.Kind == plan.FromConnectorOffsets && s.OffsetsTopic != "" {
@@ -201,12 +185,6 @@ func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	env.observed = &obs
 	return verify.Recheck(p, obs)
 }
-
-// observationReuse is how old an observation made earlier in the same
-// process may be for Recheck to use it instead of reading the clusters
-// again: the time from the precheck's last reading to the resume of a
-// "run", without the waits of a read-back.
-const observationReuse = 15 * time.Second
 
 // clusterIDs returns the cluster IDs of the source and target clusters
 // the settings' clients reach, read once per Env.
@@ -292,51 +270,38 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	}
 	res := &ApplyResult{Connector: s.Connector}
 	name := s.Connector
-
-	// Step 3: the connector exists STOPPED with the plan's configuration.
-	s.step("before-create")
-	_, err = env.Connect.Connector(ctx, name)
-	switch {
-	case errors.Is(err, connect.ErrNotFound):
-		shown := RedactConfig(ctx, env, s, cfg)
-		s.Logger.Info("creating the connector STOPPED", "connector", name)
-		if _, err := env.Connect.Create(ctx, name, cfg, connect.InitialStopped); err != nil {
-			return nil, fmt.Errorf("create connector %s: %w", name, err)
-		}
-		res.Created = true
-		if err := audit.Record("create", name, p.Fingerprint, map[string]any{"config": shown, "initial_state": "STOPPED"}); err != nil {
-			return res, err
-		}
-		s.step("created")
-	case err != nil:
-		return nil, fmt.Errorf("connector %s: %w", name, err)
-	default:
-		if _, err := confirm(ctx, env, p, name); err != nil {
-			return nil, fmt.Errorf("connector %s exists and is not the plan's (another flow's, another plan's, or changed since): %w", name, err)
-		}
-	}
-	if state, err := requireStopped(ctx, env, name); err != nil {
-		return nil, notStopped(name, state, err, fmt.Sprintf("the cutover never changes the state of a connector it finds running or paused; "+
-			"if it has never run, stop it with PUT /connectors/%s/stop and retry", name))
-	}
-	s.step("after-create")
-
-	// Step 4: back up what it holds.
-	existing, err := env.Connect.MirrorOffsets(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("read offsets of %s: %w", name, err)
-	}
-	res.Backup = existing
-	if err := audit.Record("backup", name, p.Fingerprint, map[string]any{"offsets": existing}); err != nil {
-		return nil, fmt.Errorf("audit: %w", err)
-	}
-
-	// Step 5: the guard.
-	want, err := p.ExpectedOffsets()
+	ids, err := env.clusterIDs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	action, err := p.Guard(existing)
+
+	// Step 3: the connector exists STOPPED with the plan's configuration.
+	s.step("before-create")
+	res.Created, err = verify.CreateOrAdopt(ctx, env.Connect, p, cfg, ids)
+	if err != nil {
+		return res, err
+	}
+	if res.Created {
+		s.Logger.Info("created the connector STOPPED", "connector", name)
+		if err := audit.Record("create", name, p.Fingerprint, map[string]any{"config": RedactConfig(ctx, env, s, cfg), "initial_state": "STOPPED"}); err != nil {
+			return res, err
+		}
+		s.step("created")
+	}
+	if err := env.Connect.RequireStopped(ctx, name); err != nil {
+		return nil, notStopped(name, err, "the cutover never changes the state of a connector it finds running or paused; "+
+			"if it has never run, stop it with PUT /connectors/"+name+"/stop and retry")
+	}
+	s.step("after-create")
+
+	// Steps 4 and 5: back up what it holds, and the guard.
+	existing, action, err := verify.GuardOffsets(ctx, env.Connect, p)
+	if existing != nil {
+		res.Backup = existing
+		if aerr := audit.Record("backup", name, p.Fingerprint, map[string]any{"offsets": existing}); aerr != nil {
+			return nil, fmt.Errorf("audit: %w", aerr)
+		}
+	}
 	if err != nil {
 		return res, err
 	}
@@ -344,20 +309,14 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 
 	// Step 6: one PATCH, retried by the client on transient errors.
 	if action == plan.GuardApply {
-		patch, err := p.ConnectOffsets()
-		if err != nil {
-			return nil, err
-		}
 		s.step("before-patch")
-		if _, err := confirm(ctx, env, p, name); err != nil {
-			return res, fmt.Errorf("connector %s before the PATCH: %w", name, err)
-		}
-		s.Logger.Info("altering the connector's offsets", "connector", name, "partitions", len(patch))
-		if _, err := env.Connect.AlterMirrorOffsets(ctx, name, patch); err != nil {
-			return res, fmt.Errorf("alter offsets of %s: %w", name, err)
+		s.Logger.Info("altering the connector's offsets", "connector", name, "partitions", len(p.Entries))
+		n, err := verify.Patch(ctx, env.Connect, p, ids)
+		if err != nil {
+			return res, err
 		}
 		res.Patched = true
-		if err := audit.Record("patch", name, p.Fingerprint, map[string]any{"partitions": len(patch)}); err != nil {
+		if err := audit.Record("patch", name, p.Fingerprint, map[string]any{"partitions": n}); err != nil {
 			return res, err
 		}
 		s.step("after-patch")
@@ -367,7 +326,7 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	s.step("before-verify")
 	rbCtx, cancel := context.WithTimeout(ctx, s.ReadBackTimeout)
 	defer cancel()
-	rb, err := env.Connect.WaitMirrorOffsets(rbCtx, name, want)
+	rb, err := verify.ReadBack(rbCtx, env.Connect, p)
 	res.ReadBack, res.Matched = rb, rb.Count(offsets.Match)
 	detail := map[string]any{"ok": err == nil && rb.OK(), "summary": rb.String()}
 	if errors.Is(err, connect.ErrOffsetsUnread) {
@@ -381,44 +340,26 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	return res, err
 }
 
-// notStopped words the error of requireStopped for a step: a connector
-// RUNNING, PAUSED or FAILED is refused (connect.ErrNotStopped, with the
-// step's refusal); a worker that did not answer, or a connector that did
-// not show STOPPED in time, is said to be that, and is worth a retry.
-func notStopped(name, state string, err error, refusal string) error {
+// notStopped words an error of the STOPPED guard
+// ((*connect.Client).RequireStopped) for a step: a connector RUNNING,
+// PAUSED or FAILED is refused (connect.ErrNotStopped, with the step's
+// refusal); a connector that did not settle in STOPPED in time, or a worker
+// that did not answer, is said to be that, and is worth a retry.
+func notStopped(name string, err error, refusal string) error {
+	var nse *connect.NotStoppedError
 	switch {
-	case errors.Is(err, connect.ErrNotStopped) && state == connect.StateFailed:
+	case errors.Is(err, connect.ErrNotFound):
+		return fmt.Errorf("connector %s does not exist: %w", name, err)
+	case !errors.As(err, &nse):
+		return fmt.Errorf("cannot tell whether connector %s is STOPPED: the worker did not answer (%w); nothing more was written: run the step again once it answers", name, err)
+	case nse.Settling:
+		return fmt.Errorf("connector %s did not show STOPPED with no tasks in time (last seen %s): %w; run the step again once it settles", name, nse.State, err)
+	case nse.State == connect.StateFailed:
 		return fmt.Errorf("connector %s is FAILED, not STOPPED: it was resumed, so MM2 may have copied records, and no step but the rollback "+
 			"after resume acts on it; read its trace (GET /connectors/%s/status), fix the cause and restart it "+
 			"(POST /connectors/%s/restart?includeTasks=true&onlyFailed=true), then run verify, or roll back after resume: %w", name, name, name, err)
-	case errors.Is(err, connect.ErrNotStopped):
-		return fmt.Errorf("connector %s is %s, not STOPPED: %s: %w", name, state, refusal, err)
-	case errors.Is(err, connect.ErrNotFound):
-		return fmt.Errorf("connector %s does not exist: %w", name, err)
-	case state == "unknown":
-		return fmt.Errorf("cannot tell whether connector %s is STOPPED: the worker did not answer (%w); nothing more was written: run the step again once it answers", name, err)
+	case refusal != "":
+		return fmt.Errorf("connector %s is %s, not STOPPED: %s: %w", name, nse.State, refusal, err)
 	}
-	return fmt.Errorf("connector %s did not show STOPPED with no tasks in time (last seen %s): %w; run the step again once it settles", name, state, err)
-}
-
-// requireStopped returns at once a *connect.NotStoppedError for a connector
-// that is RUNNING, PAUSED or FAILED; otherwise it waits up to 30 s for it to
-// be STOPPED with no tasks (a connector just created has no status for a
-// moment, and one being stopped passes through UNASSIGNED). It returns the
-// state it last saw.
-func requireStopped(ctx context.Context, env *Env, name string) (string, error) {
-	st, err := env.Connect.Status(ctx, name)
-	if err == nil {
-		switch state := st.Connector.State; state {
-		case connect.StateRunning, connect.StatePaused, connect.StateFailed:
-			return state, &connect.NotStoppedError{Connector: name, State: state, Tasks: len(st.Tasks)}
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	st, err = env.Connect.WaitStopped(ctx, name)
-	if st == nil {
-		return "unknown", err
-	}
-	return st.Connector.State, err
+	return err
 }

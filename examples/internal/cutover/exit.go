@@ -1,15 +1,8 @@
 package cutover
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
-	"net"
 
-	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/kafkaadmin"
-	"github.com/mm2cutover/mm2cutover/offsets"
-	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 
@@ -30,57 +23,40 @@ const (
 )
 
 // ErrCheckFailed marks a verification that ran and did not pass.
-var ErrCheckFailed = errors.New("verification failed")
+var ErrCheckFailed = verify.Mark(verify.KindCheckFailed, "verification failed")
 
-// ExitStatus maps the error of a step to the exit status of the binaries.
+// ExitStatus maps the error of a step to the exit status of the binaries:
+// a table over verify.Classify, and ExitNotApproved for ErrNotApproved.
 func ExitStatus(err error) int {
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.Is(err, ErrNotApproved):
+	if errors.Is(err, ErrNotApproved) {
 		return ExitNotApproved
-	case errors.Is(err, ErrSettings), errors.Is(err, offsets.ErrAliasMismatch), rejected(err):
+	}
+	switch verify.Classify(err) {
+	case verify.KindNone:
+		return ExitOK
+	case verify.KindRejected:
 		return ExitUsage
-	case errors.Is(err, plan.ErrStaleOffsets), errors.Is(err, verify.ErrStalePlan), errors.Is(err, ErrPlanMismatch), errors.Is(err, verify.ErrGroupOffsets), errors.Is(err, plan.ErrConfigChanged),
-		errors.Is(err, ErrHasRun), errors.Is(err, ErrNotApplied), errors.Is(err, connect.ErrNotStopped),
-		errors.Is(err, kafkaadmin.ErrGroupActive), errors.Is(err, plan.ErrInvalid), errors.Is(err, verify.ErrForeignConnector):
+	case verify.KindRefused:
 		return ExitRefused
-	case errors.Is(err, ErrPrecheck), errors.Is(err, plan.ErrBlocked), errors.Is(err, connect.ErrReadBack),
-		errors.Is(err, ErrCheckFailed), errors.Is(err, connect.ErrFailed):
+	case verify.KindCheckFailed:
 		return ExitCheckFailed
 	}
-	return ExitError
+	return ExitError // verify.KindRetry, verify.KindOutcomeUnknown
 }
 
-// rejected reports an error that says a system rejected the settings, so
-// that the same request will fail the same way: a broker refused the
-// credentials, the TLS handshake, or the protocol (kafkaadmin's
-// *SecurityError), the Connect REST API answered 401 or 403, or the
-// Connect endpoint's certificate did not verify or it does not speak TLS.
-func rejected(err error) bool {
-	var (
-		verification *tls.CertificateVerificationError
-		unknownCA    x509.UnknownAuthorityError
-		hostname     x509.HostnameError
-		invalid      x509.CertificateInvalidError
-		record       tls.RecordHeaderError
-	)
-	var alert *net.OpError // a TLS alert the server sent: a client certificate refused or missing
-	if errors.As(err, &alert) && alert.Op == "remote error" {
-		return true
-	}
-	return errors.Is(err, kafkaadmin.ErrAuthentication) || errors.Is(err, kafkaadmin.ErrTLS) ||
-		errors.Is(err, kafkaadmin.ErrSecurityProtocol) ||
-		errors.Is(err, connect.ErrUnauthorized) || errors.Is(err, connect.ErrForbidden) ||
-		errors.As(err, &verification) || errors.As(err, &unknownCA) || errors.As(err, &hostname) ||
-		errors.As(err, &invalid) || errors.As(err, &record)
-}
+// rejected reports an error that says a system rejected the settings
+// (verify.KindRejected), so that the same request will fail the same way.
+func rejected(err error) bool { return verify.Classify(err) == verify.KindRejected }
 
 // Failure is what the binaries print on stdout, as JSON, when a step fails:
 // the Job's result line, and the CLI's document with -json (schema
 // mm2cutover/failure/v1) when the step printed none of its own.
 type Failure struct {
-	Result     string `json:"result"` // check-failed, refused, not-approved or error
+	Result string `json:"result"` // check-failed, refused, not-approved or error
+	// Kind is verify.Classify's name for the error: retry,
+	// outcome-unknown (a write may have happened), refused, check-failed
+	// or rejected.
+	Kind       string `json:"kind,omitempty"`
 	Connector  string `json:"connector,omitempty"`
 	Error      string `json:"error"`
 	ExitStatus int    `json:"exit_status"`
@@ -88,7 +64,7 @@ type Failure struct {
 
 // NewFailure describes err, whose exit status is code.
 func NewFailure(connector string, code int, err error) Failure {
-	return Failure{Result: ResultOf(code), Connector: connector, Error: err.Error(), ExitStatus: code}
+	return Failure{Result: ResultOf(code), Kind: verify.Classify(err).String(), Connector: connector, Error: err.Error(), ExitStatus: code}
 }
 
 // ResultOf names an exit status as the "result" field of the binaries' JSON

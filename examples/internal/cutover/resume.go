@@ -17,8 +17,8 @@ import (
 var ErrNotApproved = errors.New("not approved")
 
 // ErrNotApplied matches a resume refused because the connector does not hold
-// all of the plan's offsets yet.
-var ErrNotApplied = errors.New("plan not applied")
+// all of the plan's offsets yet (verify.CheckResumable).
+var ErrNotApplied = verify.ErrNotApplied
 
 // ResumeIntent says what Resume would do, or did.
 type ResumeIntent struct {
@@ -62,25 +62,19 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 			captureDone <- captured{r, err}
 		}()
 	}
-	if _, err := confirm(ctx, env, p, name); err != nil {
-		return in, fmt.Errorf("connector %s is not the plan's (reconfigured after apply, or another flow's): resuming it could read other topics or another alias: %w", name, err)
-	}
-	if in.State, err = requireStopped(ctx, env, name); err != nil {
-		return in, notStopped(name, in.State, err, "resume applies only to a connector the cutover left STOPPED")
-	}
-	want, err := p.ExpectedOffsets()
+	ids, err := env.clusterIDs(ctx)
 	if err != nil {
 		return in, err
 	}
-	got, err := env.Connect.MirrorOffsets(ctx, name)
-	if err != nil {
+	if err := verify.CheckResumable(ctx, env.Connect, p, ids); err != nil {
+		var nse *connect.NotStoppedError
+		if errors.As(err, &nse) {
+			in.State = nse.State
+			err = notStopped(name, err, "resume applies only to a connector the cutover left STOPPED")
+		}
 		return in, err
 	}
-	if action, err := p.Guard(got); err != nil {
-		return in, err
-	} else if action != plan.GuardAlreadyApplied {
-		return in, fmt.Errorf("%w: connector %s does not hold all of the plan's offsets yet (%s): run apply first", ErrNotApplied, name, offsets.CompareReadBack(want, got))
-	}
+	in.State = connect.StateStopped
 	in.Action = fmt.Sprintf("PUT /connectors/%s/resume: MM2 starts reading each of %d source partitions at its planned position (plan %s)",
 		name, len(p.Entries), p.Fingerprint)
 	if !approve {
@@ -96,12 +90,9 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	if err := audit.Record(BoundaryCaptureStep, name, p.Fingerprint, capture); err != nil {
 		return in, err
 	}
-	if _, err := confirm(ctx, env, p, name); err != nil {
-		return in, fmt.Errorf("connector %s before the resume: %w", name, err)
-	}
 	s.Logger.Info("resuming the connector", "connector", name)
-	if err := env.Connect.Resume(ctx, name); err != nil {
-		return in, fmt.Errorf("resume %s: %w", name, err)
+	if err := verify.Resume(ctx, env.Connect, p, ids); err != nil {
+		return in, err
 	}
 	if err := audit.Record("resume", name, p.Fingerprint, nil); err != nil {
 		return in, err
@@ -268,12 +259,11 @@ func ReadStatus(ctx context.Context, env *Env, s Settings, p *plan.Plan, prev *S
 		for _, l := range rep.Lag {
 			rep.NextTotal += l.Next
 		}
-		if prev != nil && prev.Exists && prev.NextTotal > 0 {
-			rep.Since = rep.At.Sub(prev.At).Round(time.Second).String()
-			rep.Moved = rep.NextTotal - prev.NextTotal
-			advancing := rep.Moved > 0
-			rep.Advancing = &advancing
-			rep.Stalled = !advancing && rep.TotalLag > 0 && prev.TotalLag > 0
+		if prev != nil && prev.Exists {
+			if pr, ok := verify.ProgressOf(prev.NextTotal, prev.TotalLag, rep.NextTotal, rep.TotalLag); ok {
+				rep.Since = rep.At.Sub(prev.At).Round(time.Second).String()
+				rep.Moved, rep.Advancing, rep.Stalled = pr.Moved, &pr.Advancing, pr.Stalled
+			}
 		}
 	}
 	return rep, nil

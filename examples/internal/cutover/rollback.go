@@ -7,16 +7,14 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/kafkaadmin"
-	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // ErrHasRun matches a rollback before resume refused because the connector
 // is not STOPPED or holds offsets the plan did not set: it has run, so the
-// rollback after resume applies.
-var ErrHasRun = errors.New("the connector has run")
+// rollback after resume applies (verify.CheckNeverRan).
+var ErrHasRun = verify.ErrHasRun
 
 // RollbackResult is what a rollback did.
 type RollbackResult struct {
@@ -57,21 +55,16 @@ func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Pla
 	if err := CheckScope(ctx, env, s, p); err != nil {
 		return res, err
 	}
-	if _, err := confirm(ctx, env, p, name); err != nil {
-		return res, err
-	}
-	if state, err := requireStopped(ctx, env, name); err != nil {
-		if errors.Is(err, connect.ErrNotStopped) {
-			return res, fmt.Errorf("%w: connector %s is %s: a rollback before resume needs it STOPPED; roll back after resume: %w", ErrHasRun, name, state, err)
-		}
-		return res, notStopped(name, state, err, "")
-	}
-	got, err := env.Connect.MirrorOffsets(ctx, name)
+	ids, err := env.clusterIDs(ctx)
 	if err != nil {
 		return res, err
 	}
-	if _, err := p.Guard(got); err != nil {
-		return res, fmt.Errorf("%w: connector %s holds offsets the plan did not set; roll back after resume: %w", ErrHasRun, name, err)
+	got, err := verify.CheckNeverRan(ctx, env.Connect, p, ids)
+	if nse := (*connect.NotStoppedError)(nil); errors.As(err, &nse) && nse.Settling {
+		return res, notStopped(name, err, "")
+	}
+	if err != nil {
+		return res, err
 	}
 	res.Intent = fmt.Sprintf("DELETE /connectors/%s/offsets (%d partitions), then DELETE /connectors/%s", name, len(got), name)
 	if !approve {
@@ -80,17 +73,8 @@ func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Pla
 	if err := audit.Record("rollback-backup", name, p.Fingerprint, map[string]any{"offsets": got}); err != nil {
 		return res, err
 	}
-	if _, err := confirm(ctx, env, p, name); err != nil {
-		return res, fmt.Errorf("connector %s before the reset of its offsets: %w", name, err)
-	}
-	if _, err := env.Connect.ResetOffsets(ctx, name); err != nil {
-		return res, fmt.Errorf("reset offsets of %s: %w", name, err)
-	}
-	if _, err := confirm(ctx, env, p, name); err != nil {
-		return res, fmt.Errorf("connector %s before its delete: %w", name, err)
-	}
-	if err := env.Connect.Delete(ctx, name); err != nil {
-		return res, fmt.Errorf("delete %s: %w", name, err)
+	if err := verify.RemoveConnector(ctx, env.Connect, p, ids); err != nil {
+		return res, err
 	}
 	return res, audit.Record("rollback", name, p.Fingerprint, map[string]any{"phase": res.Phase})
 }
@@ -136,29 +120,12 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 	if !approve {
 		return res, fmt.Errorf("%w: the rollback after resume of connector %s to group %s; approve it with -yes", ErrNotApproved, name, group)
 	}
-	topics := planTopics(forward)
-	// Refuse before stopping anything when the group holds commits nobody
-	// expects: neither absent nor the old job's. A retried rollback (the
-	// connector already STOPPED) is checked after C' is known, below.
-	if st, err := env.Connect.Status(ctx, name); err != nil {
-		return res, fmt.Errorf("status of %s: %w", name, err)
-	} else if st.Connector.State != connect.StateStopped {
-		if err := guardGroup(ctx, env, forward, group, topics, nil); err != nil {
-			return res, err
-		}
-	}
-	g, err := env.Source.DescribeGroup(ctx, group)
+	ids, err := env.clusterIDs(ctx)
 	if err != nil {
 		return res, err
 	}
-	if len(g.Members) > 0 {
-		return res, fmt.Errorf("%w: group %s has %d members: stop its consumers before the rollback writes its offsets", kafkaadmin.ErrGroupActive, group, len(g.Members))
-	}
-	if _, err := confirm(ctx, env, forward, name); err != nil {
-		return res, fmt.Errorf("connector %s before the stop: %w", name, err)
-	}
-	if err := env.Connect.Stop(ctx, name); err != nil {
-		return res, fmt.Errorf("stop %s: %w", name, err)
+	if err := verify.StopForRollback(ctx, env.Connect, env.Source, forward, group, ids); err != nil {
+		return res, err
 	}
 	stopCtx, cancel := context.WithTimeout(ctx, s.RunningTimeout)
 	_, err = env.Connect.WaitStopped(stopCtx, name)
@@ -171,129 +138,24 @@ func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *pla
 	}
 	// The stopped tasks committed their last offsets; GET is eventually
 	// consistent, so read until two reads a second apart agree.
-	got, err := settledOffsets(ctx, env, name)
+	got, err := env.Connect.SettledMirrorOffsets(ctx, name)
 	if err != nil {
 		return res, err
 	}
 	if err := audit.Record("rollback-backup", name, forward.Fingerprint, map[string]any{"offsets": got}); err != nil {
 		return res, err
 	}
-	reverse, err := offsets.Reverse(forward.SourceAlias, got)
-	if err != nil {
-		return res, fmt.Errorf("reverse the offsets of %s: %w", name, err)
-	}
-	for _, e := range forward.Entries {
-		if _, ok := reverse[e.Partition]; !ok {
-			if c, ok := e.GroupOffset.Get(); ok {
-				reverse[e.Partition] = c // MM2 replicated nothing there
-			}
-		}
-	}
-
-	// The reverse plan, in the forward plan's format, for the connector's
-	// live configuration.
-	srcBounds, ends, err := bounds(ctx, env, s, forward)
+	res.Reverse, err = verify.ReversePlan(ctx, env.Connect, env.Source, env.Target, forward, got, ids,
+		verify.ReverseSpec{CreatedAt: time.Now().UTC(), ToolVersion: s.ToolVersion, Group: group})
 	if err != nil {
 		return res, err
-	}
-	live, err := confirm(ctx, env, forward, name)
-	if err != nil {
-		return res, fmt.Errorf("connector %s after the stop: %w", name, err)
-	}
-	res.Reverse, err = plan.Build(plan.Spec{
-		CreatedAt: time.Now().UTC(), ToolVersion: s.ToolVersion,
-		SourceClusterID: forward.SourceClusterID, TargetClusterID: forward.TargetClusterID,
-		ConnectorName: s.Connector, SourceAlias: s.SourceAlias, ConnectorConfig: live, GroupID: group,
-	}, plan.Snapshot{Group: reverse, Source: srcBounds, TargetEnd: ends})
-	if err != nil {
-		return res, err
-	}
-	if err := res.Reverse.Blocked(); err != nil {
-		return res, fmt.Errorf("the reverse plan cannot be applied: %w", err)
 	}
 	if err := audit.Record("rollback-plan", name, res.Reverse.Fingerprint, map[string]any{"group": group, "partitions": len(res.Reverse.Entries)}); err != nil {
 		return res, err
 	}
-
-	// Guard the group again, now that C' is known; commit; read back.
-	write := offsets.GroupOffsets{}
-	for _, e := range res.Reverse.Entries {
-		cPrime, _ := e.GroupOffset.Get()
-		write[e.Partition] = cPrime
-	}
-	if err := guardGroup(ctx, env, forward, group, topics, write); err != nil {
-		return res, err
-	}
-	if _, err := confirm(ctx, env, forward, name); err != nil {
-		return res, fmt.Errorf("connector %s before the commit of its offsets to %s: %w", name, group, err)
-	}
-	if err := env.Source.CommitOffsets(ctx, group, write); err != nil {
-		return res, fmt.Errorf("commit C' to %s: %w", group, err)
-	}
-	after, err := env.Source.GroupOffsets(ctx, group, topics)
+	res.Committed, err = verify.CommitReverse(ctx, env.Connect, env.Source, forward, res.Reverse, ids)
 	if err != nil {
 		return res, err
 	}
-	for tp, c := range write {
-		if have := after.Lookup(tp); have != offsets.NewGroupOffset(c) {
-			return res, fmt.Errorf("group %s: %s reads back %v, want %d", group, tp, have, c)
-		}
-	}
-	res.Committed = len(write)
 	return res, audit.Record("rollback", name, res.Reverse.Fingerprint, map[string]any{"phase": res.Phase, "group": group, "committed": res.Committed})
-}
-
-// guardGroup reads the group's commits and refuses, with a
-// *verify.GroupOffsetsError, commits that are neither the old job's nor the
-// reverse plan's (verify.CheckRollbackGroup).
-func guardGroup(ctx context.Context, env *Env, forward *plan.Plan, group string, topics []string, reverse offsets.GroupOffsets) error {
-	current, err := env.Source.GroupOffsets(ctx, group, topics)
-	if err != nil {
-		return err
-	}
-	return verify.CheckRollbackGroup(forward, group, current, reverse)
-}
-
-// settledOffsets reads the connector's offsets until two reads a second
-// apart agree.
-func settledOffsets(ctx context.Context, env *Env, name string) ([]offsets.ConnectOffset, error) {
-	prev, err := env.Connect.MirrorOffsets(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	for range 30 {
-		t := time.NewTimer(time.Second)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-		cur, err := env.Connect.MirrorOffsets(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		if offsets.CompareReadBack(prev, cur).OK() {
-			return cur, nil
-		}
-		prev = cur
-	}
-	return nil, fmt.Errorf("the offsets of %s kept changing after it stopped", name)
-}
-
-// bounds reads the source log bounds and the target end offsets of the
-// forward plan's partitions now.
-func bounds(ctx context.Context, env *Env, s Settings, forward *plan.Plan) (map[offsets.SourcePartition]offsets.LogBounds, map[offsets.SourcePartition]int64, error) {
-	var tps []kafkaadmin.TopicPartition
-	topics := kafkaadmin.Topics{}
-	for _, e := range forward.Entries {
-		tps = append(tps, e.Partition)
-		topics[e.Partition.Topic] = max(topics[e.Partition.Topic], e.Partition.Partition+1)
-	}
-	b, err := env.Source.LogBounds(ctx, tps)
-	if err != nil {
-		return nil, nil, fmt.Errorf("source log bounds: %w", err)
-	}
-	ends, err := verify.TargetEnds(ctx, env.Target, topics, s.ReplicationPolicy())
-	return b, ends, err
 }

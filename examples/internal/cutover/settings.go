@@ -3,10 +3,22 @@
 // examples/job (the Kubernetes Job): precheck, plan, apply, verify, resume,
 // status and rollback. It is what a platform team's own tool would write: no
 // step here knows anything the library packages do not expose.
+//
+// What it owns: the settings (flags, environment, files: Settings, Env),
+// the audit file (Audit), the approval of a resume or rollback
+// (ErrNotApproved), the order of the library's calls in each step, the
+// wording of what it prints, and the exit statuses (ExitStatus, a table over
+// verify.Classify). Every rule that protects data is the library's: the
+// guards and writes of apply, resume and rollback are verify's step
+// functions (verify.CreateOrAdopt, GuardOffsets, Patch, ReadBack,
+// CheckResumable, Resume, CheckNeverRan, RemoveConnector, StopForRollback,
+// ReversePlan, CommitReverse), the STOPPED guard is
+// (*connect.Client).RequireStopped, the reverse offsets of a rollback are
+// plan.Plan.ReverseOffsets, the reuse of a recent observation is
+// verify.RecheckRecent and stall detection is verify.ProgressOf.
 package cutover
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -131,7 +143,7 @@ func (s Settings) step(name string) {
 }
 
 // ErrSettings matches a problem with the settings.
-var ErrSettings = errors.New("invalid settings")
+var ErrSettings = verify.Mark(verify.KindRejected, "invalid settings")
 
 // Validate checks that every required setting is present.
 func (s Settings) Validate() error {

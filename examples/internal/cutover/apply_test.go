@@ -1,0 +1,35 @@
+package cutover
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+)
+
+// TestNotStopped: the STOPPED guard's errors, worded for a step, keep
+// their exit status: a refusal for a connector RUNNING or FAILED, worth a
+// retry for one still settling or a worker that did not answer.
+func TestNotStopped(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		says string
+		exit int
+	}{
+		{&connect.NotStoppedError{Connector: "c", State: "RUNNING", Tasks: 1}, "is RUNNING, not STOPPED: refusal", ExitRefused},
+		{&connect.NotStoppedError{Connector: "c", State: "FAILED"}, "is FAILED, not STOPPED: it was resumed", ExitRefused},
+		{&connect.NotStoppedError{Connector: "c", State: "UNASSIGNED", Settling: true}, "did not show STOPPED with no tasks in time", ExitError},
+		{fmt.Errorf("connect: GET /connectors/c/status: %w", errors.New("connection refused")), "cannot tell whether connector c is STOPPED", ExitError},
+		{&connect.APIError{Method: "GET", Path: "/connectors/c", StatusCode: 404}, "connector c does not exist", ExitError},
+	} {
+		err := notStopped("c", tc.err, "refusal")
+		if !strings.Contains(err.Error(), tc.says) || !errors.Is(err, tc.err) {
+			t.Errorf("notStopped(%v) = %v, want it to say %q and wrap it", tc.err, err, tc.says)
+		}
+		if got := ExitStatus(err); got != tc.exit {
+			t.Errorf("ExitStatus(notStopped(%v)) = %d, want %d", tc.err, got, tc.exit)
+		}
+	}
+}
