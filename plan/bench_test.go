@@ -126,3 +126,18 @@ func BenchmarkDecode100k(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkConnectOffsets100k is the price of deriving the PATCH from a
+// plan: the Validate it starts with (every entry's decision and the
+// fingerprint) and the list itself.
+func BenchmarkConnectOffsets100k(b *testing.B) {
+	p, err := plan.Build(spec(), snapshot100k())
+	if err != nil {
+		b.Fatal(err)
+	}
+	loop(b, func() {
+		if _, err := p.ConnectOffsets(); err != nil {
+			b.Fatal(err)
+		}
+	})
+}

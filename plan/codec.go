@@ -40,6 +40,35 @@ func Decode(r io.Reader) (*Plan, error) {
 	return decode(r, true)
 }
 
+// MarshalJSON makes encoding/json write a plan in its one canonical form,
+// the one [Plan.Encode] writes (compact here), never Go's field names: a
+// plan inside a caller's JSON document stays a plan file. It refuses what
+// Encode refuses.
+func (p Plan) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	jw := jsonWriter{w: &b}
+	jw.plan(&p, true)
+	if err := jw.flush(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON makes encoding/json read a plan as [Decode] does, with the
+// same errors: Go's field names (what encoding/json would write without
+// MarshalJSON) are unknown fields.
+func (p *Plan) UnmarshalJSON(b []byte) error {
+	d, err := Decode(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	*p = *d
+	return nil
+}
+
 // Validate checks every rule [Decode] enforces on the plan in memory: schema
 // version, required fields, sorted unique entries, each entry's action,
 // Connect offset and loss following from its offsets and acceptance, the

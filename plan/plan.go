@@ -452,8 +452,15 @@ func (p *Plan) Blocked() error {
 // ConnectOffsets returns the entries to send in Connect's
 // PATCH /connectors/{name}/offsets, in plan order: {"offset": M} for set
 // entries and null for cleared ones, all under the plan's source alias. It
-// returns a [*BlockedError] while any entry is blocked.
+// first refuses what [Plan.Validate] refuses (a plan edited in memory after
+// Build or Decode, or one never built: its error), so that nothing derived
+// from it (ExpectedOffsets, Guard, PatchBody) patches or compares offsets
+// the plan's fingerprint does not vouch for. It returns a [*BlockedError]
+// while any entry is blocked.
 func (p *Plan) ConnectOffsets() ([]offsets.ConnectOffset, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	if err := p.Blocked(); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"maps"
@@ -589,5 +590,90 @@ func TestBuildOffsetsSource(t *testing.T) {
 		if _, err := plan.Build(spec, blockedSnapshot()); !errors.Is(err, plan.ErrInvalidField) {
 			t.Errorf("Build with offsets source %+v: %v, want ErrInvalidField", bad, err)
 		}
+	}
+}
+
+// TestDerivedOffsetsRefuseInvalidPlans: what a tool sends or compares is
+// derived from a plan that Validate accepts, never from one edited in memory
+// after Build (an entry's offset, the group) or never built at all (which
+// read as "already applied" before).
+func TestDerivedOffsetsRefuseInvalidPlans(t *testing.T) {
+	edited := mustBuild(t, blockedSpec(), applicableSnapshot())
+	edited.Entries[0].Offset = offsets.NewMirrorOffset(0)
+	regrouped := mustBuild(t, blockedSpec(), applicableSnapshot())
+	regrouped.GroupID = "other"
+	for _, tt := range []struct {
+		name string
+		p    *plan.Plan
+		want error
+	}{
+		{"an entry's offset edited", edited, plan.ErrInconsistent},
+		{"the group edited", regrouped, plan.ErrFingerprint},
+		{"never built", &plan.Plan{}, plan.ErrSchemaVersion},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := tt.p.ConnectOffsets(); !errors.Is(err, tt.want) {
+				t.Errorf("ConnectOffsets: %v, want %v", err, tt.want)
+			}
+			if _, err := tt.p.ExpectedOffsets(); !errors.Is(err, tt.want) {
+				t.Errorf("ExpectedOffsets: %v, want %v", err, tt.want)
+			}
+			if _, err := tt.p.PatchBody(); !errors.Is(err, tt.want) {
+				t.Errorf("PatchBody: %v, want %v", err, tt.want)
+			}
+			if a, err := tt.p.Guard(nil); !errors.Is(err, tt.want) {
+				t.Errorf("Guard: %v %v, want %v", a, err, tt.want)
+			}
+		})
+	}
+	// The plan as built still derives its offsets.
+	if _, err := mustBuild(t, blockedSpec(), applicableSnapshot()).ConnectOffsets(); err != nil {
+		t.Errorf("ConnectOffsets of a plan as built: %v", err)
+	}
+}
+
+// TestJSONIsThePlanFile: encoding/json writes and reads a plan in its
+// canonical form, so a plan inside another JSON document is a plan file;
+// Go's field names are refused on reading, as Decode refuses unknown fields.
+func TestJSONIsThePlanFile(t *testing.T) {
+	p := mustBuild(t, blockedSpec(), applicableSnapshot())
+	b, err := json.Marshal(struct{ Plan *plan.Plan }{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file bytes.Buffer
+	if err := p.Encode(&file); err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, file.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"Plan":` + compact.String() + `}`; string(b) != want {
+		t.Errorf("json.Marshal:\n%s\nwant the plan file compacted:\n%s", b, want)
+	}
+	if vb, err := json.Marshal(*p); err != nil || string(vb) != compact.String() {
+		t.Errorf("json.Marshal of a Plan value: %v, %s", err, vb)
+	}
+	var back struct{ Plan *plan.Plan }
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Plan.Fingerprint != p.Fingerprint {
+		t.Errorf("read back fingerprint %s, want %s", back.Plan.Fingerprint, p.Fingerprint)
+	}
+	type goNames plan.Plan // no methods: Go's default encoding
+	camel, err := json.Marshal((*goNames)(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q plan.Plan
+	if err := json.Unmarshal(camel, &q); !errors.Is(err, plan.ErrMissingField) {
+		t.Errorf("json.Unmarshal of Go's field names: %v, want ErrMissingField (schema_version)", err)
+	}
+	edited := *p
+	edited.GroupID = "other"
+	if _, err := json.Marshal(edited); !errors.Is(err, plan.ErrFingerprint) {
+		t.Errorf("json.Marshal of an edited plan: %v, want ErrFingerprint", err)
 	}
 }
