@@ -132,6 +132,9 @@ func (r *Client) saramaConfig(d *callDialer) (*sarama.Config, error) {
 		if err := r.cfg.Sarama(c); err != nil {
 			return nil, &ConfigError{Field: "Sarama", Reason: "the completing function failed", Err: err}
 		}
+		if c.Net.Proxy.Enable && c.Net.Proxy.Dialer != nil && c.Net.Proxy.Dialer != proxyDialer(d) {
+			d.through = c.Net.Proxy.Dialer // the caller's own: connections go through it
+		}
 		c.Net.Proxy.Enable = true
 		c.Net.Proxy.Dialer = d
 		c.Metadata.Retry.Max = 0
@@ -151,6 +154,12 @@ func (r *Client) saramaConfig(d *callDialer) (*sarama.Config, error) {
 		return nil, &ConfigError{Field: "Config", Reason: "rejected by sarama", Err: err}
 	}
 	return c, nil
+}
+
+// proxyDialer is the type of sarama's Net.Proxy.Dialer, for comparing it
+// with this package's own.
+type proxyDialer = interface {
+	Dial(network, addr string) (net.Conn, error)
 }
 
 // do runs fn in a fresh session bound to ctx, closes the session, and

@@ -107,7 +107,9 @@ type Config struct {
 	// safe for concurrent use). Whatever it sets, the package keeps its own
 	// dialer (cancellation and request counting), its retries (sarama's
 	// are off) and no topic auto-creation; TLS enabled here (Net.TLS) is
-	// done by that dialer with Net.TLS.Config. An error it returns is
+	// done by that dialer with Net.TLS.Config, and a dialer set here
+	// (Net.Proxy.Enable and Net.Proxy.Dialer: a SOCKS proxy, a tunnel) makes
+	// the TCP connections under it. An error it returns is
 	// reported as a [*ConfigError] for the field "Sarama". encoding/json
 	// skips it (a function has no JSON form).
 	Sarama func(*sarama.Config) error `json:"-"`

@@ -20,8 +20,14 @@ import (
 // sarama expects from Config.Net.Proxy.Dialer, and does TLS itself so that
 // the requests it counts are Kafka frames rather than TLS records.
 type callDialer struct {
-	ctx      context.Context
-	dialer   net.Dialer
+	ctx    context.Context
+	dialer net.Dialer
+	// through, when not nil, is the dialer a Config.Sarama function set
+	// (Net.Proxy.Dialer: a SOCKS proxy, a tunnel): the raw connection is
+	// made by it, and this dialer still does TLS, cancellation and counting.
+	through interface {
+		Dial(network, addr string) (net.Conn, error)
+	}
 	tls      *tls.Config
 	requests *atomic.Int64
 
@@ -38,7 +44,7 @@ func (d *callDialer) DialContext(ctx context.Context, network, addr string) (net
 	if err := d.ctx.Err(); err != nil {
 		return nil, err
 	}
-	raw, err := d.dialer.DialContext(ctx, network, addr)
+	raw, err := d.dialRaw(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +80,21 @@ func (d *callDialer) DialContext(ctx context.Context, network, addr string) (net
 	d.conns[cc] = struct{}{}
 	d.mu.Unlock()
 	return cc, nil
+}
+
+// dialRaw opens the TCP connection: through the caller's dialer when one
+// was set (with its DialContext when it has one), else this package's.
+func (d *callDialer) dialRaw(ctx context.Context, network, addr string) (net.Conn, error) {
+	switch t := d.through.(type) {
+	case nil:
+		return d.dialer.DialContext(ctx, network, addr)
+	case interface {
+		DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+	}:
+		return t.DialContext(ctx, network, addr)
+	default:
+		return t.Dial(network, addr)
+	}
 }
 
 // closeAll closes the connections still open and refuses new ones.
