@@ -21,10 +21,16 @@ import (
 // when the plan is invalid. Encoding the same plan always gives the same
 // bytes. Errors are those of Validate and of w.
 func (p *Plan) Encode(w io.Writer) error {
+	return p.encode(w, true)
+}
+
+// encode writes the canonical JSON of a valid plan, indented for a file or
+// compact for MarshalJSON.
+func (p *Plan) encode(w io.Writer, indent bool) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	jw := jsonWriter{w: w, indent: true}
+	jw := jsonWriter{w: w, indent: indent}
 	jw.plan(p, true)
 	return jw.flush()
 }
@@ -46,12 +52,7 @@ func Decode(r io.Reader) (*Plan, error) {
 // Encode refuses.
 func (p Plan) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	jw := jsonWriter{w: &b}
-	jw.plan(&p, true)
-	if err := jw.flush(); err != nil {
+	if err := p.encode(&b, false); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
