@@ -26,9 +26,19 @@ func connectorPlan(t *testing.T) (*plan.Plan, func() map[string]string) {
 }
 
 func buildConnectorPlan() (*plan.Plan, func() map[string]string, error) {
+	return buildConnectorPlanWith(nil)
+}
+
+// buildConnectorPlanWith is buildConnectorPlan with extra keys in the
+// connector's configuration.
+func buildConnectorPlanWith(extra map[string]string) (*plan.Plan, func() map[string]string, error) {
 	config := func() map[string]string {
+		keys := map[string]string{"source.cluster.sasl.jaas.config": "secret-1"}
+		for k, v := range extra {
+			keys[k] = v
+		}
 		cfg, err := connect.MirrorSource{Name: "mm2-orders", SourceAlias: "src", SourceBootstrap: "src:9092", TargetBootstrap: "tgt:9092",
-			Topics: []string{"orders.eu", "payments"}, Extra: map[string]string{"source.cluster.sasl.jaas.config": "secret-1"}}.Config()
+			Topics: []string{"orders.eu", "payments"}, Extra: keys}.Config()
 		if err != nil {
 			panic(err)
 		}

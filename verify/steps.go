@@ -19,18 +19,21 @@ import (
 // nothing when a guard refuses. What a tool adds between them is its own:
 // an audit record, an approval, output. The order for an apply:
 //
-//	Observe + Recheck             the clusters are as the plan saw them
+//	Prepare                       the plan valid, config the plan's and linted,
+//	                              the clusters as the plan saw them
 //	CreateOrAdopt                 step 3: the connector exists, the plan's
 //	(*connect.Client).RequireStopped      and is STOPPED with no tasks
 //	GuardOffsets                  steps 4, 5: its offsets (the backup) and the guard
 //	Patch                         step 6, when the guard says plan.GuardApply
 //	ReadBack                      step 7
 //
-// A resume: Observe + Recheck, CheckResumable, CaptureBoundary, Resume,
+// A resume: Prepare, CheckResumable, CaptureBoundary, Resume,
 // then (*connect.Client).WaitRunning. A rollback before resume: CheckNeverRan,
 // RemoveConnector. A rollback after resume: StopForRollback,
 // (*connect.Client).WaitStopped and SettledMirrorOffsets, ReversePlan,
-// CommitReverse.
+// CommitReverse, with the IDs of ReadClusters. The package's examples
+// (Example_apply, Example_resume, Example_rollback) are these sequences
+// as a tool writes them, each a function of 21 to 29 lines.
 
 // ErrNotApplied matches a resume refused by CheckResumable because the
 // connector does not hold all of the plan's offsets yet: run the apply

@@ -143,47 +143,37 @@ func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	return nil
 }
 
-// Recheck refuses a plan that no longer describes the clusters, before a
-// step that writes: it reads every fact the precheck checked that can change
-// (verify.Observe: cluster IDs, the group's members and commits, the source
-// partitions and bounds, the target topics and their end offsets;
-// verify.ObserveWriters: the cluster MM2's producer writes to) and
-// compares them with the plan (verify.Recheck). It returns a
+// Recheck refuses a plan that no longer describes the clusters or the
+// settings, before a step that writes: verify.Prepare validates the plan,
+// proves the settings' connector configuration is the plan's and passes its
+// lint, and reads every fact the precheck checked that can change (cluster
+// IDs, the group's members and commits, the source partitions and bounds,
+// the target topics and their end offsets, the offsets input of a plan
+// from a savepoint or another connector, the clusters the worker and MM2's
+// producer write to), then compares them with the plan. It returns a
 // *verify.StalePlanError listing every problem, so a plan mounted or resumed
-// days later is checked against now. Apply and Resume call it after
-// CheckPlan (which compares the settings' connector with the plan's).
+// days later is checked against now. Moments after the precheck (or the
+// previous step) in this process, the observation it made serves again.
 func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
-	// Moments after the precheck (or the previous step) in this process,
-	// the observation it made serves again.
-	if reused, err := verify.RecheckRecent(ctx, env.Source, p, env.observed, time.Now()); reused {
-		return err
-	}
-	var input verify.OffsetsInput
-	if p.OffsetsFrom.Kind == plan.FromConnectorOffsets && s.OffsetsTopic != "" {
-		input = mm2Input(env, s)
-	}
-	if p.OffsetsFrom.Kind == plan.FromFlinkSavepoint {
-		sp, err := verify.FlinkSavepointOfPlan(p) // the plan names it: no flag needed
-		if err != nil {
-			return fmt.Errorf("%w: the plan's savepoint: %w", verify.ErrStalePlan, err)
-		}
-		input = sp
-	}
-	obs, err := verify.Observe(ctx, env.Source, env.Target, p, s.ReplicationPolicy(), input)
-	if err != nil {
-		return err
-	}
 	cfg, err := ConnectorConfig(s)
 	if err != nil {
 		return err
 	}
-	w, err := verify.ObserveWriters(ctx, env.Connect, env.Target, cfg)
-	if err != nil {
-		return err
+	opts := verify.PrepareOptions{
+		Previous: env.observed,
+		Writers: func(ctx context.Context) (verify.Writers, error) {
+			return verify.ObserveWriters(ctx, env.Connect, env.Target, cfg)
+		},
 	}
-	obs.Writers = &w
-	env.observed = &obs
-	return verify.Recheck(p, obs)
+	if p.OffsetsFrom.Kind == plan.FromConnectorOffsets && s.OffsetsTopic != "" {
+		opts.Input = mm2Input(env, s)
+	}
+	prep, err := verify.Prepare(ctx, env.Connect, env.Source, env.Target, p, cfg, opts)
+	if prep.Observation.SourceClusterID != "" {
+		env.observed = &prep.Observation
+		env.clusters = &prep.Clusters
+	}
+	return err
 }
 
 // clusterIDs returns the cluster IDs of the source and target clusters
@@ -192,16 +182,12 @@ func (env *Env) clusterIDs(ctx context.Context) (verify.Clusters, error) {
 	if env.clusters != nil {
 		return *env.clusters, nil
 	}
-	src, err := env.Source.ClusterID(ctx)
+	ids, err := verify.ReadClusters(ctx, env.Source, env.Target)
 	if err != nil {
-		return verify.Clusters{}, fmt.Errorf("source cluster: %w", err)
+		return ids, err
 	}
-	tgt, err := env.Target.ClusterID(ctx)
-	if err != nil {
-		return verify.Clusters{}, fmt.Errorf("target cluster: %w", err)
-	}
-	env.clusters = &verify.Clusters{Source: src, Target: tgt}
-	return *env.clusters, nil
+	env.clusters = &ids
+	return ids, nil
 }
 
 // CheckScope refuses a plan for another connector or alias than the
@@ -258,9 +244,6 @@ func ConfirmConnector(ctx context.Context, env *Env, s Settings, p *plan.Plan) e
 func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit) (_ *ApplyResult, err error) {
 	s = s.WithDefaults()
 	defer func() { err = audit.refused("apply", s.Connector, p.Fingerprint, err) }()
-	if err := CheckPlan(ctx, env, s, p); err != nil {
-		return nil, err
-	}
 	if err := Recheck(ctx, env, s, p); err != nil {
 		return nil, err
 	}

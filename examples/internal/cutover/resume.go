@@ -40,9 +40,6 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	name := s.Connector
 	in := ResumeIntent{Connector: name, Fingerprint: p.Fingerprint, Partitions: len(p.Entries)}
 	defer func() { err = audit.refused("resume", name, p.Fingerprint, err) }()
-	if err := CheckPlan(ctx, env, s, p); err != nil {
-		return in, err
-	}
 	if err := Recheck(ctx, env, s, p); err != nil {
 		return in, err
 	}

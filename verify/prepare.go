@@ -1,0 +1,181 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/plan"
+)
+
+// PrepareOptions are the inputs of [Prepare] beyond the plan and its
+// configuration. The zero value suits a plan built from a consumer group.
+type PrepareOptions struct {
+	// Input is the offsets input of a plan from another connector's stored
+	// offsets (see Observe), read again. A plan from a Flink savepoint
+	// needs none: Prepare reads the savepoint the plan names
+	// (FlinkSavepointOfPlan).
+	Input OffsetsInput
+	// Previous is an observation of this plan made moments ago in this
+	// process (the precheck's, or the previous step's): within
+	// ObservationReuse of its time only the group's members are read again
+	// (RecheckRecent). Nil reads everything.
+	Previous *Observation
+	// Writers, when set, reads which clusters the Connect worker and MM2's
+	// producer write to, for Recheck (usually ObserveWriters with the
+	// tool's clients). Nil leaves them unchecked.
+	Writers func(ctx context.Context) (Writers, error)
+	// Now is the time Previous is compared with; zero means time.Now().
+	Now time.Time
+}
+
+// Prepared is what [Prepare] proved and read: what the steps that write
+// take next.
+type Prepared struct {
+	// Policy is the replication policy the configuration names
+	// (connect.ReplicationPolicyOf), which names the target topics.
+	Policy offsets.ReplicationPolicy
+	// Clusters are the IDs of the clusters the tool's clients reach, which
+	// every write proves the connector's configuration reaches too.
+	Clusters Clusters
+	// Observation is what the clusters held; pass it as
+	// PrepareOptions.Previous to the next step of this process.
+	Observation Observation
+	// Reused is true when Previous served (only the group was read again).
+	Reused bool
+}
+
+// LintError is the lint of a connector configuration failing in
+// [Prepare]: connect.Lint's and Connect's own findings, errors first. It
+// matches ErrCheckFailed.
+type LintError struct {
+	Findings []connect.Finding
+}
+
+func (e *LintError) Error() string {
+	var errs []string
+	for _, f := range e.Findings {
+		if f.Severity == connect.SeverityError {
+			errs = append(errs, f.Key+": "+f.Message)
+		}
+	}
+	return "verify: the connector configuration fails its lint: " + strings.Join(errs, "; ")
+}
+
+// Is reports whether target is ErrCheckFailed.
+func (e *LintError) Is(target error) bool { return target == ErrCheckFailed }
+
+// Prepare is what a tool calls first in every step that writes (apply,
+// resume): it proves the plan still holds, so that the steps after it act
+// on facts of now, not of the day the plan was built. In order, it
+//
+//   - validates the plan and refuses blocked entries (plan.Plan.Validate,
+//     plan.Plan.Blocked);
+//   - proves config is the configuration the plan was built for
+//     (plan.Plan.CheckConfig: a *plan.ConfigChangedError otherwise);
+//   - lints config on the worker c (connect.Client.LintConfig, with the
+//     plan's alias, topics and cleared partitions: a *LintError when a
+//     finding is an error);
+//   - takes the replication policy from config (connect.ReplicationPolicyOf);
+//   - observes the clusters (Observe, or RecheckRecent with
+//     opts.Previous) and the writers (opts.Writers), and rechecks the plan
+//     against them (Recheck: a *StalePlanError naming every change).
+//
+// It writes nothing. The result's Clusters are what CreateOrAdopt, Patch,
+// CheckResumable and Resume take.
+func Prepare(ctx context.Context, c *connect.Client, source, target ClusterReader, p *plan.Plan, config map[string]string, opts PrepareOptions) (Prepared, error) {
+	var out Prepared
+	if err := p.Validate(); err != nil {
+		return out, err
+	}
+	if err := p.Blocked(); err != nil {
+		return out, err
+	}
+	if err := p.CheckConfig(config); err != nil {
+		return out, fmt.Errorf("the connector configuration: %w", err)
+	}
+	findings, err := c.LintConfig(ctx, config, lintExpectations(p))
+	if err != nil {
+		return out, fmt.Errorf("lint the connector configuration: %w", err)
+	}
+	if connect.HasErrors(findings) {
+		return out, &LintError{Findings: findings}
+	}
+	if out.Policy, err = connect.ReplicationPolicyOf(config); err != nil {
+		return out, err
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if opts.Previous != nil {
+		obs := *opts.Previous
+		if reused, err := RecheckRecent(ctx, source, p, &obs, now); reused {
+			out.Observation, out.Reused = obs, true
+			out.Clusters = Clusters{Source: obs.SourceClusterID, Target: obs.TargetClusterID}
+			return out, err
+		}
+	}
+	input := opts.Input
+	if p.OffsetsFrom.Kind == plan.FromFlinkSavepoint && input == nil {
+		sp, err := FlinkSavepointOfPlan(p)
+		if err != nil {
+			return out, fmt.Errorf("%w: the plan's savepoint: %w", ErrStalePlan, err)
+		}
+		input = sp
+	}
+	obs, err := Observe(ctx, source, target, p, out.Policy, input)
+	if err != nil {
+		return out, err
+	}
+	if opts.Writers != nil {
+		w, err := opts.Writers(ctx)
+		if err != nil {
+			return out, err
+		}
+		obs.Writers = &w
+	}
+	out.Observation = obs
+	out.Clusters = Clusters{Source: obs.SourceClusterID, Target: obs.TargetClusterID}
+	return out, Recheck(p, obs)
+}
+
+// lintExpectations are the facts of a plan the lint checks a
+// configuration against: its source alias, its topics, and whether it
+// clears a partition (C = 0, which relies on auto.offset.reset=earliest).
+func lintExpectations(p *plan.Plan) connect.LintExpectations {
+	exp := connect.LintExpectations{SourceAlias: p.SourceAlias}
+	for _, e := range p.Entries {
+		if n := len(exp.Topics); n == 0 || exp.Topics[n-1] != e.Partition.Topic {
+			exp.Topics = append(exp.Topics, e.Partition.Topic)
+		}
+		if e.Action == offsets.ActionClear {
+			exp.HasClearedPartition = true
+		}
+	}
+	return exp
+}
+
+// ClusterIDReader reads the ID of the cluster a client reaches, as
+// *kafkaadmin.Client does.
+type ClusterIDReader interface {
+	ClusterID(ctx context.Context) (string, error)
+}
+
+// ReadClusters reads the IDs of the clusters the tool's clients reach,
+// for a step that has no fresh observation to take them from (a rollback:
+// the plan's facts have moved on since the resume).
+func ReadClusters(ctx context.Context, source, target ClusterIDReader) (Clusters, error) {
+	src, err := source.ClusterID(ctx)
+	if err != nil {
+		return Clusters{}, fmt.Errorf("source cluster: %w", err)
+	}
+	tgt, err := target.ClusterID(ctx)
+	if err != nil {
+		return Clusters{}, fmt.Errorf("target cluster: %w", err)
+	}
+	return Clusters{Source: src, Target: tgt}, nil
+}
