@@ -154,15 +154,25 @@ func (p *process) remove() error   { return nil }
 // tail returns the last n lines of the process's log.
 func (p *process) tail(n int) string { return tailFile(p.log, n) }
 
-// tailFile returns the last n lines of a log file.
+// tailFile returns the last n lines of a log file, after the first ERROR
+// and FATAL lines above them (at most 10): a JVM that exits at start logs
+// its cause long before the hundreds of lines of its shutdown.
 func tailFile(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
 	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+	start := max(len(lines)-n, 0)
+	var out [][]byte
+	for _, l := range lines[:start] {
+		if len(out) < 10 && (bytes.Contains(l, []byte(" ERROR ")) || bytes.Contains(l, []byte(" FATAL "))) {
+			out = append(out, l)
+		}
 	}
-	return string(bytes.Join(lines, []byte("\n")))
+	if len(out) > 0 {
+		out = append([][]byte{[]byte("(first errors of the log)")}, out...)
+		out = append(out, []byte("(last lines of the log)"))
+	}
+	return string(bytes.Join(append(out, lines[start:]...), []byte("\n")))
 }

@@ -35,7 +35,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -479,26 +478,6 @@ func (s *Sandbox) WorkerEnv(host string, port int) []string {
 		"CONNECT_REST_PORT=" + strconv.Itoa(port),
 		"POD_IP=" + host,
 	}
-}
-
-// freePorts asks the kernel for n free TCP ports on host.
-func freePorts(host string, n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			return nil, fmt.Errorf("no free port on %s: %w", host, err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // KafkaVersion returns the Apache Kafka version the sandbox runs.
