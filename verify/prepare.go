@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -20,9 +21,10 @@ type PrepareOptions struct {
 	// (FlinkSavepointOfPlan).
 	Input OffsetsInput
 	// Previous is an observation of this plan made moments ago in this
-	// process (the precheck's, or the previous step's): within
-	// ObservationReuse of its time only the group's members are read again
-	// (RecheckRecent). Nil reads everything.
+	// process by a step that linted this configuration (the precheck's, or
+	// a previous Prepare's): within ObservationReuse of its time only the
+	// group's members are read again (RecheckRecent), and the lint is not
+	// asked of the worker again. Nil reads everything.
 	Previous *Observation
 	// Writers, when set, reads which clusters the Connect worker and MM2's
 	// producer write to, for Recheck (usually ObserveWriters with the
@@ -42,7 +44,9 @@ type Prepared struct {
 	// every write proves the connector's configuration reaches too.
 	Clusters Clusters
 	// Observation is what the clusters held; pass it as
-	// PrepareOptions.Previous to the next step of this process.
+	// PrepareOptions.Previous to the next step of this process. It is
+	// the zero value unless every fact was read (an error of Recheck
+	// leaves it set, one of a read does not).
 	Observation Observation
 	// Reused is true when Previous served (only the group was read again).
 	Reused bool
@@ -76,13 +80,15 @@ func (e *LintError) Is(target error) bool { return target == ErrCheckFailed }
 //     plan.Plan.Blocked);
 //   - proves config is the configuration the plan was built for
 //     (plan.Plan.CheckConfig: a *plan.ConfigChangedError otherwise);
+//   - takes the replication policy from config (connect.ReplicationPolicyOf);
+//   - with a recent opts.Previous, reads the group again and rechecks
+//     (RecheckRecent), and stops there;
 //   - lints config on the worker c (connect.Client.LintConfig, with the
 //     plan's alias, topics and cleared partitions: a *LintError when a
 //     finding is an error);
-//   - takes the replication policy from config (connect.ReplicationPolicyOf);
-//   - observes the clusters (Observe, or RecheckRecent with
-//     opts.Previous) and the writers (opts.Writers), and rechecks the plan
-//     against them (Recheck: a *StalePlanError naming every change).
+//   - observes the clusters (Observe) and the writers (opts.Writers), and
+//     rechecks the plan against them (Recheck: a *StalePlanError naming
+//     every change).
 //
 // It writes nothing. The result's Clusters are what CreateOrAdopt, Patch,
 // CheckResumable and Resume take.
@@ -97,13 +103,7 @@ func Prepare(ctx context.Context, c *connect.Client, source, target ClusterReade
 	if err := p.CheckConfig(config); err != nil {
 		return out, fmt.Errorf("the connector configuration: %w", err)
 	}
-	findings, err := c.LintConfig(ctx, config, lintExpectations(p))
-	if err != nil {
-		return out, fmt.Errorf("lint the connector configuration: %w", err)
-	}
-	if connect.HasErrors(findings) {
-		return out, &LintError{Findings: findings}
-	}
+	var err error
 	if out.Policy, err = connect.ReplicationPolicyOf(config); err != nil {
 		return out, err
 	}
@@ -114,10 +114,20 @@ func Prepare(ctx context.Context, c *connect.Client, source, target ClusterReade
 	if opts.Previous != nil {
 		obs := *opts.Previous
 		if reused, err := RecheckRecent(ctx, source, p, &obs, now); reused {
-			out.Observation, out.Reused = obs, true
+			out.Reused = true
 			out.Clusters = Clusters{Source: obs.SourceClusterID, Target: obs.TargetClusterID}
+			if err == nil || errors.Is(err, ErrStalePlan) { // the group was read
+				out.Observation = obs
+			}
 			return out, err
 		}
+	}
+	findings, err := c.LintConfig(ctx, config, lintExpectations(p))
+	if err != nil {
+		return out, fmt.Errorf("lint the connector configuration: %w", err)
+	}
+	if connect.HasErrors(findings) {
+		return out, &LintError{Findings: findings}
 	}
 	input := opts.Input
 	if p.OffsetsFrom.Kind == plan.FromFlinkSavepoint && input == nil {

@@ -169,7 +169,7 @@ func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 		opts.Input = mm2Input(env, s)
 	}
 	prep, err := verify.Prepare(ctx, env.Connect, env.Source, env.Target, p, cfg, opts)
-	if prep.Observation.SourceClusterID != "" {
+	if prep.Observation.SourceClusterID != "" { // every fact was read
 		env.observed = &prep.Observation
 		env.clusters = &prep.Clusters
 	}
