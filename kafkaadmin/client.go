@@ -44,7 +44,9 @@ type Client struct {
 }
 
 // NewClient validates cfg and reads its TLS files. It does not contact
-// Kafka. It returns a [*ConfigError] for a bad config.
+// Kafka. It returns a [*ConfigError] for a bad config, including one that
+// a Config.Sarama function fails or completes into settings sarama
+// rejects: NewClient calls that function once to find out.
 func NewClient(cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -71,6 +73,13 @@ func NewClient(cfg Config) (*Client, error) {
 	r := &Client{cfg: cfg, tls: tc, log: log}
 	if cfg.SASLMechanism == OAuthBearer {
 		r.tokens = newTokenSource(cfg.OAuth, tc, cfg.RequestTimeout)
+	}
+	if cfg.Sarama != nil {
+		// The settings of a call, built once without dialing: a failing
+		// completion is a configuration error now, not at the first call.
+		if _, err := r.saramaConfig(&callDialer{ctx: context.Background(), tls: tc, requests: &r.requests}); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }

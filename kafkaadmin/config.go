@@ -103,8 +103,9 @@ type Config struct {
 	// your own client settings, such as SASL OAUTHBEARER with a
 	// TokenProvider, GSSAPI, a cloud provider's IAM mechanism, or TLS set
 	// up in code. Leave SASLMechanism, Username and Password empty for a
-	// mechanism set here. It is called once per Client call (it must be
-	// safe for concurrent use). Whatever it sets, the package keeps its own
+	// mechanism set here. It is called once by NewClient, which reports
+	// its error, then once per Client call (it must be safe for concurrent
+	// use). Whatever it sets, the package keeps its own
 	// dialer (cancellation and request counting), its retries (sarama's
 	// are off) and no topic auto-creation; TLS enabled here (Net.TLS) is
 	// done by that dialer with Net.TLS.Config, and a dialer set here

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/IBM/sarama"
 	"github.com/mm2cutover/mm2cutover/redact"
 )
 
@@ -68,6 +70,37 @@ func TestNewClientMissingCAFile(t *testing.T) {
 	var ce *ConfigError
 	if !errors.As(err, &ce) || ce.Field != "TLS.CAFile" {
 		t.Fatalf("NewClient() = %v, want a *ConfigError for TLS.CAFile", err)
+	}
+}
+
+// TestNewClientRunsTheSaramaHook: a Config.Sarama function that fails, or
+// that completes the settings into ones sarama rejects, is a *ConfigError
+// of NewClient, before any call; one that succeeds builds a client.
+func TestNewClientRunsTheSaramaHook(t *testing.T) {
+	boom := errors.New("no token")
+	for _, tt := range []struct {
+		name  string
+		hook  func(*sarama.Config) error
+		field string
+		is    error
+	}{
+		{"fails", func(*sarama.Config) error { return boom }, "Sarama", boom},
+		{"invalid settings", func(c *sarama.Config) error { c.Net.SASL.Enable = true; c.Net.SASL.Mechanism = "NONSENSE"; return nil }, "Config", nil},
+		{"succeeds", func(c *sarama.Config) error { c.Net.KeepAlive = time.Minute; return nil }, "", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := NewClient(Config{BootstrapServers: []string{"h:1"}, Sarama: tt.hook})
+			if tt.field == "" {
+				if err != nil || r == nil {
+					t.Fatalf("NewClient() = %v, %v; want a client", r, err)
+				}
+				return
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Field != tt.field || (tt.is != nil && !errors.Is(err, tt.is)) {
+				t.Fatalf("NewClient() error = %v, want a *ConfigError for %s", err, tt.field)
+			}
+		})
 	}
 }
 
