@@ -192,7 +192,7 @@ func (b *Broker) formatAndStart(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	return b.Start(ctx)
+	return b.start(ctx)
 }
 
 // Bootstrap returns the address of the cluster's first node: its client
@@ -217,14 +217,26 @@ func (b *Broker) Nodes() []*Node { return b.nodes }
 
 // Start starts every stopped node of the cluster (same ports and data) at
 // once and waits until each answers metadata requests that list every node.
+// It first waits for one of the machine's JVM start slots (StartSlotsEnv).
 func (b *Broker) Start(ctx context.Context) error {
 	if len(b.nodes) == 0 || b.nodes[0].proc == nil {
 		return ErrNotOwner
 	}
+	release, err := takeStartSlot(ctx, nil, b.name+" cluster")
+	if err != nil {
+		return err
+	}
+	defer release()
+	return b.start(ctx)
+}
+
+// start is Start without the start slot: the caller holds one. The nodes
+// start together under that one slot, since each waits for all of them.
+func (b *Broker) start(ctx context.Context) error {
 	errs := make([]error, len(b.nodes))
 	var wg sync.WaitGroup
 	for i, nd := range b.nodes {
-		wg.Go(func() { errs[i] = nd.Start(ctx) })
+		wg.Go(func() { errs[i] = nd.start(ctx) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -254,11 +266,22 @@ func (nd *Node) Addr() string { return nd.addr }
 func (nd *Node) InternalAddr() string { return nd.internal }
 
 // Start starts a stopped node and waits until it answers metadata requests
-// that list every node of its cluster.
+// that list every node of its cluster. It first waits for one of the
+// machine's JVM start slots (StartSlotsEnv).
 func (nd *Node) Start(ctx context.Context) error {
 	if nd.proc == nil {
 		return ErrNotOwner
 	}
+	release, err := takeStartSlot(ctx, nil, nd.proc.label())
+	if err != nil {
+		return err
+	}
+	defer release()
+	return nd.start(ctx)
+}
+
+// start is Start without the start slot: the caller holds one.
+func (nd *Node) start(ctx context.Context) error {
 	if err := nd.proc.start(); err != nil {
 		return err
 	}

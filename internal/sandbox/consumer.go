@@ -73,6 +73,11 @@ func (s *Sandbox) StartJavaConsumer(ctx context.Context, cfg JavaConsumerConfig)
 		"--consumer-property", "client.id=mm2cutover-java-consumer")
 	c := &JavaConsumer{cfg: cfg, boot: s.source.bootstrap, rmDir: rmDir,
 		proc: &process{name: "java consumer (" + cfg.Protocol + ")", argv: argv, env: baseEnv(), dir: dir, log: filepath.Join(dir, "consumer.log")}}
+	release, err := takeStartSlot(ctx, s.log, "java consumer")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if err := c.proc.start(); err != nil {
 		return nil, err
 	}

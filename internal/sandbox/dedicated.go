@@ -144,6 +144,11 @@ func (s *Sandbox) StartDedicatedMM2(ctx context.Context, cfg DedicatedConfig) (*
 		"-cp", filepath.Join(libs, "*"), "org.apache.kafka.connect.mirror.MirrorMaker", propsPath, "--clusters", tgt)
 	m := &DedicatedMM2{sourceAlias: src, props: propsPath, rmDir: rmDir,
 		proc: &process{name: "dedicated mm2", argv: argv, env: baseEnv(), dir: dir, log: filepath.Join(dir, "mm2.log")}}
+	release, err := takeStartSlot(ctx, s.log, "dedicated mm2")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if err := m.proc.start(); err != nil {
 		return nil, err
 	}

@@ -324,6 +324,13 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		}
 	}
 
+	// One start slot for the whole sandbox (startslots.go): its JVMs start
+	// together, the clusters before the workers.
+	release, err := takeStartSlot(ctx, log, "sandbox")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	// The two clusters format and start in parallel; each takes a few seconds.
 	if s.source, err = s.newBroker("source", max(cfg.SourceBrokers, 1), java, dist, confDir, env); err != nil {
 		return nil, err
@@ -351,7 +358,7 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	}
 	errs = make([]error, len(s.workers))
 	for i, w := range s.workers {
-		wg.Go(func() { errs[i] = w.Start(ctx) })
+		wg.Go(func() { errs[i] = w.start(ctx) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -630,11 +637,22 @@ func (w *Worker) URL() string { return w.url }
 func (w *Worker) LocalUser() User { return w.local }
 
 // Start starts a stopped worker and waits until it is usable: GET / answers
-// and GET /connector-plugins lists MirrorSourceConnector.
+// and GET /connector-plugins lists MirrorSourceConnector. It first waits for
+// one of the machine's JVM start slots (StartSlotsEnv).
 func (w *Worker) Start(ctx context.Context) error {
 	if w.proc == nil {
 		return ErrNotOwner
 	}
+	release, err := takeStartSlot(ctx, nil, w.proc.label())
+	if err != nil {
+		return err
+	}
+	defer release()
+	return w.start(ctx)
+}
+
+// start is Start without the start slot: the caller holds one.
+func (w *Worker) start(ctx context.Context) error {
 	if err := w.proc.start(); err != nil {
 		return err
 	}
