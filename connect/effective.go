@@ -43,7 +43,7 @@ func ReplicationPolicyOf(config map[string]string) (offsets.ReplicationPolicy, e
 		return offsets.ReplicationPolicy{}, fmt.Errorf("%w: replication.policy.class %s: the cutover names target topics only under %s or %s",
 			offsets.ErrInvalidPolicy, class, offsets.IdentityPolicyClass, offsets.DefaultPolicyClass)
 	}
-	p := offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: orDefault(strings.TrimSpace(config["source.cluster.alias"]), "source")}
+	p := offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: offsets.SourceAliasOf(config)}
 	if sep, ok := config["replication.policy.separator"]; ok {
 		switch sep = strings.TrimSpace(sep); sep {
 		case "":
@@ -106,7 +106,7 @@ func NewTopicFilter(config map[string]string, workerVersion string) (TopicFilter
 		return TopicFilter{}, fmt.Errorf("topic.filter.class %s: only %s can be evaluated", class, defaultTopicFilterClass)
 	}
 	v, err := parseKafkaVersion(workerVersion)
-	f := TopicFilter{newInternal: err == nil && v.atLeast(versionNewInternal), targetAlias: orDefault(strings.TrimSpace(config["target.cluster.alias"]), "target")}
+	f := TopicFilter{newInternal: err == nil && v.atLeast(versionNewInternal), targetAlias: offsets.TargetAliasOf(config)}
 	f.policy, _ = ReplicationPolicyOf(config) // the zero value, identity, on error
 	if f.include, err = compileTopicList(config, "topics", ".*"); err != nil {
 		return TopicFilter{}, err

@@ -190,7 +190,7 @@ func Lint(config map[string]string, workerVersion string, exp LintExpectations) 
 
 	lintDiversions(config, workerVersion, exp, add)
 
-	alias := orDefault(config["source.cluster.alias"], "source")
+	alias := offsets.SourceAliasOf(config)
 	if exp.SourceAlias != "" && alias != exp.SourceAlias {
 		add(SeverityError, "source.cluster.alias", fmt.Sprintf("is %q but the plan's partitions use %q: Connect would accept the offsets and never read them", alias, exp.SourceAlias),
 			"use the plan's alias or rebuild the plan")

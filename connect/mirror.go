@@ -140,8 +140,8 @@ func (m MirrorSource) Config() (map[string]string, error) {
 	cfg := map[string]string{
 		"name":                              m.Name,
 		"connector.class":                   MirrorSourceConnectorClass,
-		"source.cluster.alias":              orDefault(m.SourceAlias, "source"),
-		"target.cluster.alias":              orDefault(m.TargetAlias, "target"),
+		"source.cluster.alias":              orDefault(m.SourceAlias, offsets.DefaultSourceAlias),
+		"target.cluster.alias":              orDefault(m.TargetAlias, offsets.DefaultTargetAlias),
 		"source.cluster.bootstrap.servers":  m.SourceBootstrap,
 		"target.cluster.bootstrap.servers":  m.TargetBootstrap,
 		"topics":                            strings.Join(topics, ","),

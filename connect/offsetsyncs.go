@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // OffsetSyncsTopic is the explicit decision to let MirrorSourceConnector
@@ -66,9 +68,9 @@ func OffsetSyncs(config map[string]string, workerVersion string) (OffsetSyncsPla
 		return OffsetSyncsPlacement{}, err
 	}
 	loc := strings.TrimSpace(orDefault(config["offset-syncs.topic.location"], "source"))
-	alias := orDefault(config["target.cluster.alias"], "target")
+	alias := offsets.TargetAliasOf(config)
 	if loc != "source" {
-		alias = orDefault(config["source.cluster.alias"], "source")
+		alias = offsets.SourceAliasOf(config)
 	}
 	sep := "."
 	if s, ok := config["replication.policy.separator"]; ok && !isFalse(config["replication.policy.internal.topic.separator.enabled"]) {

@@ -29,6 +29,37 @@ const (
 	DefaultPolicyClass  = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"
 )
 
+// MirrorMaker 2's default cluster aliases (source.cluster.alias,
+// target.cluster.alias).
+const (
+	DefaultSourceAlias = "source"
+	DefaultTargetAlias = "target"
+)
+
+// SourceAliasOf returns the source.cluster.alias a MirrorSourceConnector
+// with this configuration runs with, the "cluster" of every source
+// partition it stores an offset for: the value trimmed, as Kafka's
+// ConfigDef parses a STRING, or DefaultSourceAlias when the key is absent.
+// A key present with an empty value is the empty alias: Kafka falls back
+// to the default only for a missing key.
+func SourceAliasOf(config map[string]string) string {
+	return aliasOf(config, "source.cluster.alias", DefaultSourceAlias)
+}
+
+// TargetAliasOf returns the target.cluster.alias of the configuration, by
+// the rule of SourceAliasOf.
+func TargetAliasOf(config map[string]string) string {
+	return aliasOf(config, "target.cluster.alias", DefaultTargetAlias)
+}
+
+func aliasOf(config map[string]string, key, def string) string {
+	v, ok := config[key]
+	if !ok {
+		return def
+	}
+	return strings.TrimSpace(v)
+}
+
 // ErrInvalidPolicy: a replication policy that cannot name target topics.
 var ErrInvalidPolicy = errors.New("offsets: invalid replication policy")
 

@@ -42,3 +42,27 @@ func TestPolicyClass(t *testing.T) {
 		t.Errorf("default policy class %s", c)
 	}
 }
+
+// TestAliasOf: the aliases MirrorMaker 2 runs with, by Kafka's rule for a
+// STRING setting: a missing key is the default, a present one is trimmed
+// (ConfigDef.parseType), and an empty one stays empty.
+func TestAliasOf(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		config         map[string]string
+		source, target string
+	}{
+		{"unset", map[string]string{}, "source", "target"},
+		{"nil config", nil, "source", "target"},
+		{"set", map[string]string{"source.cluster.alias": "dc1", "target.cluster.alias": "dc2"}, "dc1", "dc2"},
+		{"spaces from a properties file", map[string]string{"source.cluster.alias": " dc1\t", "target.cluster.alias": "dc2 "}, "dc1", "dc2"},
+		{"empty is not the default", map[string]string{"source.cluster.alias": "", "target.cluster.alias": "  "}, "", ""},
+	} {
+		if got := offsets.SourceAliasOf(tt.config); got != tt.source {
+			t.Errorf("%s: SourceAliasOf = %q, want %q", tt.name, got, tt.source)
+		}
+		if got := offsets.TargetAliasOf(tt.config); got != tt.target {
+			t.Errorf("%s: TargetAliasOf = %q, want %q", tt.name, got, tt.target)
+		}
+	}
+}

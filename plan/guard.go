@@ -38,11 +38,7 @@ func (p *Plan) CheckConfig(config map[string]string) error {
 	if name, ok := config["name"]; ok && name != p.ConnectorName {
 		return &ConfigChangedError{Field: "name", Plan: p.ConnectorName, Have: name}
 	}
-	alias, ok := config["source.cluster.alias"]
-	if !ok {
-		alias = mmSourceAliasDefault
-	}
-	if alias != p.SourceAlias {
+	if alias := offsets.SourceAliasOf(config); alias != p.SourceAlias {
 		return &ConfigChangedError{Field: "source.cluster.alias", Plan: p.SourceAlias, Have: alias}
 	}
 	if d := configDigestOf(p.SchemaVersion, config); d != p.ConfigDigest {

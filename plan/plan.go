@@ -355,9 +355,6 @@ func (o OffsetsSource) validate(version int) error {
 	return nil
 }
 
-// mmSourceAliasDefault is MirrorSourceConnector's default source.cluster.alias.
-const mmSourceAliasDefault = "source"
-
 func checkSpec(s Spec) error {
 	for _, f := range []struct{ name, v string }{
 		{"source_cluster_id", s.SourceClusterID},
@@ -376,11 +373,7 @@ func checkSpec(s Spec) error {
 	if len(s.ConnectorConfig) == 0 {
 		return &FieldError{Field: "config_digest", Err: ErrMissingField, Detail: "no connector config given"}
 	}
-	alias, ok := s.ConnectorConfig["source.cluster.alias"]
-	if !ok {
-		alias = mmSourceAliasDefault
-	}
-	if alias != s.SourceAlias {
+	if alias := offsets.SourceAliasOf(s.ConnectorConfig); alias != s.SourceAlias {
 		return &FieldError{Field: "source_alias", Err: ErrConfigMismatch,
 			Detail: "connector config has source.cluster.alias " + strconv.Quote(alias) + "; offsets under " + strconv.Quote(s.SourceAlias) + " would be accepted by Connect and never read"}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 )
 
@@ -119,7 +120,7 @@ func CheckConnector(p *plan.Plan, f ConnectorFacts) error {
 	if len(f.Config) == 0 {
 		return refuse("config", "", "", nil)
 	}
-	if alias := aliasOf(f.Config); alias != p.SourceAlias {
+	if alias := offsets.SourceAliasOf(f.Config); alias != p.SourceAlias {
 		return refuse("source.cluster.alias", p.SourceAlias, alias, nil)
 	}
 	filter, ferr := connect.NewTopicFilter(f.Config, f.WorkerVersion)
@@ -136,15 +137,6 @@ func CheckConnector(p *plan.Plan, f ConnectorFacts) error {
 		return refuse("config_digest", p.ConfigDigest, "", err)
 	}
 	return nil
-}
-
-// aliasOf is a connector configuration's source.cluster.alias, "source"
-// when unset (MirrorMaker 2's default).
-func aliasOf(config map[string]string) string {
-	if a, ok := config["source.cluster.alias"]; ok {
-		return a
-	}
-	return "source"
 }
 
 // planTopics returns the plan's source topics in plan order (sorted).

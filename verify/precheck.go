@@ -494,11 +494,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	}
 
 	if r.WorkerVersion != "" {
-		alias := spec.Config["source.cluster.alias"]
-		if alias == "" {
-			alias = "source"
-		}
-		exp := connect.LintExpectations{SourceAlias: alias, HasClearedPartition: hasZero(r.Group), Topics: spec.Topics}
+		exp := connect.LintExpectations{SourceAlias: offsets.SourceAliasOf(spec.Config), HasClearedPartition: hasZero(r.Group), Topics: spec.Topics}
 		if callerPolicy != (offsets.ReplicationPolicy{}) {
 			exp.Policy = &callerPolicy
 		}

@@ -71,7 +71,7 @@ func checkOwnConnector(cs *Checks, name string, want map[string]string, wouldBe 
 		cs.add(check, Fail, "a connector named %s already exists (%s, source alias %q, topics %q) with another configuration than the cutover's: "+
 			"apply would refuse it, and no step writes to it; choose a connector name nobody uses (-connector), or, if it is a leftover of "+
 			"an earlier attempt of yours, remove it and its offsets (PUT /connectors/%s/stop, DELETE /connectors/%s/offsets, DELETE /connectors/%s)",
-			name, state, aliasOf(have.config), have.config["topics"], name, name, name)
+			name, state, offsets.SourceAliasOf(have.config), have.config["topics"], name, name, name)
 		return
 	}
 	switch have.state {
@@ -126,7 +126,7 @@ func precheckOwnConnector(ctx context.Context, cs *Checks, c *connect.Client, sp
 	if snap, err := r.PlanSnapshot(); err == nil && have.exists {
 		wouldBe, _ = plan.Build(plan.Spec{
 			CreatedAt: time.Now().UTC(), SourceClusterID: r.SourceClusterID, TargetClusterID: r.TargetClusterID,
-			ConnectorName: spec.Connector, SourceAlias: aliasOf(spec.Config), ConnectorConfig: spec.Config, GroupID: spec.Group,
+			ConnectorName: spec.Connector, SourceAlias: offsets.SourceAliasOf(spec.Config), ConnectorConfig: spec.Config, GroupID: spec.Group,
 			OffsetsFrom: r.OffsetsFrom, AcceptExpired: spec.AcceptExpired,
 		}, snap) // nil when it cannot be built: the offsets are then not compared
 	}

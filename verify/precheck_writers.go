@@ -136,14 +136,11 @@ func splitList(v string) []string {
 // IdentityReplicationPolicy, "<its source alias><separator><topic>" under
 // DefaultReplicationPolicy (MM2's default). ok is false for another policy.
 func remoteTopic(config map[string]string, topic string) (string, bool) {
-	p := offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: config["source.cluster.alias"], Separator: config["replication.policy.separator"]}
+	p := offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: offsets.SourceAliasOf(config), Separator: config["replication.policy.separator"]}
 	switch strings.TrimSpace(config["replication.policy.class"]) {
 	case offsets.IdentityPolicyClass:
 		p = offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}
 	case "", offsets.DefaultPolicyClass:
-		if p.SourceAlias == "" {
-			p.SourceAlias = "source"
-		}
 	default:
 		return "", false
 	}
