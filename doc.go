@@ -65,8 +65,9 @@
 // and retries, the connector config builder and lint), kafkaadmin (group
 // offsets, group state and log bounds read with sarama), flinksavepoint (a
 // Flink savepoint's KafkaSource positions), flinkrest (the old Flink job's
-// state from its REST API), verify (the precheck, the re-checks, the
-// writing steps of apply, resume and rollback as functions called in order,
+// state from its REST API), verify (the precheck, Prepare and the
+// re-checks, the writing steps of apply, resume and rollback as functions
+// called in order,
 // read-back and post-resume checks, and Classify, the one classification
 // of errors) and redact (what counts as a secret, and how it is
 // hidden). Every I/O call takes a context.Context first; the

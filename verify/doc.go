@@ -29,6 +29,10 @@
 //   - CaptureBoundary records, just before resume, the first record MM2 will
 //     copy on each partition; CheckBoundary compares the first record MM2
 //     wrote to the target with it and counts the duplicates the old job left.
+//   - Prepare comes first in every step that writes: the plan valid and not
+//     blocked, the configuration the plan's and passing the worker's lint,
+//     the replication policy taken from that configuration, the clusters
+//     re-read (or a recent Observation reused) and compared with the plan.
 //   - The writing steps are functions a tool calls in order, each proving
 //     the connector is the plan's right before it writes: CreateOrAdopt
 //     (then connect.Client.RequireStopped), GuardOffsets, Patch and ReadBack

@@ -22,7 +22,7 @@ var ErrPlanMismatch = verify.Mark(verify.KindRefused, "plan does not match")
 
 // Audit appends one JSON line per step to w: what was found and done, for
 // the record of the change. It never holds a secret: plans and offsets
-// carry none, and configurations go through plan.Redact.
+// carry none, and configurations go through RedactConfig (package redact).
 type Audit struct {
 	mu sync.Mutex
 	w  io.Writer
