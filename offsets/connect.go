@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/mm2cutover/mm2cutover/internal/jsonstr"
 )
 
 // ConnectPartition is the Connect source partition under which
@@ -75,9 +77,9 @@ func CompareConnectOffsets(a, b ConnectOffset) int {
 // integer or null.
 func (o ConnectOffset) AppendJSON(buf []byte) []byte {
 	buf = append(buf, `{"partition":{"cluster":`...)
-	buf = appendString(buf, o.Partition.Cluster)
+	buf = jsonstr.Append(buf, o.Partition.Cluster)
 	buf = append(buf, `,"topic":`...)
-	buf = appendString(buf, o.Partition.Topic)
+	buf = jsonstr.Append(buf, o.Partition.Topic)
 	buf = append(buf, `,"partition":`...)
 	buf = strconv.AppendInt(buf, int64(o.Partition.Partition), 10)
 	buf = append(buf, `},"offset":`...)
@@ -234,20 +236,6 @@ func malformed(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %v", ErrMalformed, err)
-}
-
-// appendString appends s as a JSON string, escaped as encoding/json does:
-// plain ASCII is copied, anything else goes through json.Marshal.
-func appendString(buf []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s) // a string always marshals
-			return append(buf, b...)
-		}
-	}
-	buf = append(buf, '"')
-	buf = append(buf, s...)
-	return append(buf, '"')
 }
 
 // PatchBody returns the body of Kafka Connect's PATCH

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/internal/jsonstr"
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
@@ -200,7 +201,7 @@ func (w *jsonWriter) key(name string, first bool) {
 	if w.indent {
 		w.buf = append(w.buf, "\n  "...)
 	}
-	w.buf = appendString(w.buf, name)
+	w.buf = jsonstr.Append(w.buf, name)
 	w.buf = append(w.buf, ':')
 	if w.indent {
 		w.buf = append(w.buf, ' ')
@@ -209,7 +210,7 @@ func (w *jsonWriter) key(name string, first bool) {
 
 func (w *jsonWriter) str(name, v string) {
 	w.key(name, false)
-	w.buf = appendString(w.buf, v)
+	w.buf = jsonstr.Append(w.buf, v)
 }
 
 // list writes a top-level array of n elements, each written by elem.
@@ -250,9 +251,9 @@ func (w *jsonWriter) plan(p *Plan, withFingerprint bool) {
 	if p.SchemaVersion >= 2 {
 		w.key("offsets_from", false)
 		w.buf = append(w.buf, `{"kind":`...)
-		w.buf = appendString(w.buf, string(p.OffsetsFrom.Kind))
+		w.buf = jsonstr.Append(w.buf, string(p.OffsetsFrom.Kind))
 		w.buf = append(w.buf, `,"ref":`...)
-		w.buf = appendString(w.buf, p.OffsetsFrom.Ref)
+		w.buf = jsonstr.Append(w.buf, p.OffsetsFrom.Ref)
 		w.buf = append(w.buf, `,"overrides_group":`...)
 		w.buf = strconv.AppendBool(w.buf, p.OffsetsFrom.OverridesGroup)
 		w.buf = append(w.buf, '}')
@@ -261,13 +262,13 @@ func (w *jsonWriter) plan(p *Plan, withFingerprint bool) {
 	w.list("expired_data_accepted", len(p.Accepted), func(i int) {
 		a := &p.Accepted[i]
 		w.buf = append(w.buf, `{"topic":`...)
-		w.buf = appendString(w.buf, a.Partition.Topic)
+		w.buf = jsonstr.Append(w.buf, a.Partition.Topic)
 		w.buf = append(w.buf, `,"partition":`...)
 		w.buf = strconv.AppendInt(w.buf, int64(a.Partition.Partition), 10)
 		w.buf = append(w.buf, `,"accepted_by":`...)
-		w.buf = appendString(w.buf, a.By)
+		w.buf = jsonstr.Append(w.buf, a.By)
 		w.buf = append(w.buf, `,"note":`...)
-		w.buf = appendString(w.buf, a.Note)
+		w.buf = jsonstr.Append(w.buf, a.Note)
 		w.buf = append(w.buf, '}')
 	})
 	w.list("partitions", len(p.Entries), func(i int) { w.buf = appendEntry(w.buf, &p.Entries[i]) })
@@ -285,7 +286,7 @@ func (w *jsonWriter) plan(p *Plan, withFingerprint bool) {
 
 func appendEntry(b []byte, e *Entry) []byte {
 	b = append(b, `{"topic":`...)
-	b = appendString(b, e.Partition.Topic)
+	b = jsonstr.Append(b, e.Partition.Topic)
 	b = append(b, `,"partition":`...)
 	b = strconv.AppendInt(b, int64(e.Partition.Partition), 10)
 	b = append(b, `,"group_offset":`...)
@@ -311,22 +312,8 @@ func appendEntry(b []byte, e *Entry) []byte {
 	b = append(b, `,"lost":`...)
 	b = strconv.AppendInt(b, e.Lost, 10)
 	b = append(b, `,"reason":`...)
-	b = appendString(b, e.Reason)
+	b = jsonstr.Append(b, e.Reason)
 	return append(b, '}')
-}
-
-// appendString appends s as a JSON string escaped as encoding/json does:
-// plain ASCII is copied, anything else goes through json.Marshal.
-func appendString(buf []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s) // a string always marshals
-			return append(buf, b...)
-		}
-	}
-	buf = append(buf, '"')
-	buf = append(buf, s...)
-	return append(buf, '"')
 }
 
 // jsonInt is a JSON integer read into an int64, with whether the field was

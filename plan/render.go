@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/mm2cutover/mm2cutover/internal/jsonstr"
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
@@ -80,7 +81,7 @@ func (p *Plan) WriteStrimziConfigMap(w io.Writer, name, namespace string) error 
 	}
 	var b []byte
 	b = append(b, "# Connect offsets for connector "...)
-	b = appendString(b, p.ConnectorName)
+	b = jsonstr.Append(b, p.ConnectorName)
 	b = append(b, ", plan "...)
 	b = append(b, p.Fingerprint...)
 	if StrimziKindOf(p.ConnectorName) == StrimziKafkaMirrorMaker2 {
@@ -103,9 +104,9 @@ func (p *Plan) WriteStrimziConfigMap(w io.Writer, name, namespace string) error 
 		b = append(b, namespace...)
 	}
 	b = append(b, "\n  annotations:\n    mm2cutover.io/plan-fingerprint: "...)
-	b = appendString(b, p.Fingerprint)
+	b = jsonstr.Append(b, p.Fingerprint)
 	b = append(b, "\n    mm2cutover.io/connector: "...)
-	b = appendString(b, p.ConnectorName)
+	b = jsonstr.Append(b, p.ConnectorName)
 	b = append(b, "\ndata:\n  "...)
 	b = append(b, key...)
 	b = append(b, ": |\n"...)

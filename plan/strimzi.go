@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mm2cutover/mm2cutover/internal/jsonstr"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/redact"
 )
@@ -263,24 +264,24 @@ func (p *Plan) strimziConfigMap(name, namespace string) ([]byte, error) {
 
 func (p *Plan) appendMetadata(b []byte, indent, name, namespace string, labels map[string]string) []byte {
 	b = append(b, indent+"metadata:\n"+indent+"  name: "...)
-	b = appendString(b, name)
+	b = jsonstr.Append(b, name)
 	if namespace != "" {
 		b = append(b, "\n"+indent+"  namespace: "...)
-		b = appendString(b, namespace)
+		b = jsonstr.Append(b, namespace)
 	}
 	if len(labels) > 0 {
 		b = append(b, "\n"+indent+"  labels:"...)
 		for _, k := range slices.Sorted(maps.Keys(labels)) {
 			b = append(b, "\n"+indent+"    "...)
-			b = appendString(b, k)
+			b = jsonstr.Append(b, k)
 			b = append(b, ": "...)
-			b = appendString(b, labels[k])
+			b = jsonstr.Append(b, labels[k])
 		}
 	}
 	b = append(b, "\n"+indent+"  annotations:\n"+indent+"    mm2cutover.io/plan-fingerprint: "...)
-	b = appendString(b, p.Fingerprint)
+	b = jsonstr.Append(b, p.Fingerprint)
 	b = append(b, "\n"+indent+"    mm2cutover.io/connector: "...)
-	b = appendString(b, p.ConnectorName)
+	b = jsonstr.Append(b, p.ConnectorName)
 	return append(b, '\n')
 }
 
@@ -301,17 +302,17 @@ func appendConnectorSpec(b []byte, indent string, config map[string]string, skip
 		}
 		n++
 		b = append(b, "\n"+indent+"  "...)
-		b = appendString(b, k)
+		b = jsonstr.Append(b, k)
 		b = append(b, ": "...)
-		b = appendString(b, config[k])
+		b = jsonstr.Append(b, config[k])
 	}
 	if n == 0 {
 		b = append(b, " {}"...)
 	}
 	b = append(b, "\n"+indent+"alterOffsets:\n"+indent+"  fromConfigMap:\n"+indent+"    name: "...)
-	b = appendString(b, r.AlterConfigMap)
+	b = jsonstr.Append(b, r.AlterConfigMap)
 	b = append(b, "\n"+indent+"listOffsets:\n"+indent+"  toConfigMap:\n"+indent+"    name: "...)
-	b = appendString(b, r.ListConfigMap)
+	b = jsonstr.Append(b, r.ListConfigMap)
 	return append(b, '\n')
 }
 
@@ -320,7 +321,7 @@ func (p *Plan) appendKafkaConnector(b []byte, r StrimziResources) []byte {
 	b = p.appendMetadata(b, "", p.ConnectorName, r.Namespace, map[string]string{"strimzi.io/cluster": r.Cluster})
 	b = append(b, "spec:\n  class: "...)
 	class := r.Config["connector.class"]
-	b = appendString(b, class)
+	b = jsonstr.Append(b, class)
 	b = append(b, '\n')
 	return appendConnectorSpec(b, "  ", r.Config, []string{"name", "connector.class", "tasks.max"}, r)
 }
@@ -364,11 +365,11 @@ func (p *Plan) appendKafkaMirrorMaker2(b, cm []byte, r StrimziResources) ([]byte
 		{"\n    topicsPattern: ", cfg["topics"]},
 	} {
 		b = append(b, f.key...)
-		b = appendString(b, f.val)
+		b = jsonstr.Append(b, f.val)
 	}
 	if ex, ok := cfg["topics.exclude"]; ok {
 		b = append(b, "\n    topicsExcludePattern: "...)
-		b = appendString(b, ex)
+		b = jsonstr.Append(b, ex)
 	}
 	b = append(b, "\n    sourceConnector:\n"...)
 	return appendConnectorSpec(b, "      ", cfg, strimziOwned, r), nil
