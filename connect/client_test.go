@@ -424,8 +424,8 @@ func TestGuardRefusesPausedWithoutWriting(t *testing.T) {
 		if !errors.As(err, &nse) || !errors.Is(err, connect.ErrNotStopped) {
 			t.Fatalf("%s: err = %v, want *NotStoppedError", name, err)
 		}
-		if nse.State != "PAUSED" || nse.Tasks != 1 || !strings.Contains(err.Error(), "/connectors/mm2/stop") {
-			t.Errorf("%s: %+v: %v", name, nse, err)
+		if nse.State != "PAUSED" || nse.Tasks != 1 || !strings.Contains(nse.Advice(), "/connectors/mm2/stop") {
+			t.Errorf("%s: state %q, %d tasks, advice %q: %v", name, nse.State, nse.Tasks, nse.Advice(), err)
 		}
 	}
 }

@@ -220,14 +220,23 @@ type NotStoppedError struct {
 func (e *NotStoppedError) Error() string {
 	state := e.State
 	if state == "" {
-		state = "not STOPPED"
+		state = "in an unknown state"
 	}
-	s := fmt.Sprintf("connect: connector %q is %s with %d task(s); offsets can only change while it is STOPPED with no tasks: "+
-		"stop it (PUT /connectors/%s/stop) and wait until its status is STOPPED with an empty task list", e.Connector, state, e.Tasks, e.Connector)
+	s := fmt.Sprintf("connect: connector %q is %s with %d task(s), not STOPPED with none", e.Connector, state, e.Tasks)
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
 	return s
+}
+
+// Advice says when offsets can change: a connector still settling may
+// reach STOPPED; any other must be stopped first.
+func (e *NotStoppedError) Advice() string {
+	if e.Settling {
+		return "the connector was still between states: run the step again once its status is STOPPED with an empty task list"
+	}
+	return fmt.Sprintf("offsets change only while the connector is STOPPED with no tasks: stop it (PUT /connectors/%s/stop) "+
+		"and wait until its status is STOPPED with an empty task list", e.Connector)
 }
 
 // Is reports true for ErrNotStopped.

@@ -54,5 +54,5 @@ func Example_resume() {
 	// audit: resume mm2-orders
 	// RUNNING true
 	// done
-	// refused: connect: connector "mm2-orders" is RUNNING with 1 task(s); offsets can only change while it is STOPPED with no tasks: stop it (PUT /connectors/mm2-orders/stop) and wait until its status is STOPPED with an empty task list
+	// refused: connect: connector "mm2-orders" is RUNNING with 1 task(s), not STOPPED with none
 }

@@ -85,7 +85,8 @@ type result struct {
 	Partitions  int     `json:"partitions"`
 	Matched     int     `json:"matched"`
 	Error       string  `json:"error,omitempty"`
-	Kind        string  `json:"kind,omitempty"` // verify.Classify's name for the error
+	Kind        string  `json:"kind,omitempty"`   // verify.Classify's name for the error
+	Advice      string  `json:"advice,omitempty"` // what to do, when the error says (verify.Advice)
 	ExitStatus  int     `json:"exit_status"`
 	Seconds     float64 `json:"seconds"`
 }
@@ -276,7 +277,7 @@ func storedPlan(ctx context.Context, env *cutover.Env, s cutover.Settings, name 
 // table over verify.Classify) and the kind.
 func classify(res *result, err error) int {
 	code := cutover.ExitStatus(err)
-	res.Kind = verify.Classify(err).String()
+	res.Kind, res.Advice = verify.Classify(err).String(), verify.Advice(err)
 	return fail(res, cutover.ResultOf(code), err, code)
 }
 

@@ -56,15 +56,18 @@ type Failure struct {
 	// Kind is verify.Classify's name for the error: retry,
 	// outcome-unknown (a write may have happened), refused, check-failed
 	// or rejected.
-	Kind       string `json:"kind,omitempty"`
-	Connector  string `json:"connector,omitempty"`
-	Error      string `json:"error"`
+	Kind      string `json:"kind,omitempty"`
+	Connector string `json:"connector,omitempty"`
+	Error     string `json:"error"`
+	// Advice is what to do, when the error says (verify.Advice).
+	Advice     string `json:"advice,omitempty"`
 	ExitStatus int    `json:"exit_status"`
 }
 
 // NewFailure describes err, whose exit status is code.
 func NewFailure(connector string, code int, err error) Failure {
-	return Failure{Result: ResultOf(code), Kind: verify.Classify(err).String(), Connector: connector, Error: err.Error(), ExitStatus: code}
+	return Failure{Result: ResultOf(code), Kind: verify.Classify(err).String(), Connector: connector, Error: err.Error(),
+		Advice: verify.Advice(err), ExitStatus: code}
 }
 
 // ResultOf names an exit status as the "result" field of the binaries' JSON
