@@ -658,13 +658,19 @@ func checkRange(cs *Checks, accepted []plan.ExpiredAcceptance, group offsets.Gro
 		if !ok {
 			continue
 		}
-		switch {
-		case c > b.End:
+		// The plan's rule decides, so that the precheck and the plan never
+		// disagree on a partition.
+		decide := offsets.Decide
+		if by[tp] != "" {
+			decide = offsets.DecideAcceptingLoss
+		}
+		switch d := decide(tp, offsets.NewGroupOffset(c), b); {
+		case errors.Is(d.Err, offsets.ErrBeyondEnd):
 			beyond = append(beyond, fmt.Sprintf("%s (C %d > end %d)", tp, c, b.End))
-		case c < b.Start && by[tp] != "":
-			lost = append(lost, fmt.Sprintf("%s (%d records, accepted by %s)", tp, b.Start-c, by[tp]))
-		case c < b.Start:
+		case errors.Is(d.Err, offsets.ErrExpired):
 			expired = append(expired, fmt.Sprintf("%s (C %d < start %d)", tp, c, b.Start))
+		case d.Lost > 0:
+			lost = append(lost, fmt.Sprintf("%s (%d records, accepted by %s)", tp, d.Lost, by[tp]))
 		}
 	}
 	slices.Sort(beyond)
