@@ -2,8 +2,10 @@ package connect
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/internal/progress"
@@ -15,27 +17,25 @@ import (
 var ErrNotMirrorOffset = errors.New("connect: not a MirrorSourceConnector offset")
 
 // MirrorOffsets reads a MirrorSourceConnector's offsets (GET
-// /connectors/{name}/offsets) as typed values. The answer is eventually
-// consistent and unordered, as for Offsets. Errors: those of Offsets, or
-// an error matching ErrNotMirrorOffset naming an entry of another shape.
+// /connectors/{name}/offsets) as typed values, decoded by
+// offsets.ParseConnectOffsets, the one strict decoder of that body. The
+// answer is eventually consistent and unordered, as for Offsets. Errors:
+// those of Offsets, or an error matching ErrNotMirrorOffset (and
+// offsets.ErrMalformed) naming an entry of another shape.
 func (c *Client) MirrorOffsets(ctx context.Context, name string) ([]offsets.ConnectOffset, error) {
-	list, err := c.Offsets(ctx, name)
-	if err != nil {
+	if err := c.requireVersion(ctx, "reading connector offsets", versionOffsetsRead); err != nil {
 		return nil, err
 	}
-	out := make([]offsets.ConnectOffset, 0, len(list))
-	for _, o := range list {
-		alias, topic, partition, m, tombstone, ok := o.MirrorSource()
-		if !ok {
-			return nil, fmt.Errorf("%w: %v -> %v", ErrNotMirrorOffset, o.Partition, o.Offset)
-		}
-		co := offsets.ConnectOffset{Partition: offsets.ConnectPartition{Cluster: alias, Topic: topic, Partition: partition}}
-		if !tombstone {
-			co.Offset = offsets.NewMirrorOffset(m)
-		}
-		out = append(out, co)
+	path := connectorPath(name, "/offsets")
+	var body json.RawMessage
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: path, repeat: RepeatSafe}, &body); err != nil {
+		return nil, err
 	}
-	return out, nil
+	list, err := offsets.ParseConnectOffsets(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: GET %s: %w", ErrNotMirrorOffset, path, err)
+	}
+	return list, nil
 }
 
 // AlterMirrorOffsets writes a MirrorSourceConnector's offsets (PATCH

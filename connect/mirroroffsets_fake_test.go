@@ -41,8 +41,8 @@ func TestMirrorOffsetsRefusesExtraKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []offsets.ConnectOffset{{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: 0}, Offset: offsets.NewMirrorOffset(41)}}
-	if got, err := c.MirrorOffsets(ctx, "mm2"); !errors.Is(err, connect.ErrNotMirrorOffset) {
-		t.Errorf("MirrorOffsets = %v, %v; want ErrNotMirrorOffset", got, err)
+	if got, err := c.MirrorOffsets(ctx, "mm2"); !errors.Is(err, connect.ErrNotMirrorOffset) || !errors.Is(err, offsets.ErrMalformed) {
+		t.Errorf("MirrorOffsets = %v, %v; want ErrNotMirrorOffset and offsets.ErrMalformed", got, err)
 	}
 	if rb, err := c.WaitMirrorOffsets(ctx, "mm2", want); !errors.Is(err, connect.ErrNotMirrorOffset) {
 		t.Errorf("WaitMirrorOffsets = %v, %v; want ErrNotMirrorOffset at once", rb, err)
