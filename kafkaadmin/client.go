@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/cenkalti/backoff/v4"
 )
 
 const (
@@ -216,36 +217,44 @@ func opError(op string, err error) error {
 }
 
 // retry calls fn until it succeeds, fails with an error that is not
-// transient, the context is done, or Config.RetryTimeout has passed.
+// transient, the context is done, or Config.RetryTimeout has passed. The
+// schedule is backoff/v4's exponential one, as the connect package's:
+// firstBackoff doubling up to maxBackoff, with jitter; each retry is
+// logged at Warn, as connect logs its own.
 func (r *Client) retry(ctx context.Context, op string, fn func(attempt int) error) error {
 	start := time.Now()
-	backoff := firstBackoff
-	for attempt := 1; ; attempt++ {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = firstBackoff, maxBackoff, r.cfg.RetryTimeout
+	b.Reset()
+	var (
+		attempt int
+		last    error
+	)
+	err := backoff.RetryNotify(func() error {
+		attempt++
 		err := fn(attempt)
 		if err == nil {
 			return nil
 		}
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
+		last = err
+		if ctx.Err() != nil || !retriable(err) {
+			return backoff.Permanent(err)
 		}
-		if !retriable(err) {
-			return err
-		}
-		if time.Since(start)+backoff > r.cfg.RetryTimeout {
-			return fmt.Errorf("gave up after %d attempts in %v: %w", attempt, time.Since(start).Round(time.Millisecond), err)
-		}
-		r.log.LogAttrs(ctx, slog.LevelInfo, "kafkaadmin: retrying",
+		return err
+	}, backoff.WithContext(b, ctx), func(err error, wait time.Duration) {
+		r.log.LogAttrs(ctx, slog.LevelWarn, "kafkaadmin: retrying",
 			slog.String("op", op), slog.Int("attempt", attempt),
-			slog.Duration("backoff", backoff), slog.String("error", err.Error()))
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		backoff = min(2*backoff, maxBackoff)
+			slog.Duration("backoff", wait), slog.String("error", err.Error()))
+	})
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case last != nil && retriable(last):
+		return fmt.Errorf("gave up after %d attempts in %v: %w", attempt, time.Since(start).Round(time.Millisecond), last)
 	}
+	return err
 }
 
 // session is the state of one call: its connections, one per broker

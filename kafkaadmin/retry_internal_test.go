@@ -1,0 +1,54 @@
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// TestRetry: a transient Kafka error is retried until the call succeeds,
+// or until RetryTimeout, when the error says it gave up and wraps the last
+// answer; any other error ends the call at once; a context that ends
+// wins.
+func TestRetry(t *testing.T) {
+	r := &Client{cfg: Config{RetryTimeout: 2 * time.Second}, log: slog.New(slog.DiscardHandler)}
+	ctx := context.Background()
+
+	n := 0
+	if err := r.retry(ctx, "op", func(int) error {
+		if n++; n < 3 {
+			return sarama.ErrNotLeaderForPartition
+		}
+		return nil
+	}); err != nil || n != 3 {
+		t.Errorf("two transient failures, then success: %v after %d attempts, want nil after 3", err, n)
+	}
+
+	n = 0
+	boom := errors.New("boom")
+	if err := r.retry(ctx, "op", func(int) error { n++; return boom }); !errors.Is(err, boom) || n != 1 {
+		t.Errorf("a permanent error: %v after %d attempts, want it after 1", err, n)
+	}
+
+	n = 0
+	start := time.Now()
+	err := r.retry(ctx, "op", func(int) error { n++; return sarama.ErrNotCoordinatorForConsumer })
+	if !errors.Is(err, sarama.ErrNotCoordinatorForConsumer) || !strings.Contains(err.Error(), "gave up after") || n < 2 {
+		t.Errorf("always transient: %v after %d attempts, want a give-up wrapping the last error after several", err, n)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("always transient: gave up after %v, want about RetryTimeout (2 s)", d)
+	}
+
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	r.cfg.RetryTimeout = time.Minute
+	if err := r.retry(cctx, "op", func(int) error { return sarama.ErrNotLeaderForPartition }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("context ends while retrying: %v, want its error", err)
+	}
+}
