@@ -17,11 +17,11 @@ func ExampleDiffCommitted() {
 	before := kafkaadmin.Reading{Topics: topics, Committed: offsets.GroupOffsets{tp: 1200}}
 	after := kafkaadmin.Reading{Topics: topics, Committed: offsets.GroupOffsets{tp: 1250}}
 	for _, c := range kafkaadmin.DiffCommitted(before, after) {
-		fmt.Printf("%s moved from %d to %d: the job still commits\n", c.TopicPartition, c.Before, c.After)
+		fmt.Printf("%s: the job still commits\n", c)
 	}
 	fmt.Println(len(kafkaadmin.DiffCommitted(after, after)), "changes: stable")
 	// Output:
-	// orders-0 moved from 1200 to 1250: the job still commits
+	// orders-0 1200->1250: the job still commits
 	// 0 changes: stable
 }
 

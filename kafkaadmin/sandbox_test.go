@@ -327,8 +327,8 @@ func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
 		t.Fatal(err)
 	}
 	wantMoved := []OffsetChange{
-		{TopicPartition: tp(topic, 1), Before: 3, HadBefore: true, After: 5, HasAfter: true},
-		{TopicPartition: tp(topic, 2), After: 0, HasAfter: true},
+		{TopicPartition: tp(topic, 1), Before: offsets.NewGroupOffset(3), After: offsets.NewGroupOffset(5)},
+		{TopicPartition: tp(topic, 2), After: offsets.NewGroupOffset(0)},
 	}
 	if len(snap.Moved) != 2 || snap.Moved[0] != wantMoved[0] || snap.Moved[1] != wantMoved[1] {
 		t.Errorf("Moved = %+v, want %+v", snap.Moved, wantMoved)

@@ -126,12 +126,17 @@ func (rd *Reading) addErrors(err error) error {
 // OffsetChange is a partition whose commit differs between two readings.
 type OffsetChange struct {
 	TopicPartition
-	// Before and After are the committed offsets; each is meaningful only
-	// when its flag is true. A commit that appeared has HadBefore false; one
-	// that disappeared (deleted, or expired after offsets.retention.minutes)
-	// has HasAfter false.
-	Before, After       int64
-	HadBefore, HasAfter bool
+	// Before and After are the committed offsets of the two readings. A
+	// commit that appeared has Before absent; one that disappeared
+	// (deleted, or expired after offsets.retention.minutes) has After
+	// absent.
+	Before, After offsets.GroupOffset
+}
+
+// String returns "topic-partition before->after", "none" for an absent
+// commit: "orders-0 1200->1250".
+func (c OffsetChange) String() string {
+	return c.TopicPartition.String() + " " + c.Before.String() + "->" + c.After.String()
 }
 
 // DiffCommitted compares the commits of two readings of a group and
@@ -145,18 +150,21 @@ func DiffCommitted(before, after Reading) []OffsetChange {
 		if before.Errors[tp] != nil || after.Errors[tp] != nil {
 			continue
 		}
-		b, hadB := before.Committed[tp]
-		a, hasA := after.Committed[tp]
-		if hadB == hasA && b == a {
+		b, a := committed(before.Committed, tp), committed(after.Committed, tp)
+		if b == a {
 			continue
 		}
-		out = append(out, OffsetChange{
-			TopicPartition: tp,
-			Before:         b, HadBefore: hadB,
-			After: a, HasAfter: hasA,
-		})
+		out = append(out, OffsetChange{TopicPartition: tp, Before: b, After: a})
 	}
 	return out
+}
+
+// committed is the group's commit for tp in m, absent when m has none.
+func committed(m offsets.GroupOffsets, tp TopicPartition) offsets.GroupOffset {
+	if c, ok := m[tp]; ok {
+		return offsets.NewGroupOffset(c)
+	}
+	return offsets.GroupOffset{}
 }
 
 // Snapshot is a group read twice, a window apart.

@@ -36,9 +36,9 @@ func TestDiffCommitted(t *testing.T) {
 		Errors: map[TopicPartition]error{tp(5): sarama.ErrRequestTimedOut},
 	}
 	want := []OffsetChange{
-		{TopicPartition: tp(1), Before: 10, HadBefore: true, After: 12, HasAfter: true},
-		{TopicPartition: tp(2), After: 0, HasAfter: true},
-		{TopicPartition: tp(3), Before: 7, HadBefore: true},
+		{TopicPartition: tp(1), Before: offsets.NewGroupOffset(10), After: offsets.NewGroupOffset(12)},
+		{TopicPartition: tp(2), After: offsets.NewGroupOffset(0)},
+		{TopicPartition: tp(3), Before: offsets.NewGroupOffset(7)},
 	}
 	if diff := cmp.Diff(want, DiffCommitted(before, after)); diff != "" {
 		t.Errorf("DiffCommitted mismatch (-want +got):\n%s", diff)
