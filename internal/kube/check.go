@@ -59,10 +59,21 @@ func CheckNetwork(ctx context.Context, c *Cluster) error {
 		return err
 	}
 	defer c.Kubectl(context.WithoutCancel(ctx), "delete", "namespace", "mm2kube-check", "--wait=false")
-	if _, err := c.KubectlIn(ctx, strings.NewReader(fmt.Sprintf(checkManifest, ProbeImageRef)), "apply", "-f", "-"); err != nil {
+	// A Pod of a namespace just created is refused until the
+	// controller-manager has made the namespace's "default" service
+	// account (seconds under load; CI saw the refusal): apply again until
+	// it exists. Any other refusal ends the check at once.
+	err := c.waitFor(ctx, "the network check's service account", 2*time.Minute, func() error {
+		_, err := c.KubectlIn(ctx, strings.NewReader(fmt.Sprintf(checkManifest, ProbeImageRef)), "apply", "-f", "-")
+		if err != nil && !strings.Contains(err.Error(), `serviceaccount "default" not found`) {
+			return fmt.Errorf("%w: %w", errFailed, err)
+		}
+		return err
+	})
+	if err != nil {
 		return err
 	}
-	err := c.waitFor(ctx, "the network check's client Pod", 2*time.Minute, func() error {
+	err = c.waitFor(ctx, "the network check's client Pod", 2*time.Minute, func() error {
 		out, err := c.Kubectl(ctx, "-n", "mm2kube-check", "get", "pod", "client", "-o", "jsonpath={.status.phase}")
 		switch {
 		case err != nil:
