@@ -222,12 +222,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	if len(b.nodes) == 0 || b.nodes[0].proc == nil {
 		return ErrNotOwner
 	}
-	release, err := takeStartSlot(ctx, nil, b.name+" cluster")
-	if err != nil {
-		return err
-	}
-	defer release()
-	return b.start(ctx)
+	return inStartSlot(ctx, b.name+" cluster", b.start)
 }
 
 // start is Start without the start slot: the caller holds one. The nodes
@@ -272,12 +267,7 @@ func (nd *Node) Start(ctx context.Context) error {
 	if nd.proc == nil {
 		return ErrNotOwner
 	}
-	release, err := takeStartSlot(ctx, nil, nd.proc.label())
-	if err != nil {
-		return err
-	}
-	defer release()
-	return nd.start(ctx)
+	return inStartSlot(ctx, nd.proc.label(), nd.start)
 }
 
 // start is Start without the start slot: the caller holds one.

@@ -643,12 +643,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	if w.proc == nil {
 		return ErrNotOwner
 	}
-	release, err := takeStartSlot(ctx, nil, w.proc.label())
-	if err != nil {
-		return err
-	}
-	defer release()
-	return w.start(ctx)
+	return inStartSlot(ctx, w.proc.label(), w.start)
 }
 
 // start is Start without the start slot: the caller holds one.

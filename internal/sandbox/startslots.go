@@ -41,6 +41,16 @@ func startSlots() int {
 	return max(runtime.NumCPU(), 1)
 }
 
+// inStartSlot runs start while it holds one of the machine's start slots.
+func inStartSlot(ctx context.Context, what string, start func(context.Context) error) error {
+	release, err := takeStartSlot(ctx, nil, what)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return start(ctx)
+}
+
 // takeStartSlot waits until one of the machine's start slots is free and
 // takes it for what (a log word); release gives it back. It logs once
 // when the wait passes 5 s, and returns ctx's error, wrapped, when ctx
