@@ -27,3 +27,23 @@ func TestLockExcludesAndReleases(t *testing.T) {
 	}
 	again()
 }
+
+func TestTryLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	unlock, err := TryLock(path)
+	if err != nil || unlock == nil {
+		t.Fatalf("TryLock of a free lock = %v, %v; want it taken", unlock != nil, err)
+	}
+	if again, err := TryLock(path); err != nil || again != nil {
+		t.Fatalf("TryLock while held = %v, %v; want not taken, no error", again != nil, err)
+	}
+	unlock()
+	again, err := TryLock(path)
+	if err != nil || again == nil {
+		t.Fatalf("TryLock after unlock = %v, %v; want it taken", again != nil, err)
+	}
+	again()
+	if _, err := TryLock(filepath.Join(t.TempDir(), "missing", "lock")); err == nil {
+		t.Error("TryLock in a missing directory: no error")
+	}
+}

@@ -2,15 +2,15 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
 	"time"
+
+	"github.com/mm2cutover/mm2cutover/internal/filelock"
 )
 
 // A JVM's start is its costly part: a Connect worker loads and scans its
@@ -69,21 +69,15 @@ func takeStartSlot(ctx context.Context, log *slog.Logger, what string) (release 
 	defer t.Stop()
 	for {
 		for i := range n {
-			f, err := os.OpenFile(filepath.Join(dir, "slot-"+strconv.Itoa(i)), os.O_CREATE|os.O_RDWR, 0o666)
+			unlock, err := filelock.TryLock(filepath.Join(dir, "slot-"+strconv.Itoa(i)))
 			if err != nil {
 				return nil, fmt.Errorf("start slots: %w", err)
 			}
-			switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); {
-			case err == nil:
+			if unlock != nil {
 				if logged && log != nil {
 					log.Info("sandbox: start slot taken", "what", what, "waited", time.Since(start).Round(time.Second))
 				}
-				return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-			case errors.Is(err, syscall.EWOULDBLOCK):
-				f.Close()
-			default:
-				f.Close()
-				return nil, fmt.Errorf("start slots: %w", err)
+				return unlock, nil
 			}
 		}
 		if !logged && time.Since(start) > 5*time.Second && log != nil {
