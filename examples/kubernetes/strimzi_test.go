@@ -41,10 +41,7 @@ func installStrimziCRDs(ctx context.Context, t *testing.T, c *kube.Cluster) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.Kubectl(ctx, "wait", "--for=condition=Established", "--timeout=60s",
-		"crd/kafkaconnectors.kafka.strimzi.io", "crd/kafkamirrormaker2s.kafka.strimzi.io"); err != nil {
-		t.Fatal(err)
-	}
+	waitEstablished(ctx, t, c, "crd/kafkaconnectors.kafka.strimzi.io", "crd/kafkamirrormaker2s.kafka.strimzi.io")
 	ns := `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + strimziNamespace + `"}}`
 	if _, err := c.KubectlIn(ctx, strings.NewReader(ns), "apply", "-f", "-"); err != nil {
 		t.Fatal(err)
