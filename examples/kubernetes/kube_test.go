@@ -40,30 +40,8 @@ func installCRDs(ctx context.Context, t *testing.T, c *kube.Cluster) {
 		}
 		names = append(names, "crd/"+kind+".monitoring.coreos.com")
 	}
-	waitEstablished(ctx, t, c, names...)
-}
-
-// waitEstablished waits until the API server serves each CRD. kubectl
-// wait fails at once, instead of waiting, on a CRD whose status the API
-// server has not written yet (".status.conditions accessor error: <nil>",
-// seen in a loaded CI-like run): that answer is asked again, for up to
-// two minutes.
-func waitEstablished(ctx context.Context, t *testing.T, c *kube.Cluster, crds ...string) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		_, err := c.Kubectl(ctx, append([]string{"wait", "--for=condition=Established", "--timeout=60s"}, crds...)...)
-		if err == nil {
-			return
-		}
-		if !strings.Contains(err.Error(), "accessor error") || time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal(err)
-		case <-time.After(time.Second):
-		}
+	if err := c.WaitEstablished(ctx, names...); err != nil {
+		t.Fatal(err)
 	}
 }
 

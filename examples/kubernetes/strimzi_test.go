@@ -41,7 +41,9 @@ func installStrimziCRDs(ctx context.Context, t *testing.T, c *kube.Cluster) {
 			t.Fatal(err)
 		}
 	}
-	waitEstablished(ctx, t, c, "crd/kafkaconnectors.kafka.strimzi.io", "crd/kafkamirrormaker2s.kafka.strimzi.io")
+	if err := c.WaitEstablished(ctx, "crd/kafkaconnectors.kafka.strimzi.io", "crd/kafkamirrormaker2s.kafka.strimzi.io"); err != nil {
+		t.Fatal(err)
+	}
 	ns := `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + strimziNamespace + `"}}`
 	if _, err := c.KubectlIn(ctx, strings.NewReader(ns), "apply", "-f", "-"); err != nil {
 		t.Fatal(err)

@@ -51,6 +51,22 @@ spec:
     args: [get, "http://server.mm2kube-check.svc.cluster.local/"]
 `
 
+// WaitEstablished waits up to two minutes until the API server serves
+// each CRD (names such as "crd/servicemonitors.monitoring.coreos.com").
+// kubectl wait fails at once, instead of waiting, on a CRD whose status
+// the API server has not written yet (".status.conditions accessor error:
+// <nil>", seen in a loaded run): that answer is asked again; any other
+// ends the wait.
+func (c *Cluster) WaitEstablished(ctx context.Context, crds ...string) error {
+	return c.waitFor(ctx, "CRDs established", 2*time.Minute, func() error {
+		_, err := c.Kubectl(ctx, append([]string{"wait", "--for=condition=Established", "--timeout=60s"}, crds...)...)
+		if err != nil && !strings.Contains(err.Error(), "accessor error") {
+			return fmt.Errorf("%w: %w", errFailed, err)
+		}
+		return err
+	})
+}
+
 // CheckNetwork proves the cluster's network as Pods use it: a Pod resolves
 // a Service's name through cluster DNS and reaches the Pod behind it
 // through the ClusterIP (kube-proxy). It removes what it made.
