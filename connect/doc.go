@@ -54,7 +54,7 @@
 // design's defaults; Lint checks any configuration against the cutover's
 // rules (the keys that drop or divert records among them) and LintConfig
 // merges those findings with the plugin's own validation.
-// ReplicationPolicyOf and NewTopicFilter read what a configuration makes
+// offsets.PolicyOf and NewTopicFilter read what a configuration makes
 // MM2 do — the target topic names, the topics it replicates — so that the
 // checks follow the configuration that will run, never settings restated
 // beside it. Secret values (sasl.jaas.config, *.password, basic-auth

@@ -22,54 +22,6 @@ const defaultTopicFilterClass = "org.apache.kafka.connect.mirror.DefaultTopicFil
 // (KIP-1074) and that dropped the topics.blacklist alias.
 var versionNewInternal = kafkaVersion{4, 0}
 
-// ReplicationPolicyOf returns the replication policy a MirrorSourceConnector
-// configuration names, as MM2 reads it: replication.policy.class (default
-// DefaultReplicationPolicy), replication.policy.separator (default ".") and
-// source.cluster.alias (default "source"), values trimmed as Kafka's
-// ConfigDef trims them. The identity policy ignores the separator and the
-// alias for topic names. A separator equal to "." is returned as "".
-//
-// Errors, matching offsets.ErrInvalidPolicy: a class other than MM2's
-// IdentityReplicationPolicy and DefaultReplicationPolicy (the cutover
-// cannot tell which topics another policy writes), an empty separator, or
-// a policy offsets.ReplicationPolicy.Validate refuses.
-func ReplicationPolicyOf(config map[string]string) (offsets.ReplicationPolicy, error) {
-	class := strings.TrimSpace(config["replication.policy.class"])
-	switch class {
-	case offsets.IdentityPolicyClass:
-		return offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}, nil
-	case "", offsets.DefaultPolicyClass:
-	default:
-		return offsets.ReplicationPolicy{}, fmt.Errorf("%w: replication.policy.class %s: the cutover names target topics only under %s or %s",
-			offsets.ErrInvalidPolicy, class, offsets.IdentityPolicyClass, offsets.DefaultPolicyClass)
-	}
-	p := offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: offsets.SourceAliasOf(config)}
-	if sep, ok := config["replication.policy.separator"]; ok {
-		switch sep = strings.TrimSpace(sep); sep {
-		case "":
-			return offsets.ReplicationPolicy{}, fmt.Errorf("%w: replication.policy.separator is empty", offsets.ErrInvalidPolicy)
-		case ".":
-		default:
-			p.Separator = sep
-		}
-	}
-	return p, p.Validate()
-}
-
-// SamePolicy reports whether two replication policies name every target
-// topic alike: both identity (the zero value included), or both the default
-// policy with the same source alias and separator ("" and "." alike).
-func SamePolicy(a, b offsets.ReplicationPolicy) bool {
-	identity := func(p offsets.ReplicationPolicy) bool { return p.Kind == "" || p.Kind == offsets.IdentityPolicy }
-	sep := func(p offsets.ReplicationPolicy) string { return orDefault(p.Separator, ".") }
-	switch {
-	case identity(a) || identity(b):
-		return identity(a) && identity(b)
-	default:
-		return a.Kind == b.Kind && a.SourceAlias == b.SourceAlias && sep(a) == sep(b)
-	}
-}
-
 // TopicFilter tells which source topics a MirrorSourceConnector
 // configuration replicates on a worker of a given Kafka version, as
 // MirrorSourceConnector decides it: DefaultTopicFilter's "topics" (Java
@@ -94,8 +46,8 @@ type TopicFilter struct {
 // configuration for a worker running Kafka workerVersion (as GET / reports
 // it; a version that does not parse is taken as below 4.0).
 //
-// A replication policy ReplicationPolicyOf refuses is taken as the identity
-// policy here (no cycles); ReplicationPolicyOf reports it.
+// A replication policy offsets.PolicyOf refuses is taken as the identity
+// policy here (no cycles); offsets.PolicyOf reports it.
 //
 // Errors: a topic.filter.class other than DefaultTopicFilter (what another
 // filter selects cannot be evaluated here), or a pattern Go's regexp
@@ -107,7 +59,7 @@ func NewTopicFilter(config map[string]string, workerVersion string) (TopicFilter
 	}
 	v, err := parseKafkaVersion(workerVersion)
 	f := TopicFilter{newInternal: err == nil && v.atLeast(versionNewInternal), targetAlias: offsets.TargetAliasOf(config)}
-	f.policy, _ = ReplicationPolicyOf(config) // the zero value, identity, on error
+	f.policy, _ = offsets.PolicyOf(config) // the zero value, identity, on error
 	if f.include, err = compileTopicList(config, "topics", ".*"); err != nil {
 		return TopicFilter{}, err
 	}

@@ -70,8 +70,8 @@ type LintExpectations struct {
 	// replication policy ([TopicFilter]). Empty skips the check.
 	Topics []string
 	// Policy, when set, is the replication policy the caller's checks name
-	// the target topics by: the configuration's ([ReplicationPolicyOf])
-	// must name them alike ([SamePolicy]). Nil skips the check; a caller
+	// the target topics by: the configuration's ([offsets.PolicyOf])
+	// must name them alike ([offsets.ReplicationPolicy.Same]). Nil skips the check; a caller
 	// that derives its policy from the configuration needs none.
 	Policy *offsets.ReplicationPolicy
 }

@@ -30,7 +30,7 @@ func lintDiversions(config map[string]string, workerVersion string, exp LintExpe
 	if len(exp.Topics) > 0 {
 		example = exp.Topics[0]
 	}
-	policy, err := ReplicationPolicyOf(config)
+	policy, err := offsets.PolicyOf(config)
 	switch {
 	case err != nil:
 		key := "replication.policy.class"
@@ -39,7 +39,7 @@ func lintDiversions(config map[string]string, workerVersion string, exp LintExpe
 		}
 		add(SeverityError, key, fmt.Sprintf("%v: the cutover cannot name the topics MM2 writes", err),
 			"use "+shortClass(offsets.IdentityPolicyClass)+" or "+shortClass(offsets.DefaultPolicyClass)+" with a non-empty separator")
-	case exp.Policy != nil && !SamePolicy(policy, *exp.Policy):
+	case exp.Policy != nil && !policy.Same(*exp.Policy):
 		key := "replication.policy.class"
 		if policy.Kind == exp.Policy.Kind {
 			key = "replication.policy.separator"
@@ -53,7 +53,7 @@ func lintDiversions(config map[string]string, workerVersion string, exp LintExpe
 			checked = cerr.Error()
 		}
 		add(SeverityError, key, fmt.Sprintf("makes MM2 write %s to %s, but the checks look at %s", example, writes, checked),
-			"derive the replication policy from this configuration (ReplicationPolicyOf), or change the configuration")
+			"derive the replication policy from this configuration (offsets.PolicyOf), or change the configuration")
 	}
 
 	if v := strings.TrimSpace(config["transforms"]); v != "" {

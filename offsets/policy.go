@@ -60,6 +60,40 @@ func aliasOf(config map[string]string, key, def string) string {
 	return strings.TrimSpace(v)
 }
 
+// PolicyOf returns the replication policy a MirrorSourceConnector
+// configuration names, as MM2 reads it: replication.policy.class (default
+// DefaultReplicationPolicy), replication.policy.separator (default ".") and
+// source.cluster.alias (default "source"), values trimmed as Kafka's
+// ConfigDef trims them. The identity policy ignores the separator and the
+// alias for topic names. A separator equal to "." is returned as "".
+//
+// Errors, matching [ErrInvalidPolicy]: a class other than MM2's
+// IdentityReplicationPolicy and DefaultReplicationPolicy (the cutover
+// cannot tell which topics another policy writes), an empty separator, or
+// a policy [ReplicationPolicy.Validate] refuses.
+func PolicyOf(config map[string]string) (ReplicationPolicy, error) {
+	class := strings.TrimSpace(config["replication.policy.class"])
+	switch class {
+	case IdentityPolicyClass:
+		return ReplicationPolicy{Kind: IdentityPolicy}, nil
+	case "", DefaultPolicyClass:
+	default:
+		return ReplicationPolicy{}, fmt.Errorf("%w: replication.policy.class %s: the cutover names target topics only under %s or %s",
+			ErrInvalidPolicy, class, IdentityPolicyClass, DefaultPolicyClass)
+	}
+	p := ReplicationPolicy{Kind: DefaultPolicy, SourceAlias: SourceAliasOf(config)}
+	if sep, ok := config["replication.policy.separator"]; ok {
+		switch sep = strings.TrimSpace(sep); sep {
+		case "":
+			return ReplicationPolicy{}, fmt.Errorf("%w: replication.policy.separator is empty", ErrInvalidPolicy)
+		case ".":
+		default:
+			p.Separator = sep
+		}
+	}
+	return p, p.Validate()
+}
+
 // ErrInvalidPolicy: a replication policy that cannot name target topics.
 var ErrInvalidPolicy = errors.New("offsets: invalid replication policy")
 
@@ -97,6 +131,17 @@ func (p ReplicationPolicy) separator() string {
 		return "."
 	}
 	return p.Separator
+}
+
+// Same reports whether p and q name every target topic alike: both
+// identity (the zero value included), or both the default policy with the
+// same source alias and separator ("" and "." alike).
+func (p ReplicationPolicy) Same(q ReplicationPolicy) bool {
+	identity := func(p ReplicationPolicy) bool { return p.Kind == "" || p.Kind == IdentityPolicy }
+	if identity(p) || identity(q) {
+		return identity(p) && identity(q)
+	}
+	return p.Kind == q.Kind && p.SourceAlias == q.SourceAlias && p.separator() == q.separator()
 }
 
 // TargetTopic returns the target topic name of a source topic, or the

@@ -66,3 +66,43 @@ func TestAliasOf(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyOf: the policy is read from the configuration as MM2
+// reads it, defaults included.
+func TestPolicyOf(t *testing.T) {
+	def := func(alias, sep string) offsets.ReplicationPolicy {
+		return offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: alias, Separator: sep}
+	}
+	for _, tc := range []struct {
+		name   string
+		config map[string]string
+		want   offsets.ReplicationPolicy
+		err    bool
+	}{
+		{"MM2's default", map[string]string{}, def("source", ""), false},
+		{"default with alias and separator", map[string]string{"replication.policy.class": offsets.DefaultPolicyClass, "source.cluster.alias": " dc1 ", "replication.policy.separator": "_"}, def("dc1", "_"), false},
+		{"a dot is the default separator", map[string]string{"replication.policy.separator": "."}, def("source", ""), false},
+		{"identity ignores the separator", map[string]string{"replication.policy.class": offsets.IdentityPolicyClass, "replication.policy.separator": "_"}, offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}, false},
+		{"a custom class", map[string]string{"replication.policy.class": "com.example.Policy"}, offsets.ReplicationPolicy{}, true},
+		{"an empty separator", map[string]string{"replication.policy.separator": ""}, offsets.ReplicationPolicy{}, true},
+		{"an alias holding the separator", map[string]string{"source.cluster.alias": "dc.1"}, def("dc.1", ""), true},
+	} {
+		got, err := offsets.PolicyOf(tc.config)
+		if tc.err {
+			if !errors.Is(err, offsets.ErrInvalidPolicy) {
+				t.Errorf("%s: %+v, %v; want an error matching offsets.ErrInvalidPolicy", tc.name, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
+		}
+	}
+	def0 := offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "s"}
+	if !(offsets.ReplicationPolicy{}).Same(offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy, SourceAlias: "x"}) ||
+		!(offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "s", Separator: "."}).Same(def0) ||
+		def0.Same(offsets.ReplicationPolicy{}) ||
+		def0.Same(offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "s", Separator: "_"}) {
+		t.Error("Same does not compare the names the policies give")
+	}
+}

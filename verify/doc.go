@@ -11,7 +11,7 @@
 //     snapshot a plan is built from (plan.Build); its inputs other than the
 //     group are OffsetsInput values (FileOffsets, ConnectorOffsets). Every
 //     target name, cluster address and topic filter it uses is read from
-//     the connector configuration it is given (connect.ReplicationPolicyOf,
+//     the connector configuration it is given (offsets.PolicyOf,
 //     connect.TopicFilter). Beyond the group and offsets it checks that MM2's
 //     clients and producer reach the clusters it reads (the Connect workers'
 //     own cluster included), the replication factors of the topics MM2

@@ -154,7 +154,7 @@ type PrecheckSpec struct {
 	Topics []string
 	// Policy is the replication policy the caller names target topics by.
 	// Precheck names them by the policy of Config
-	// (connect.ReplicationPolicyOf), the one MM2 will run with: a Policy
+	// (offsets.PolicyOf), the one MM2 will run with: a Policy
 	// that is not the zero value must name them alike, or the
 	// connector-config check fails. Leave it zero.
 	Policy offsets.ReplicationPolicy
@@ -300,7 +300,7 @@ func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
 // spec names them, Connect's internal topics (connect-internal-topics); it
 // warns when the Connect REST API is plain HTTP off loopback
 // (connect-rest-exposure). The target topics are those the configuration's
-// replication policy names (connect.ReplicationPolicyOf).
+// replication policy names (offsets.PolicyOf).
 //
 // An error is returned only when a check could not run at all; failed
 // checks are in the report (see PrecheckReport.Err).
@@ -319,7 +319,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	cs := &r.Checks
 	callerPolicy := spec.Policy
 	if len(spec.Config) > 0 {
-		if p, err := connect.ReplicationPolicyOf(spec.Config); err == nil {
+		if p, err := offsets.PolicyOf(spec.Config); err == nil {
 			spec.Policy = p // what MM2 will name the target topics by; the lint reports an error
 		}
 	}

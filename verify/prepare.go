@@ -38,7 +38,7 @@ type PrepareOptions struct {
 // take next.
 type Prepared struct {
 	// Policy is the replication policy the configuration names
-	// (connect.ReplicationPolicyOf), which names the target topics.
+	// (offsets.PolicyOf), which names the target topics.
 	Policy offsets.ReplicationPolicy
 	// Clusters are the IDs of the clusters the tool's clients reach, which
 	// every write proves the connector's configuration reaches too.
@@ -80,7 +80,7 @@ func (e *LintError) Is(target error) bool { return target == ErrCheckFailed }
 //     plan.Plan.Blocked);
 //   - proves config is the configuration the plan was built for
 //     (plan.Plan.CheckConfig: a *plan.ConfigChangedError otherwise);
-//   - takes the replication policy from config (connect.ReplicationPolicyOf);
+//   - takes the replication policy from config (offsets.PolicyOf);
 //   - with a recent opts.Previous, reads the group again and rechecks
 //     (RecheckRecent), and stops there;
 //   - lints config on the worker c (connect.Client.LintConfig, with the
@@ -104,7 +104,7 @@ func Prepare(ctx context.Context, c *connect.Client, source, target ClusterReade
 		return out, fmt.Errorf("the connector configuration: %w", err)
 	}
 	var err error
-	if out.Policy, err = connect.ReplicationPolicyOf(config); err != nil {
+	if out.Policy, err = offsets.PolicyOf(config); err != nil {
 		return out, err
 	}
 	now := opts.Now

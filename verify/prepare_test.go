@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -27,7 +28,7 @@ func TestPrepare(t *testing.T) {
 	}
 
 	pre, err := verify.Prepare(ctx, c, source, target, p, config, verify.PrepareOptions{})
-	policy, _ := connect.ReplicationPolicyOf(config)
+	policy, _ := offsets.PolicyOf(config)
 	if err != nil || pre.Policy != policy || pre.Clusters != (verify.Clusters{Source: "src-id", Target: "tgt-id"}) || pre.Reused {
 		t.Fatalf("Prepare of the plan's own configuration = %+v, %v; want the policy %v and the clusters' IDs", pre, err, policy)
 	}

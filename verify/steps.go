@@ -292,7 +292,7 @@ func ReversePlan(ctx context.Context, c *connect.Client, source BoundsReader, ta
 	if err != nil {
 		return nil, fmt.Errorf("connector %s after the stop: %w", forward.ConnectorName, err)
 	}
-	policy, err := connect.ReplicationPolicyOf(live)
+	policy, err := offsets.PolicyOf(live)
 	if err != nil {
 		return nil, err
 	}

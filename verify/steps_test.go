@@ -301,7 +301,7 @@ func exampleWorld() (*connectfake.Server, *memKafka, *memKafka, *plan.Plan, map[
 	source.produce(p0, 0, 3, nil)
 	target := &memKafka{memGroups: &memGroups{memCluster: newMemCluster(), commits: map[string]offsets.GroupOffsets{}},
 		id: "tgt-id", topics: kafkaadmin.Topics{}}
-	policy, err := connect.ReplicationPolicyOf(config())
+	policy, err := offsets.PolicyOf(config())
 	if err != nil {
 		panic(err)
 	}
@@ -389,7 +389,7 @@ func TestRecheckRecent(t *testing.T) {
 	worker, source, target, p, config := exampleWorld()
 	defer worker.Close()
 	ctx := stepsCtx(t)
-	policy, err := connect.ReplicationPolicyOf(config)
+	policy, err := offsets.PolicyOf(config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -284,13 +284,13 @@ func (s Settings) MirrorSource() connect.MirrorSource {
 
 // ReplicationPolicy returns the naming of target topics: the replication
 // policy of the connector configuration the cutover creates
-// (connect.ReplicationPolicyOf of ConnectorConfig), -connector-properties
+// (offsets.PolicyOf of ConnectorConfig), -connector-properties
 // included, so that -policy default with replication.policy.separator=_
 // names orders source_orders. Where that configuration cannot be built,
 // the precheck reports why and the policy of -policy is returned.
 func (s Settings) ReplicationPolicy() offsets.ReplicationPolicy {
 	if cfg, err := ConnectorConfig(s); err == nil {
-		if p, err := connect.ReplicationPolicyOf(cfg); err == nil {
+		if p, err := offsets.PolicyOf(cfg); err == nil {
 			return p
 		}
 	}
