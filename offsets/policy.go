@@ -156,6 +156,19 @@ func (p ReplicationPolicy) TargetTopic(source string) (string, error) {
 	return source, nil
 }
 
+// String says how the policy names target topics, for a person: "<topic>
+// (IdentityReplicationPolicy)" or "source.<topic>
+// (DefaultReplicationPolicy)".
+func (p ReplicationPolicy) String() string {
+	if p.Kind == DefaultPolicy {
+		return p.SourceAlias + p.separator() + "<topic> (DefaultReplicationPolicy)"
+	}
+	if p.Kind == IdentityPolicy || p.Kind == "" {
+		return "<topic> (IdentityReplicationPolicy)"
+	}
+	return "unknown policy " + string(p.Kind)
+}
+
 // Class returns the policy's replication.policy.class.
 func (p ReplicationPolicy) Class() string {
 	if p.Kind == DefaultPolicy {

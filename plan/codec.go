@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -116,6 +118,11 @@ func (p *Plan) validate(checkFingerprint bool) error {
 	if !validDigest(p.ConfigDigest) {
 		return &FieldError{Field: "config_digest", Err: ErrInvalidField, Detail: "want sha256: and 64 lowercase hex digits"}
 	}
+	if p.SchemaVersion >= 4 {
+		if err := p.validateConfig(); err != nil {
+			return err
+		}
+	}
 	if len(p.Entries) == 0 {
 		return &FieldError{Field: "partitions", Err: ErrNoPartitions}
 	}
@@ -170,6 +177,25 @@ func (p *Plan) validate(checkFingerprint bool) error {
 	return nil
 }
 
+// validateConfig checks what a version 4 plan records of its connector:
+// a configuration without "name", under the plan's alias, naming the
+// recorded policy.
+func (p *Plan) validateConfig() error {
+	if p.ConnectorConfig == nil {
+		return &FieldError{Field: "connector_config", Err: ErrMissingField}
+	}
+	if _, ok := p.ConnectorConfig["name"]; ok {
+		return &FieldError{Field: "connector_config", Err: ErrInvalidField, Detail: "holds name, which the plan records as connector_name"}
+	}
+	if alias := offsets.SourceAliasOf(p.ConnectorConfig); alias != p.SourceAlias {
+		return &FieldError{Field: "connector_config", Err: ErrConfigMismatch, Detail: "source.cluster.alias " + strconv.Quote(alias) + ", the plan's source_alias is " + strconv.Quote(p.SourceAlias)}
+	}
+	if pol, err := offsets.PolicyOf(p.ConnectorConfig); err != nil || pol != p.ReplicationPolicy {
+		return &FieldError{Field: "replication_policy", Err: ErrInvalidField, Detail: "not the policy connector_config names"}
+	}
+	return nil
+}
+
 // jsonWriter writes the canonical JSON of a plan, flushing to w in chunks.
 // indent gives the human-readable form: one top-level field or entry a line.
 type jsonWriter struct {
@@ -213,6 +239,31 @@ func (w *jsonWriter) str(name, v string) {
 	w.buf = jsonstr.Append(w.buf, v)
 }
 
+// config writes "connector_config", an object with keys sorted bytewise
+// (one a line in the indented form).
+func (w *jsonWriter) config(c map[string]string) {
+	w.key("connector_config", false)
+	w.buf = append(w.buf, '{')
+	for i, k := range slices.Sorted(maps.Keys(c)) {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		if w.indent {
+			w.buf = append(w.buf, "\n    "...)
+		}
+		w.buf = jsonstr.Append(w.buf, k)
+		w.buf = append(w.buf, ':')
+		if w.indent {
+			w.buf = append(w.buf, ' ')
+		}
+		w.buf = jsonstr.Append(w.buf, c[k])
+	}
+	if w.indent && len(c) > 0 {
+		w.buf = append(w.buf, "\n  "...)
+	}
+	w.buf = append(w.buf, '}')
+}
+
 // list writes a top-level array of n elements, each written by elem.
 func (w *jsonWriter) list(name string, n int, elem func(i int)) {
 	w.key(name, false)
@@ -247,6 +298,17 @@ func (w *jsonWriter) plan(p *Plan, withFingerprint bool) {
 	w.str("connector_name", p.ConnectorName)
 	w.str("source_alias", p.SourceAlias)
 	w.str("config_digest", p.ConfigDigest)
+	if p.SchemaVersion >= 4 {
+		w.config(p.ConnectorConfig)
+		w.key("replication_policy", false)
+		w.buf = append(w.buf, `{"kind":`...)
+		w.buf = jsonstr.Append(w.buf, string(p.ReplicationPolicy.Kind))
+		w.buf = append(w.buf, `,"source_alias":`...)
+		w.buf = jsonstr.Append(w.buf, p.ReplicationPolicy.SourceAlias)
+		w.buf = append(w.buf, `,"separator":`...)
+		w.buf = jsonstr.Append(w.buf, p.ReplicationPolicy.Separator)
+		w.buf = append(w.buf, '}')
+	}
 	w.str("group_id", p.GroupID)
 	if p.SchemaVersion >= 2 {
 		w.key("offsets_from", false)
@@ -356,6 +418,8 @@ type wirePlan struct {
 	ConnectorName   *string
 	SourceAlias     *string
 	ConfigDigest    *string
+	ConnectorConfig *map[string]*string
+	Policy          *wirePolicy
 	GroupID         *string
 	OffsetsFrom     *wireOffsetsSource
 	Savepoint       *string
@@ -369,6 +433,12 @@ type wireOffsetsSource struct {
 	Kind           *string `json:"kind"`
 	Ref            *string `json:"ref"`
 	OverridesGroup *bool   `json:"overrides_group"`
+}
+
+type wirePolicy struct {
+	Kind        *string `json:"kind"`
+	SourceAlias *string `json:"source_alias"`
+	Separator   *string `json:"separator"`
 }
 
 type wireAcceptance struct {
@@ -427,6 +497,13 @@ func (w *wirePlan) finish(unknown string, err error, checkFingerprint bool) (*Pl
 	}
 	if unknown == "" && w.SchemaVersion.v == 1 && w.OffsetsFrom != nil {
 		unknown = "offsets_from" // added by version 2
+	}
+	if unknown == "" && w.SchemaVersion.v < 4 { // added by version 4
+		if w.ConnectorConfig != nil {
+			unknown = "connector_config"
+		} else if w.Policy != nil {
+			unknown = "replication_policy"
+		}
 	}
 	if unknown != "" {
 		return nil, unknownField(unknown, w.SchemaVersion.v)
@@ -528,6 +605,10 @@ func (w *wirePlan) decode(lx *lexer) (unknown string, err error) {
 			*strs[key], err = lx.stringPointer()
 		case key == "offsets_from":
 			err = decodeJSON(lx, &w.OffsetsFrom)
+		case key == "connector_config":
+			err = decodeJSON(lx, &w.ConnectorConfig)
+		case key == "replication_policy":
+			err = decodeJSON(lx, &w.Policy)
 		case key == "expired_data_accepted":
 			err = decodeJSON(lx, &w.Accepted)
 		case key == "partitions":
@@ -819,6 +900,23 @@ func (w *wirePlan) plan() (*Plan, error) {
 			return nil, &FieldError{Field: "offsets_from", Err: ErrMissingField, Detail: "needs kind, ref and overrides_group"}
 		}
 		p.OffsetsFrom = OffsetsSource{Kind: OffsetsKind(*o.Kind), Ref: *o.Ref, OverridesGroup: *o.OverridesGroup}
+	}
+	if p.SchemaVersion >= 4 {
+		if w.ConnectorConfig == nil {
+			return nil, &FieldError{Field: "connector_config", Err: ErrMissingField}
+		}
+		p.ConnectorConfig = make(map[string]string, len(*w.ConnectorConfig))
+		for k, v := range *w.ConnectorConfig {
+			if v == nil {
+				return nil, &FieldError{Field: "connector_config", Err: ErrInvalidField, Detail: "key " + strconv.Quote(k) + " is null"}
+			}
+			p.ConnectorConfig[k] = *v
+		}
+		pol := w.Policy
+		if pol == nil || pol.Kind == nil || pol.SourceAlias == nil || pol.Separator == nil {
+			return nil, &FieldError{Field: "replication_policy", Err: ErrMissingField, Detail: "needs kind, source_alias and separator"}
+		}
+		p.ReplicationPolicy = offsets.ReplicationPolicy{Kind: offsets.PolicyKind(*pol.Kind), SourceAlias: *pol.SourceAlias, Separator: *pol.Separator}
 	}
 	if w.CreatedAt == nil {
 		return nil, &FieldError{Field: "created_at", Err: ErrMissingField}

@@ -7,8 +7,9 @@
 // # What a plan holds
 //
 // A [Plan] names the cutover (source and target cluster IDs, connector name,
-// source.cluster.alias, the consumer group, an optional Flink savepoint, a
-// digest of the connector configuration with secrets redacted) and holds one
+// source.cluster.alias, the consumer group, an optional Flink savepoint, the
+// connector configuration with secrets redacted, its digest and the
+// replication policy it names) and holds one
 // [Entry] per source partition in scope, sorted by topic and partition: the
 // committed group offset C, the log bounds, the target's end offset, and the
 // decision of package offsets (set M, clear, or block) with its reason.
@@ -47,7 +48,7 @@
 //
 // # Schema versions
 //
-// [SchemaVersion] is 3. The rule for reading older versions: a reader of
+// [SchemaVersion] is 4. The rule for reading older versions: a reader of
 // version N decodes every version from 1 to N, each older version through a
 // conversion written in this package that maps it onto version N without
 // guessing (a field version N needs that an older file lacks makes the
@@ -74,10 +75,27 @@
 // Flink job's final savepoint, [FromFlinkSavepoint]); a version 2 file with
 // that kind is refused.
 //
+// Version 4 added "connector_config" ([Plan.ConnectorConfig]: the
+// configuration, redacted, without "name") and "replication_policy"
+// ([Plan.ReplicationPolicy]: how the source topics are named on the target,
+// as that configuration names them). So the steps after the plan take the
+// policy from the plan ([Plan.Policy]), not from their caller, and
+// [Plan.CheckConfig] names the keys in which a configuration differs
+// ([ConfigChangedError.Differences]) rather than two digests. An older file
+// does not record them and the conversion does not guess: [Plan.Policy]
+// refuses it ([ErrConfigNotRecorded]) until [Plan.AttachConfig] proved a
+// configuration is the one its digest names and recorded it in memory. The
+// fingerprint of an older file never covers what was attached, and Encode
+// writes the file as it was.
+//
 // # Secrets
 //
-// The connector configuration itself is not stored; only [ConfigDigest] of
-// it is, computed after the values of secret keys were replaced. What counts
+// The connector configuration is stored redacted: [Plan.ConnectorConfig]
+// holds redact.Config's form, where the values of secret keys, and any
+// value equal to or containing a secret, are redact.Redacted (a config
+// provider reference such as ${file:...:password} is kept: it names where
+// the secret lives). [ConfigDigest] is computed after only the values of
+// secret keys were replaced. What counts
 // as a secret key is package redact's rule (Kafka's own PASSWORD
 // definitions first, key names as the fallback), the one rule for every
 // place a configuration is shown or stored.

@@ -75,6 +75,7 @@ type FieldError struct {
 	Field  string
 	Detail string
 	Err    error
+	cause  error // another package's error behind Err, matched too
 }
 
 func (e *FieldError) Error() string {
@@ -84,8 +85,14 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("plan: %s: %v: %s", e.Field, e.Err, e.Detail)
 }
 
-// Unwrap returns the sentinel error.
-func (e *FieldError) Unwrap() error { return e.Err }
+// Unwrap returns the sentinel error and, where another package's error
+// caused it (offsets.ErrInvalidPolicy for "replication_policy"), that one.
+func (e *FieldError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.cause}
+}
 
 // PartitionError is a problem with one source partition of a plan or of an
 // input. Err is one of [ErrDuplicatePartition], [ErrUnsorted],

@@ -88,14 +88,14 @@ func ExampleDecode() {
 	_, err = plan.Decode(strings.NewReader(edited))
 	fmt.Println(errors.Is(err, plan.ErrInconsistent))
 
-	newer := strings.Replace(examplePlan, `"schema_version": 2`, `"schema_version": 4`, 1)
+	newer := strings.Replace(examplePlan, `"schema_version": 2`, `"schema_version": 5`, 1)
 	_, err = plan.Decode(strings.NewReader(newer))
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, plan.ErrInvalid))
 	// Output:
 	// orders-mirror 2 <nil>
 	// true
-	// plan: unsupported schema version 4: this version reads schema versions 1 to 3
+	// plan: unsupported schema version 5: this version reads schema versions 1 to 4
 	// true
 }
 

@@ -18,10 +18,19 @@ var ErrConfigChanged = errors.New("the connector configuration is not the plan's
 type ConfigChangedError struct {
 	Field      string // "name", "source.cluster.alias" or "config_digest"
 	Plan, Have string
+	// Differences lists, for a plan that records its configuration
+	// (schema version 4, or one given it by AttachConfig), the keys whose
+	// values differ, sorted by key. It may be empty for a digest that
+	// differs only in a value redaction hides.
+	Differences []ConfigDifference
 }
 
 func (e *ConfigChangedError) Error() string {
-	return fmt.Sprintf("plan: %v: %s is %q, the plan's is %q", ErrConfigChanged, e.Field, e.Have, e.Plan)
+	msg := fmt.Sprintf("plan: %v: %s is %q, the plan's is %q", ErrConfigChanged, e.Field, e.Have, e.Plan)
+	if len(e.Differences) > 0 {
+		msg += "; it differs in " + formatDifferences(e.Differences)
+	}
+	return msg
 }
 
 // Is makes errors.Is(err, ErrConfigChanged) true.
@@ -33,7 +42,8 @@ func (e *ConfigChangedError) Is(target error) bool { return target == ErrConfigC
 // is the plan's connector, its source.cluster.alias (default "source") the
 // plan's alias, and its digest the plan's (ConfigDigest; for a schema
 // version 1 or 2 plan, the digest rule of that version). It returns nil
-// or a *ConfigChangedError. It is pure.
+// or a *ConfigChangedError, which names the keys that differ when the plan
+// records its configuration. It is pure.
 func (p *Plan) CheckConfig(config map[string]string) error {
 	if name, ok := config["name"]; ok && name != p.ConnectorName {
 		return &ConfigChangedError{Field: "name", Plan: p.ConnectorName, Have: name}
@@ -42,7 +52,11 @@ func (p *Plan) CheckConfig(config map[string]string) error {
 		return &ConfigChangedError{Field: "source.cluster.alias", Plan: p.SourceAlias, Have: alias}
 	}
 	if d := configDigestOf(p.SchemaVersion, config); d != p.ConfigDigest {
-		return &ConfigChangedError{Field: "config_digest", Plan: p.ConfigDigest, Have: d}
+		e := &ConfigChangedError{Field: "config_digest", Plan: p.ConfigDigest, Have: d}
+		if p.ConnectorConfig != nil {
+			e.Differences = configDifferences(p.ConnectorConfig, config)
+		}
+		return e
 	}
 	return nil
 }

@@ -12,9 +12,12 @@ import (
 // SchemaVersion is the version of the plan format this package writes and
 // the newest it reads. Version 2 added [Plan.OffsetsFrom]; version 3 hashes
 // the connector configuration with only secret keys' values redacted
-// ([ConfigDigest]) and added the kind [FromFlinkSavepoint]. Version 1 and 2
-// plans are still read (see the package documentation).
-const SchemaVersion = 3
+// ([ConfigDigest]) and added the kind [FromFlinkSavepoint]; version 4
+// records the connector configuration itself, redacted
+// ([Plan.ConnectorConfig]), and the replication policy it names
+// ([Plan.ReplicationPolicy]). Every older version is still read (see the
+// package documentation).
+const SchemaVersion = 4
 
 // OffsetsKind names where a plan's committed offsets C came from.
 type OffsetsKind string
@@ -88,6 +91,18 @@ type Plan struct {
 	SourceAlias string
 	// ConfigDigest is ConfigDigest of the connector configuration.
 	ConfigDigest string
+	// ConnectorConfig is the connector configuration the plan was built
+	// for, without "name" and redacted by redact.Config: the values of
+	// secret keys, and every value equal to or containing a secret, are
+	// redact.Redacted. So a configuration that is not the plan's is told
+	// apart key by key ([Plan.CheckConfig]). Schema version 4 and later; an
+	// older plan has it only after [Plan.AttachConfig].
+	ConnectorConfig map[string]string
+	// ReplicationPolicy is the policy ConnectorConfig names
+	// ([offsets.PolicyOf]): how the plan's source topics are named on the
+	// target. Schema version 4 and later, like ConnectorConfig; read it
+	// with [Plan.Policy], which refuses a plan that does not record it.
+	ReplicationPolicy offsets.ReplicationPolicy
 	// GroupID is the consumer group whose committed offsets were converted.
 	GroupID string
 	// OffsetsFrom records where the committed offsets C came from.
@@ -150,9 +165,12 @@ type Spec struct {
 	TargetClusterID string
 	ConnectorName   string
 	SourceAlias     string
-	// ConnectorConfig is the MirrorSourceConnector configuration; only its
-	// ConfigDigest is stored. If it sets source.cluster.alias or name, they
-	// must equal SourceAlias and ConnectorName.
+	// ConnectorConfig is the MirrorSourceConnector configuration, as the
+	// connector is created with it (every file and override merged). The
+	// plan stores its ConfigDigest, its redacted form and the replication
+	// policy it names (offsets.PolicyOf: MM2's identity or default policy).
+	// Its source.cluster.alias (default "source") must be SourceAlias, and
+	// its name, when it has one, ConnectorName.
 	ConnectorConfig map[string]string
 	GroupID         string
 	// OffsetsFrom says where Snapshot.Group came from; the zero value means
@@ -188,7 +206,9 @@ type Snapshot struct {
 // or contradictory spec field or an empty scope, a [*PartitionError] for an
 // offset or acceptance naming a partition outside the scope
 // ([ErrUnknownPartition]), a missing or negative target end offset, or an
-// acceptance listed twice or without a name.
+// acceptance listed twice or without a name. A configuration whose
+// replication policy offsets.PolicyOf refuses is a *FieldError of field
+// "replication_policy" that also matches [offsets.ErrInvalidPolicy].
 func Build(spec Spec, snap Snapshot) (*Plan, error) {
 	if err := checkSpec(spec); err != nil {
 		return nil, err
@@ -198,6 +218,10 @@ func Build(spec Spec, snap Snapshot) (*Plan, error) {
 		from.Kind = FromGroup
 	}
 	if err := from.validate(SchemaVersion); err != nil {
+		return nil, err
+	}
+	config, policy, err := recordConfig(spec.ConnectorConfig)
+	if err != nil {
 		return nil, err
 	}
 	if len(snap.Source) == 0 {
@@ -274,19 +298,21 @@ func Build(spec Spec, snap Snapshot) (*Plan, error) {
 	}
 
 	p := &Plan{
-		SchemaVersion:   SchemaVersion,
-		CreatedAt:       spec.CreatedAt.UTC().Round(0),
-		ToolVersion:     spec.ToolVersion,
-		SourceClusterID: spec.SourceClusterID,
-		TargetClusterID: spec.TargetClusterID,
-		ConnectorName:   spec.ConnectorName,
-		SourceAlias:     spec.SourceAlias,
-		ConfigDigest:    ConfigDigest(spec.ConnectorConfig),
-		GroupID:         spec.GroupID,
-		OffsetsFrom:     from,
-		Savepoint:       spec.Savepoint,
-		Accepted:        accepted,
-		Entries:         entries,
+		SchemaVersion:     SchemaVersion,
+		CreatedAt:         spec.CreatedAt.UTC().Round(0),
+		ToolVersion:       spec.ToolVersion,
+		SourceClusterID:   spec.SourceClusterID,
+		TargetClusterID:   spec.TargetClusterID,
+		ConnectorName:     spec.ConnectorName,
+		SourceAlias:       spec.SourceAlias,
+		ConfigDigest:      ConfigDigest(spec.ConnectorConfig),
+		ConnectorConfig:   config,
+		ReplicationPolicy: policy,
+		GroupID:           spec.GroupID,
+		OffsetsFrom:       from,
+		Savepoint:         spec.Savepoint,
+		Accepted:          accepted,
+		Entries:           entries,
 	}
 	p.Fingerprint = p.computeFingerprint()
 	return p, nil

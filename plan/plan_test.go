@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -341,6 +342,11 @@ func TestDecodeErrors(t *testing.T) {
 		}
 		return strings.Replace(valid, old, new, 1)
 	}
+	// valid without the fields version 4 added, for the rules of older versions.
+	withoutV4 := regexp.MustCompile(`(?s)\n  "connector_config": \{.*?\n  \},\n  "replication_policy": \{[^}]*\},`).ReplaceAllString(valid, "")
+	if withoutV4 == valid {
+		t.Fatal("fixture has no connector_config and replication_policy")
+	}
 	lines := strings.Split(valid, "\n")
 	var orders0, orders1 string
 	for _, l := range lines {
@@ -369,13 +375,24 @@ func TestDecodeErrors(t *testing.T) {
 		{"field twice", edit(`"savepoint":`, `"group_id": "other", "savepoint":`), plan.ErrMalformed},
 		{"partitions null beside an unknown key", edit(`"partitions": [`, `"partitions": null, "x": [`), plan.ErrUnknownField},
 		{"partitions object", edit(`"partitions": [`, `"partitions": {"a": [`), plan.ErrMalformed},
-		{"schema version 4", edit(`"schema_version": 3`, `"schema_version": 4`), plan.ErrSchemaVersion},
-		{"schema version 4 with new fields", edit(`"schema_version": 3`, `"schema_version": 4, "new": {}`), plan.ErrSchemaVersion},
-		{"version 2 from a flink savepoint", strings.Replace(edit(`"schema_version": 3`, `"schema_version": 2`), `"kind":"group","ref":""`, `"kind":"flink-savepoint","ref":"dir=\"/sp\""`, 1), plan.ErrInvalidField},
-		{"schema version 0", edit(`"schema_version": 3`, `"schema_version": 0`), plan.ErrSchemaVersion},
-		{"schema version string", edit(`"schema_version": 3`, `"schema_version": "3"`), plan.ErrMalformed},
-		{"no schema version", edit(`"schema_version": 3,`, ``), plan.ErrMissingField},
-		{"version 1 with offsets_from", edit(`"schema_version": 3`, `"schema_version": 1`), plan.ErrUnknownField},
+		{"schema version 5", edit(`"schema_version": 4`, `"schema_version": 5`), plan.ErrSchemaVersion},
+		{"schema version 5 with new fields", edit(`"schema_version": 4`, `"schema_version": 5, "new": {}`), plan.ErrSchemaVersion},
+		{"version 2 from a flink savepoint", strings.Replace(strings.Replace(withoutV4, `"schema_version": 4`, `"schema_version": 2`, 1), `"kind":"group","ref":""`, `"kind":"flink-savepoint","ref":"dir=\"/sp\""`, 1), plan.ErrInvalidField},
+		{"schema version 0", edit(`"schema_version": 4`, `"schema_version": 0`), plan.ErrSchemaVersion},
+		{"schema version string", edit(`"schema_version": 4`, `"schema_version": "4"`), plan.ErrMalformed},
+		{"no schema version", edit(`"schema_version": 4,`, ``), plan.ErrMissingField},
+		{"version 1 with offsets_from", edit(`"schema_version": 4`, `"schema_version": 1`), plan.ErrUnknownField},
+		{"version 3 with connector_config", edit(`"schema_version": 4`, `"schema_version": 3`), plan.ErrUnknownField},
+		{"no connector_config", edit(`"connector_config": {`, `"x_connector_config": {`), plan.ErrUnknownField},
+		{"connector_config null", regexp.MustCompile(`(?s)"connector_config": \{.*?\n  \}`).ReplaceAllString(valid, `"connector_config": null`), plan.ErrMissingField},
+		{"a config value null", edit(`"topics": "^(orders|payments)$"`, `"topics": null`), plan.ErrInvalidField},
+		{"a config value edited", edit(`"topics": "^(orders|payments)$"`, `"topics": "orders"`), plan.ErrFingerprint},
+		{"a config naming the connector", edit(`"topics": "^(orders|payments)$"`, `"name": "x", "topics": "^(orders|payments)$"`), plan.ErrInvalidField},
+		{"a config under another alias", edit(`"source.cluster.alias": "source"`, `"source.cluster.alias": "dc1"`), plan.ErrConfigMismatch},
+		{"no replication_policy", edit(`"replication_policy": {"kind":"default","source_alias":"source","separator":""},`, ``), plan.ErrMissingField},
+		{"policy without separator", edit(`"source_alias":"source","separator":""}`, `"source_alias":"source"}`), plan.ErrMissingField},
+		{"policy not the config's", edit(`"replication_policy": {"kind":"default"`, `"replication_policy": {"kind":"identity"`), plan.ErrInvalidField},
+		{"policy with an unknown key", edit(`"separator":""}`, `"separator":"","prefix":"x"}`), plan.ErrUnknownField},
 		{"no offsets_from", edit(`"offsets_from": {"kind":"group","ref":"","overrides_group":false},`, ``), plan.ErrMissingField},
 		{"offsets_from without ref", edit(`"kind":"group","ref":"",`, `"kind":"group",`), plan.ErrMissingField},
 		{"unknown offsets kind", edit(`"kind":"group"`, `"kind":"guess"`), plan.ErrInvalidField},
@@ -429,10 +446,10 @@ func swapLines(s, a, b string) string {
 
 func TestDecodeErrorTypes(t *testing.T) {
 	valid := string(encode(t, mustBuild(t, blockedSpec(), blockedSnapshot())))
-	_, err := plan.Decode(strings.NewReader(strings.Replace(valid, `"schema_version": 3`, `"schema_version": 4`, 1)))
+	_, err := plan.Decode(strings.NewReader(strings.Replace(valid, `"schema_version": 4`, `"schema_version": 5`, 1)))
 	var sve *plan.SchemaVersionError
-	if !errors.As(err, &sve) || sve.Got != 4 || sve.Want != 3 {
-		t.Errorf("got %v, want *SchemaVersionError{Got: 4, Want: 3}", err)
+	if !errors.As(err, &sve) || sve.Got != 5 || sve.Want != 4 {
+		t.Errorf("got %v, want *SchemaVersionError{Got: 5, Want: 4}", err)
 	}
 	_, err = plan.Decode(strings.NewReader(strings.Replace(valid, `"group_id": "flink-orders-replicator"`, `"group_id": "x"`, 1)))
 	var fpe *plan.FingerprintError
@@ -568,12 +585,12 @@ func TestBuildOffsetsSource(t *testing.T) {
 	}
 	spec.OffsetsFrom = plan.OffsetsSource{Kind: plan.FromFlinkSavepoint, Ref: `dir="/sp/savepoint-1" uid="kafka-source"`}
 	p = mustBuild(t, spec, blockedSnapshot())
-	if p.OffsetsFrom != spec.OffsetsFrom || p.SchemaVersion != 3 {
-		t.Errorf("offsets source %+v, schema version %d; want %+v and 3", p.OffsetsFrom, p.SchemaVersion, spec.OffsetsFrom)
+	if p.OffsetsFrom != spec.OffsetsFrom || p.SchemaVersion != plan.SchemaVersion {
+		t.Errorf("offsets source %+v, schema version %d; want %+v and %d", p.OffsetsFrom, p.SchemaVersion, spec.OffsetsFrom, plan.SchemaVersion)
 	}
 	data := encode(t, p)
 	back, err := plan.Decode(bytes.NewReader(data))
-	if err != nil || back.SchemaVersion != 3 || back.OffsetsFrom != spec.OffsetsFrom || back.Fingerprint != p.Fingerprint {
+	if err != nil || back.SchemaVersion != plan.SchemaVersion || back.OffsetsFrom != spec.OffsetsFrom || back.Fingerprint != p.Fingerprint {
 		t.Errorf("decoded plan from a savepoint: %+v, %v", back, err)
 	}
 	if !strings.Contains(string(data), `"kind":"flink-savepoint"`) {

@@ -113,6 +113,10 @@ func refDecodeTop(w *wirePlan, dec *json.Decoder) (unknown string, err error) {
 			err = dec.Decode(strs[key])
 		case key == "offsets_from":
 			err = dec.Decode(&w.OffsetsFrom)
+		case key == "connector_config":
+			err = dec.Decode(&w.ConnectorConfig)
+		case key == "replication_policy":
+			err = dec.Decode(&w.Policy)
 		case key == "expired_data_accepted":
 			err = dec.Decode(&w.Accepted)
 		case key == "partitions":

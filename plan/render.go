@@ -168,6 +168,9 @@ func (p *Plan) WriteSummary(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "plan\t%s (schema %d, created %s, tool %s)\n", p.Fingerprint, p.SchemaVersion, p.CreatedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), orNone(p.ToolVersion))
 	fmt.Fprintf(tw, "connector\t%s (source.cluster.alias %s, config %s)\n", p.ConnectorName, p.SourceAlias, p.ConfigDigest)
+	if p.ConnectorConfig != nil {
+		fmt.Fprintf(tw, "target topics\t%s\n", p.ReplicationPolicy)
+	}
 	fmt.Fprintf(tw, "group\t%s\n", p.GroupID)
 	fmt.Fprintf(tw, "offsets from\t%s\n", p.OffsetsFrom)
 	fmt.Fprintf(tw, "clusters\tsource %s -> target %s\n", p.SourceClusterID, p.TargetClusterID)

@@ -20,7 +20,7 @@ import (
 // configurations that differ only in secret values have the same digest,
 // so a digest never leaks or confirms a secret and a password rotation
 // never changes it; changing any other key or value changes it. This is the
-// rule of schema version 3; [Plan.CheckConfig] applies each older version's
+// rule of schema versions 3 and 4; [Plan.CheckConfig] applies each older version's
 // own rule.
 func ConfigDigest(config map[string]string) string {
 	c := redact.KeysOnly(config, nil)

@@ -268,8 +268,17 @@ const lookBack = 16
 // While partitions are pending it logs how many on log, at most every few
 // seconds; log may be nil.
 //
-// Errors: a read that failed, or a policy that cannot name a target topic.
-func CheckBoundary(ctx context.Context, source BoundarySource, target RecordReader, p *plan.Plan, policy offsets.ReplicationPolicy, capture []BoundaryRecord, log *slog.Logger) ([]Boundary, error) {
+// The target topics are those the plan's replication policy names
+// (plan.Plan.Policy).
+//
+// Errors: a read that failed, or plan.ErrConfigNotRecorded for a plan
+// older than schema version 4 that was not given its configuration
+// (plan.Plan.AttachConfig).
+func CheckBoundary(ctx context.Context, source BoundarySource, target RecordReader, p *plan.Plan, capture []BoundaryRecord, log *slog.Logger) ([]Boundary, error) {
+	policy, err := p.Policy()
+	if err != nil {
+		return nil, err
+	}
 	captured := make(map[offsets.SourcePartition]BoundaryRecord, len(capture))
 	for _, c := range capture {
 		captured[c.Partition] = c

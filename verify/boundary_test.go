@@ -93,7 +93,6 @@ func TestBoundaryTransactional(t *testing.T) {
 	if err := sandbox.Produce(ctx, sb.Target().Bootstrap(), []*sarama.ProducerMessage{msg(topic, "p0", "p0"), msg(topic, "c1", "c1"), msg(topic, "c5", "c5")}); err != nil {
 		t.Fatal(err)
 	}
-	policy := offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}
 	sp := kafkaadmin.TopicPartition{Topic: topic}
 
 	old, err := source.ReadRecord(ctx, sp, 3, kafkaadmin.ReadUncommitted)
@@ -109,12 +108,12 @@ func TestBoundaryTransactional(t *testing.T) {
 	}
 
 	for _, c := range []int64{3, 2} { // on the aborted record, on a commit marker
-		got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, c, 7, 2), policy, nil, nil)
+		got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, c, 7, 2), nil, nil)
 		if err != nil || len(got) != 1 || !got[0].OK() || got[0].RecordOffset != 5 {
 			t.Errorf("C = %d: %+v, %v; want the record at 5 compared and equal", c, got, err)
 		}
 	}
-	got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 1, 7, 2), policy, nil, nil)
+	got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 1, 7, 2), nil, nil)
 	if err != nil || len(got) != 1 || got[0].OK() {
 		t.Errorf("C shifted to 1: %+v, %v; want a difference", got, err)
 	}
@@ -224,12 +223,11 @@ func TestBoundaryCompacted(t *testing.T) {
 		case <-time.After(time.Second):
 		}
 	}
-	policy := offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}
-	now, err := verify.CheckBoundary(ctx, source, target, p, policy, nil, nil)
+	now, err := verify.CheckBoundary(ctx, source, target, p, nil, nil)
 	if err != nil || len(now) != 1 || now[0].OK() {
 		t.Errorf("against the source as it is now: %+v, %v; want the false difference the old check reported", now, err)
 	}
-	got, err := verify.CheckBoundary(ctx, source, target, p, policy, capture, nil)
+	got, err := verify.CheckBoundary(ctx, source, target, p, capture, nil)
 	if err != nil || len(got) != 1 || !got[0].OK() || !got[0].Captured || !got[0].RemovedFromSource {
 		t.Errorf("against the capture: %+v, %v; want equal, captured, removed from the source", got, err)
 	}
@@ -242,7 +240,8 @@ func TestBoundaryCompacted(t *testing.T) {
 		first string
 		ok    bool
 	}{{"race", "v1-new", true}, {"skip", "v2", false}} {
-		policy := offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: tc.alias}
+		pa := boundaryPlanAs(t, tc.alias, topic, 1, 2, 1) // p under MM2's default policy
+		policy, _ := pa.Policy()
 		tt, _ := policy.TargetTopic(topic)
 		if err := sandbox.CreateTopic(ctx, tgt, tt, 1); err != nil {
 			t.Fatal(err)
@@ -264,7 +263,7 @@ func TestBoundaryCompacted(t *testing.T) {
 		if err := sandbox.Produce(ctx, tgt, []*sarama.ProducerMessage{msg(tt, "k0", "v0"), first}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := verify.CheckBoundary(ctx, source, target, p, policy, capture, nil)
+		got, err := verify.CheckBoundary(ctx, source, target, pa, capture, nil)
 		if err != nil || len(got) != 1 || got[0].OK() != tc.ok || got[0].Placed != tc.ok {
 			t.Errorf("MM2 copied %s first: %+v, %v; want OK = %v", tc.first, got, err, tc.ok)
 		} else {
@@ -295,7 +294,7 @@ func TestBoundaryDuplicates(t *testing.T) {
 	tgt = append(tgt, "r2")       // MM2's first copy
 	produce(ctx, t, sb.Source().Bootstrap(), topic, src...)
 	produce(ctx, t, sb.Target().Bootstrap(), topic, tgt...)
-	got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 2, 6, 4), offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}, nil, nil)
+	got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 2, 6, 4), nil, nil)
 	if err != nil || len(got) != 1 || !got[0].OK() || got[0].Duplicates != 2 {
 		t.Fatalf("%+v, %v; want equal records and 2 duplicates", got, err)
 	}

@@ -205,7 +205,7 @@ func TestBoundaryWithFakes(t *testing.T) {
 	a0, a1 := offsets.SourcePartition{Topic: "a", Partition: 0}, offsets.SourcePartition{Topic: "a", Partition: 1}
 	p, err := plan.Build(plan.Spec{
 		CreatedAt: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), SourceClusterID: "src-id", TargetClusterID: "tgt-id",
-		ConnectorName: "mm2", SourceAlias: "src", GroupID: "flink", ConnectorConfig: map[string]string{"source.cluster.alias": "src"},
+		ConnectorName: "mm2", SourceAlias: "src", GroupID: "flink", ConnectorConfig: map[string]string{"source.cluster.alias": "src", "replication.policy.class": offsets.IdentityPolicyClass},
 	}, plan.Snapshot{
 		Group:     offsets.GroupOffsets{a0: 10, a1: 0},
 		Source:    map[offsets.SourcePartition]offsets.LogBounds{a0: {End: 20}, a1: {End: 8}},
@@ -239,7 +239,7 @@ func TestBoundaryWithFakes(t *testing.T) {
 			target.produce(a0, 12, 12+20-tc.mm2From, source.records[a0][tc.mm2From:]) // MM2
 			target.produce(a1, 0, 8, source.records[a1])
 
-			got, err := verify.CheckBoundary(ctx, source, target, p, offsets.ReplicationPolicy{}, capture, nil)
+			got, err := verify.CheckBoundary(ctx, source, target, p, capture, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,8 @@ import (
 // Observe reads, for [Recheck], what the clusters hold now for a plan: both
 // cluster IDs, the group's description, its commits and the log bounds of
 // the plan's topics (one ReadGroup), and the partition counts and end
-// offsets of the target topics named by policy. Each fact is read once. A
+// offsets of the target topics named by the plan's replication policy
+// (plan.Plan.Policy). Each fact is read once. A
 // topic that no longer exists is left out of the observation (Recheck
 // reports it), not an error.
 //
@@ -27,10 +28,15 @@ import (
 // source and target are usually *kafkaadmin.Client; a test may pass fakes
 // of [ClusterReader].
 //
-// Errors: the clients' errors, except unknown topics.
-func Observe(ctx context.Context, source, target ClusterReader, p *plan.Plan, policy offsets.ReplicationPolicy, input OffsetsInput) (Observation, error) {
+// Errors: the clients' errors, except unknown topics, and
+// plan.ErrConfigNotRecorded for a plan older than schema version 4 that
+// was not given its configuration (plan.Plan.AttachConfig).
+func Observe(ctx context.Context, source, target ClusterReader, p *plan.Plan, input OffsetsInput) (Observation, error) {
 	var o Observation
-	var err error
+	policy, err := p.Policy()
+	if err != nil {
+		return o, err
+	}
 	if input != nil {
 		if o.Input, err = input.Read(ctx); err != nil {
 			return o, fmt.Errorf("offsets from %s: %w", input.Source(), err)

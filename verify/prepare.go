@@ -37,8 +37,8 @@ type PrepareOptions struct {
 // Prepared is what [Prepare] proved and read: what the steps that write
 // take next.
 type Prepared struct {
-	// Policy is the replication policy the configuration names
-	// (offsets.PolicyOf), which names the target topics.
+	// Policy is the replication policy the plan records
+	// (plan.Plan.Policy), which names the target topics.
 	Policy offsets.ReplicationPolicy
 	// Clusters are the IDs of the clusters the tool's clients reach, which
 	// every write proves the connector's configuration reaches too.
@@ -79,8 +79,10 @@ func (e *LintError) Is(target error) bool { return target == ErrCheckFailed }
 //   - validates the plan and refuses blocked entries (plan.Plan.Validate,
 //     plan.Plan.Blocked);
 //   - proves config is the configuration the plan was built for
-//     (plan.Plan.CheckConfig: a *plan.ConfigChangedError otherwise);
-//   - takes the replication policy from config (offsets.PolicyOf);
+//     (plan.Plan.AttachConfig: a *plan.ConfigChangedError naming the keys
+//     that differ otherwise; a plan older than schema version 4 is given
+//     config, which it records only as a digest);
+//   - takes the replication policy the plan records (plan.Plan.Policy);
 //   - with a recent opts.Previous, reads the group again and rechecks
 //     (RecheckRecent), and stops there;
 //   - lints config on the worker c (connect.Client.LintConfig, with the
@@ -100,11 +102,11 @@ func Prepare(ctx context.Context, c *connect.Client, source, target ClusterReade
 	if err := p.Blocked(); err != nil {
 		return out, err
 	}
-	if err := p.CheckConfig(config); err != nil {
+	if err := p.AttachConfig(config); err != nil {
 		return out, fmt.Errorf("the connector configuration: %w", err)
 	}
 	var err error
-	if out.Policy, err = offsets.PolicyOf(config); err != nil {
+	if out.Policy, err = p.Policy(); err != nil {
 		return out, err
 	}
 	now := opts.Now
@@ -137,7 +139,7 @@ func Prepare(ctx context.Context, c *connect.Client, source, target ClusterReade
 		}
 		input = sp
 	}
-	obs, err := Observe(ctx, source, target, p, out.Policy, input)
+	obs, err := Observe(ctx, source, target, p, input)
 	if err != nil {
 		return out, err
 	}

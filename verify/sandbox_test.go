@@ -50,9 +50,21 @@ func mirrorConfig(sb *sandbox.Sandbox, name, topic string) map[string]string {
 // boundaryPlan is a plan for one partition with C and the target end given.
 func boundaryPlan(t *testing.T, topic string, c, end, targetEnd int64) *plan.Plan {
 	t.Helper()
+	return boundaryPlanAs(t, "", topic, c, end, targetEnd)
+}
+
+// boundaryPlanAs is boundaryPlan for a connector under MM2's default
+// replication policy with source alias alias, or, for "", the identity
+// policy.
+func boundaryPlanAs(t *testing.T, alias, topic string, c, end, targetEnd int64) *plan.Plan {
+	t.Helper()
 	sp := offsets.SourcePartition{Topic: topic, Partition: 0}
+	config := map[string]string{"topics": topic, "replication.policy.class": offsets.IdentityPolicyClass}
+	if alias != "" {
+		config = map[string]string{"topics": topic, "source.cluster.alias": alias}
+	}
 	p, err := plan.Build(plan.Spec{CreatedAt: time.Now(), SourceClusterID: "s", TargetClusterID: "t", ConnectorName: "c",
-		SourceAlias: "source", GroupID: "g", ConnectorConfig: map[string]string{"topics": topic}}, plan.Snapshot{
+		SourceAlias: offsets.SourceAliasOf(config), GroupID: "g", ConnectorConfig: config}, plan.Snapshot{
 		Group:     offsets.GroupOffsets{sp: c},
 		Source:    map[offsets.SourcePartition]offsets.LogBounds{sp: {Start: 0, End: end}},
 		TargetEnd: map[offsets.SourcePartition]int64{sp: targetEnd},
@@ -95,30 +107,29 @@ func TestCheckBoundary(t *testing.T) {
 	produce(ctx, t, sb.Source().Bootstrap(), topic, "r0", "r1", "r2", "r3")
 	// The target holds r0 r1 (the old job's), then r2 (as MM2 would copy it).
 	produce(ctx, t, sb.Target().Bootstrap(), topic, "r0", "r1", "r2")
-	policy := offsets.ReplicationPolicy{Kind: offsets.IdentityPolicy}
 
-	got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 2, 4, 2), policy, nil, nil)
+	got, err := verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 2, 4, 2), nil, nil)
 	if err != nil || len(got) != 1 || !got[0].OK() || got[0].Duplicates != 0 {
 		t.Fatalf("right record: %+v, %v", got, err)
 	}
-	got, err = verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 1, 4, 2), policy, nil, nil)
+	got, err = verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 1, 4, 2), nil, nil)
 	if err != nil || len(got) != 1 || got[0].OK() || len(got[0].Differences) == 0 || !strings.Contains(got[0].Differences[0], "did not copy") {
 		t.Fatalf("record of C+1 on the target: %+v, %v; want the record at C reported as skipped", got, err)
 	}
 	t.Logf("differences found: %v", got[0].Differences)
-	got, err = verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 3, 4, 2), policy, nil, nil)
+	got, err = verify.CheckBoundary(ctx, source, target, boundaryPlan(t, topic, 3, 4, 2), nil, nil)
 	if err != nil || len(got) != 1 || got[0].OK() || len(got[0].Differences) == 0 || !strings.Contains(got[0].Differences[0], "before C") {
 		t.Fatalf("record of C-1 on the target: %+v, %v; want MM2 reported as starting before C", got, err)
 	}
 	short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
 	defer cancelShort()
-	got, err = verify.CheckBoundary(short, source, target, boundaryPlan(t, topic, 4, 4, 3), policy, nil, nil)
+	got, err = verify.CheckBoundary(short, source, target, boundaryPlan(t, topic, 4, 4, 3), nil, nil)
 	if err != nil || len(got) != 1 || !got[0].Pending || !got[0].Idle || !got[0].OK() {
 		t.Fatalf("nothing at C on the source yet: %+v, %v; want pending, idle, not a failure", got, err)
 	}
 	short2, cancelShort2 := context.WithTimeout(ctx, 2*time.Second)
 	defer cancelShort2()
-	got, err = verify.CheckBoundary(short2, source, target, boundaryPlan(t, topic, 3, 4, 3), policy, nil, nil)
+	got, err = verify.CheckBoundary(short2, source, target, boundaryPlan(t, topic, 3, 4, 3), nil, nil)
 	if err != nil || len(got) != 1 || !got[0].Pending || got[0].Idle || got[0].OK() {
 		t.Fatalf("source record at C never copied: %+v, %v; want pending and a failure", got, err)
 	}

@@ -386,14 +386,10 @@ func TestPatchBodyIsWhatPatchSends(t *testing.T) {
 // TestRecheckRecent: an observation moments old serves again with the
 // group's members read anew; an older one is not used.
 func TestRecheckRecent(t *testing.T) {
-	worker, source, target, p, config := exampleWorld()
+	worker, source, target, p, _ := exampleWorld()
 	defer worker.Close()
 	ctx := stepsCtx(t)
-	policy, err := offsets.PolicyOf(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obs, err := verify.Observe(ctx, source, target, p, policy, nil)
+	obs, err := verify.Observe(ctx, source, target, p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,7 +137,7 @@ func (c *cli) recheckReadOnly(ctx context.Context, p *plan.Plan) error {
 		}
 		input = sp
 	}
-	obs, err := verify.Observe(ctx, c.env.Source, c.env.Target, p, c.s.ReplicationPolicy(), input)
+	obs, err := verify.Observe(ctx, c.env.Source, c.env.Target, p, input)
 	if err != nil {
 		return err
 	}

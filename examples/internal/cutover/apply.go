@@ -124,8 +124,9 @@ type ApplyResult struct {
 
 // CheckPlan refuses a plan that cannot be applied with these settings:
 // invalid, blocked entries, another connector or alias, or a configuration
-// that is not the one the plan recorded. It reads nothing; Recheck compares
-// the plan with the clusters.
+// that is not the one the plan recorded (plan.Plan.AttachConfig, which
+// gives a plan older than schema version 4 the settings' configuration).
+// It reads nothing; Recheck compares the plan with the clusters.
 func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	if err := p.Validate(); err != nil {
 		return err
@@ -137,7 +138,7 @@ func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	if err != nil {
 		return err
 	}
-	if err := p.CheckConfig(cfg); err != nil {
+	if err := p.AttachConfig(cfg); err != nil {
 		return fmt.Errorf("the settings' connector configuration: %w", err)
 	}
 	return nil

@@ -177,7 +177,7 @@ func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan, capture
 	// except on partitions that stayed idle. Give stragglers a few seconds.
 	s.Logger.Info("comparing MM2's first record on each partition with the source's at C", "partitions", len(p.Entries))
 	bCtx, cancel := context.WithTimeout(ctx, boundaryGrace)
-	rep.Boundary, err = verify.CheckBoundary(bCtx, env.Source, env.Target, p, s.ReplicationPolicy(), capture, s.Logger)
+	rep.Boundary, err = verify.CheckBoundary(bCtx, env.Source, env.Target, p, capture, s.Logger)
 	cancel()
 	if err != nil {
 		return rep, err
