@@ -73,7 +73,12 @@ func PrometheusBinaries(ctx context.Context, cacheDir string, log *slog.Logger) 
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return "", "", fmt.Errorf("%w: %v", ErrNoPrometheus, err)
 	}
-	unlock, err := filelock.Lock(ctx, filepath.Join(cacheDir, ".lock"))
+	// A lock of its own, as the Flink and Kubernetes builds have: the build
+	// takes minutes to tens of minutes on an empty Go cache, and under the
+	// cache's .lock it kept the Kafka jars and the JMX exporter agent from
+	// every other test that long (an empty-cache run failed TestImage on it,
+	// its 15-minute deadline spent waiting for this lock).
+	unlock, err := filelock.Lock(ctx, filepath.Join(cacheDir, ".lock-prometheus"))
 	if err != nil {
 		return "", "", fmt.Errorf("%w: lock cache: %v", ErrNoPrometheus, err)
 	}
