@@ -3,7 +3,6 @@ package connect
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,8 +76,6 @@ type MirrorSource struct {
 // settings that hold bootstrap.servers.
 var ErrClientBootstrap = errors.New("client settings may not set bootstrap.servers")
 
-var topicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
-
 // Config renders the connector configuration. It returns an error when a
 // required field is missing or a value is invalid (a topic name Kafka would
 // reject, a comma in a pattern, an unknown isolation level, client settings
@@ -93,7 +90,7 @@ func (m MirrorSource) Config() (map[string]string, error) {
 	}
 	var topics []string
 	for _, t := range m.Topics {
-		if !topicName.MatchString(t) || t == "." || t == ".." {
+		if !offsets.ValidTopic(t) {
 			errs = append(errs, fmt.Errorf("topic %q is not a valid Kafka topic name", t))
 			continue
 		}

@@ -32,7 +32,7 @@ func (p SourcePartition) Compare(q SourcePartition) int {
 // and the partition number is not negative. It returns nil or an error
 // matching [ErrInvalidPartition].
 func (p SourcePartition) Validate() error {
-	if !validTopic(p.Topic) || p.Partition < 0 {
+	if !ValidTopic(p.Topic) || p.Partition < 0 {
 		return &DecisionError{Partition: p, Err: ErrInvalidPartition}
 	}
 	return nil
@@ -45,7 +45,10 @@ func (p SourcePartition) Connect(alias string) ConnectPartition {
 	return ConnectPartition{Cluster: alias, Topic: p.Topic, Partition: p.Partition}
 }
 
-func validTopic(t string) bool {
+// ValidTopic reports whether t is a name Kafka accepts for a topic
+// (Topic.validate): 1 to 249 characters of a-z, A-Z, 0-9, '.', '_' and '-',
+// and not "." or "..". It is the one topic-name rule of the module.
+func ValidTopic(t string) bool {
 	if t == "" || len(t) > 249 || t == "." || t == ".." {
 		return false
 	}

@@ -2,6 +2,7 @@ package offsets_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/mm2cutover/mm2cutover/offsets"
@@ -104,5 +105,19 @@ func TestPolicyOf(t *testing.T) {
 		def0.Same(offsets.ReplicationPolicy{}) ||
 		def0.Same(offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "s", Separator: "_"}) {
 		t.Error("Same does not compare the names the policies give")
+	}
+}
+
+// TestValidTopic: Kafka's topic-name rule, the one the module checks
+// names with.
+func TestValidTopic(t *testing.T) {
+	long := strings.Repeat("a", 249)
+	for name, want := range map[string]bool{
+		"orders": true, "orders.v2_eu-1": true, "__consumer_offsets": true, long: true, "...": true,
+		"": false, ".": false, "..": false, long + "a": false, "orders v2": false, "orders/v2": false, "ordérs": false, "orders\n": false,
+	} {
+		if got := offsets.ValidTopic(name); got != want {
+			t.Errorf("ValidTopic(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

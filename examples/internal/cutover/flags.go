@@ -196,7 +196,7 @@ func (f *Flags) Settings() (Settings, error) {
 	}
 	s.Topics = splitList(f.topics)
 	for _, t := range s.Topics {
-		if err := (offsets.SourcePartition{Topic: t}).Validate(); err != nil {
+		if !offsets.ValidTopic(t) {
 			return Settings{}, fmt.Errorf("%w: -topics: %q is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -)", ErrSettings, t)
 		}
 	}
