@@ -359,18 +359,15 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		return r, nil
 	}
 
-	group, err := source.DescribeGroup(ctx, spec.Group)
-	if err != nil {
+	// The group and its offsets: every read first, then the rules
+	// (offsetRules), which read nothing.
+	var f offsetFacts
+	if f.group, err = source.DescribeGroup(ctx, spec.Group); err != nil {
 		return nil, fmt.Errorf("describe group %s: %w", spec.Group, err)
 	}
-	if len(group.Members) > 0 {
-		cs.add("group-inactive", Fail, "group %s is %s with %d members: stop the old job first", spec.Group, group.State, len(group.Members))
-	} else {
-		cs.add("group-inactive", Pass, "group %s is %s with no members (a Flink group looks like this even while Flink runs: the stability check decides)", spec.Group, group.State)
-	}
-	var inputFirst offsets.GroupOffsets
+	groupInactiveRule(cs, spec.Group, f.group) // first, as the report lists it
 	if spec.Input != nil {
-		if inputFirst, err = spec.Input.Read(ctx); err != nil {
+		if f.inputFirst, err = spec.Input.Read(ctx); err != nil {
 			return nil, fmt.Errorf("offsets from %s: %w", spec.Input.Source(), err)
 		}
 	}
@@ -383,76 +380,20 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		}
 		snap, err = source.StableSnapshot(ctx, spec.Group, topics, spec.StabilityWindow)
 	}
-	var perr *kafkaadmin.PartitionErrors
-	if err != nil && !errors.As(err, &perr) {
+	if err != nil && !errors.As(err, &f.unread) {
 		return nil, fmt.Errorf("stable snapshot of %s: %w", spec.Group, err)
 	}
-	r.Snapshot = snap
-	if perr != nil {
-		cs.add("offsets-readable", Fail, "%v", perr)
-	}
-	if snap.Stable() {
-		cs.add("offsets-stable", Pass, "no committed offset moved in %v", spec.StabilityWindow)
-	} else {
-		cs.add("offsets-stable", Fail, "%d partitions' committed offsets moved in %v (e.g. %v): the old job still commits; stop it and confirm",
-			len(snap.Moved), spec.StabilityWindow, snap.Moved[0])
-	}
-	second := snap.Second
-	committed := offsets.GroupOffsets{}
-	maps.Copy(committed, second.Committed)
-	parts := second.Topics.Partitions()
-	r.Bounds = make(map[offsets.SourcePartition]offsets.LogBounds, len(parts))
-	for _, tp := range parts {
-		r.Bounds[tp] = second.Bounds[tp] // zero when unread: offsets-readable failed
-	}
-	groupExists := group.State != kafkaadmin.GroupDead || len(committed) > 0
-
-	r.Group, r.OffsetsFrom = committed, plan.OffsetsSource{Kind: plan.FromGroup}
-	switch {
-	case spec.Input != nil:
-		now, err := spec.Input.Read(ctx)
-		if err != nil {
+	f.snap = snap
+	if spec.Input != nil {
+		if f.inputNow, err = spec.Input.Read(ctx); err != nil {
 			return nil, fmt.Errorf("offsets from %s: %w", spec.Input.Source(), err)
 		}
-		r.Group = offsets.GroupOffsets{}
-		for tp, c := range now {
-			if slices.Contains(spec.Topics, tp.Topic) {
-				r.Group[tp] = c
-			}
-		}
-		r.OffsetsFrom = spec.Input.Source()
-		checkInputStable(cs, r.OffsetsFrom, spec.StabilityWindow, inputFirst, now)
-		if r.OffsetsFrom.Kind == plan.FromFile {
-			checkFileAgainstGroup(cs, spec.Group, r.OffsetsFrom.OverridesGroup, r.Group, committed, groupExists)
-		}
-		if f, ok := spec.Input.(*FlinkSavepoint); ok {
-			checkSavepoint(cs, f, spec.Group, committed, parts, true)
-		}
-	case !groupExists:
-		cs.add("group-exists", Fail, "group %s does not exist (no members, no committed offset on any partition): check the group name; a Flink job commits to its KafkaSource's group.id", spec.Group)
-	}
-	if spec.Savepoint != nil && spec.Input == nil {
-		checkSavepoint(cs, spec.Savepoint, spec.Group, committed, parts, false)
 	}
 	if spec.FlinkREST != nil {
-		sp, _ := spec.Input.(*FlinkSavepoint)
-		if sp == nil {
-			sp = spec.Savepoint
-		}
-		if sp == nil {
-			cs.add("flink-stopped", Fail, "no savepoint to confirm: give the savepoint as the input or beside the group")
-		} else if ch, _, err := CheckFlinkStoppedNow(ctx, spec.FlinkREST, spec.FlinkJob, sp, FlinkSettle); err != nil {
-			cs.add("flink-stopped", Fail, "cannot ask Flink at %s about job %s: %v", spec.FlinkREST, spec.FlinkJob, err)
-		} else {
-			*cs = append(*cs, ch)
-		}
+		f.flinkStopped = flinkStopped(ctx, spec)
 	}
-	if missing := len(parts) - countIn(r.Group, parts); missing > 0 {
-		cs.add("offsets-complete", Fail, "%d of %d partitions have no committed offset in the %s (see the plan's blocked entries)", missing, len(parts), r.OffsetsFrom.Kind)
-	} else {
-		cs.add("offsets-complete", Pass, "all %d partitions have a committed offset", len(parts))
-	}
-	checkRange(cs, spec.AcceptExpired, r.Group, r.Bounds)
+	committed := offsetRules(cs, spec, f, r)
+	group, second := f.group, snap.Second
 
 	targets, err := target.CheckTargets(ctx, second.Topics, spec.Policy)
 	if err != nil {
@@ -518,6 +459,110 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	}
 	precheckWorkerStorage(ctx, cs, target, spec, writers, r.TargetClusterID)
 	return r, nil
+}
+
+// offsetFacts is what Precheck reads of the old job's group and offsets
+// before offsetRules judges them.
+type offsetFacts struct {
+	group kafkaadmin.Group
+	// snap is the group read twice, a window apart; unread, when not nil,
+	// lists the partitions it could not read.
+	snap   kafkaadmin.Snapshot
+	unread *kafkaadmin.PartitionErrors
+	// inputFirst and inputNow are spec.Input's offsets before and after the
+	// window; nil without an input.
+	inputFirst, inputNow offsets.GroupOffsets
+	// flinkStopped is the flink-stopped check; nil without spec.FlinkREST.
+	flinkStopped *Check
+}
+
+// groupInactiveRule is the group-inactive check: the group has no members.
+func groupInactiveRule(cs *Checks, name string, g kafkaadmin.Group) {
+	if len(g.Members) > 0 {
+		cs.add("group-inactive", Fail, "group %s is %s with %d members: stop the old job first", name, g.State, len(g.Members))
+	} else {
+		cs.add("group-inactive", Pass, "group %s is %s with no members (a Flink group looks like this even while Flink runs: the stability check decides)", name, g.State)
+	}
+}
+
+// offsetRules judges the group's offsets (offsets-readable, offsets-stable, the input's checks, group-exists,
+// group-vs-savepoint, flink-stopped, offsets-complete, offsets-in-range)
+// and sets r's Snapshot, Group, OffsetsFrom and Bounds: the offsets C a
+// plan is built from, from the input when there is one, else the group's
+// second reading. It returns the group's commits of that reading. It reads
+// nothing.
+func offsetRules(cs *Checks, spec PrecheckSpec, f offsetFacts, r *PrecheckReport) offsets.GroupOffsets {
+	r.Snapshot = f.snap
+	if f.unread != nil {
+		cs.add("offsets-readable", Fail, "%v", f.unread)
+	}
+	if f.snap.Stable() {
+		cs.add("offsets-stable", Pass, "no committed offset moved in %v", spec.StabilityWindow)
+	} else {
+		cs.add("offsets-stable", Fail, "%d partitions' committed offsets moved in %v (e.g. %v): the old job still commits; stop it and confirm",
+			len(f.snap.Moved), spec.StabilityWindow, f.snap.Moved[0])
+	}
+	second := f.snap.Second
+	committed := offsets.GroupOffsets{}
+	maps.Copy(committed, second.Committed)
+	parts := second.Topics.Partitions()
+	r.Bounds = make(map[offsets.SourcePartition]offsets.LogBounds, len(parts))
+	for _, tp := range parts {
+		r.Bounds[tp] = second.Bounds[tp] // zero when unread: offsets-readable failed
+	}
+	groupExists := f.group.State != kafkaadmin.GroupDead || len(committed) > 0
+
+	r.Group, r.OffsetsFrom = committed, plan.OffsetsSource{Kind: plan.FromGroup}
+	switch {
+	case spec.Input != nil:
+		r.Group = offsets.GroupOffsets{}
+		for tp, c := range f.inputNow {
+			if slices.Contains(spec.Topics, tp.Topic) {
+				r.Group[tp] = c
+			}
+		}
+		r.OffsetsFrom = spec.Input.Source()
+		checkInputStable(cs, r.OffsetsFrom, spec.StabilityWindow, f.inputFirst, f.inputNow)
+		if r.OffsetsFrom.Kind == plan.FromFile {
+			checkFileAgainstGroup(cs, spec.Group, r.OffsetsFrom.OverridesGroup, r.Group, committed, groupExists)
+		}
+		if sp, ok := spec.Input.(*FlinkSavepoint); ok {
+			checkSavepoint(cs, sp, spec.Group, committed, parts, true)
+		}
+	case !groupExists:
+		cs.add("group-exists", Fail, "group %s does not exist (no members, no committed offset on any partition): check the group name; a Flink job commits to its KafkaSource's group.id", spec.Group)
+	}
+	if spec.Savepoint != nil && spec.Input == nil {
+		checkSavepoint(cs, spec.Savepoint, spec.Group, committed, parts, false)
+	}
+	if f.flinkStopped != nil {
+		*cs = append(*cs, *f.flinkStopped)
+	}
+	if missing := len(parts) - countIn(r.Group, parts); missing > 0 {
+		cs.add("offsets-complete", Fail, "%d of %d partitions have no committed offset in the %s (see the plan's blocked entries)", missing, len(parts), r.OffsetsFrom.Kind)
+	} else {
+		cs.add("offsets-complete", Pass, "all %d partitions have a committed offset", len(parts))
+	}
+	checkRange(cs, spec.AcceptExpired, r.Group, r.Bounds)
+	return committed
+}
+
+// flinkStopped asks spec.FlinkREST whether the old job ended with the
+// savepoint of spec.Input or spec.Savepoint: the flink-stopped check.
+func flinkStopped(ctx context.Context, spec PrecheckSpec) *Check {
+	var cs Checks
+	sp, _ := spec.Input.(*FlinkSavepoint)
+	if sp == nil {
+		sp = spec.Savepoint
+	}
+	if sp == nil {
+		cs.add("flink-stopped", Fail, "no savepoint to confirm: give the savepoint as the input or beside the group")
+	} else if ch, _, err := CheckFlinkStoppedNow(ctx, spec.FlinkREST, spec.FlinkJob, sp, FlinkSettle); err != nil {
+		cs.add("flink-stopped", Fail, "cannot ask Flink at %s about job %s: %v", spec.FlinkREST, spec.FlinkJob, err)
+	} else {
+		cs = append(cs, ch)
+	}
+	return &cs[0]
 }
 
 // TargetEnds reads the end offset of every target partition of the source

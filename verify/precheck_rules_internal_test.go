@@ -1,0 +1,97 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/plan"
+)
+
+// TestOffsetRules: the precheck's rules on the group and its offsets, on
+// facts made here (no cluster): each real problem fails its own check, and
+// the legitimate shapes — a stopped job's stable commits, a group that
+// lost its commits beside a file that keeps them, an accepted loss — pass.
+func TestOffsetRules(t *testing.T) {
+	o0, o1 := offsets.SourcePartition{Topic: "orders", Partition: 0}, offsets.SourcePartition{Topic: "orders", Partition: 1}
+	reading := func(c offsets.GroupOffsets) kafkaadmin.Reading {
+		return kafkaadmin.Reading{At: time.Unix(1, 0), Topics: kafkaadmin.Topics{"orders": 2}, Committed: c,
+			Bounds: map[offsets.SourcePartition]offsets.LogBounds{o0: {Start: 10, End: 100}, o1: {Start: 0, End: 50}}}
+	}
+	stable := func(c offsets.GroupOffsets) kafkaadmin.Snapshot {
+		return kafkaadmin.Snapshot{Group: "flink", Window: time.Second, First: reading(c), Second: reading(c)}
+	}
+	empty := kafkaadmin.Group{ID: "flink", State: kafkaadmin.GroupEmpty}
+	csv := []byte("orders,0,42\norders,1,7\n")
+	for _, tc := range []struct {
+		name string
+		spec PrecheckSpec
+		f    offsetFacts
+		fail []string // the checks that must fail; every other passes or warns
+		from plan.OffsetsKind
+		want offsets.GroupOffsets
+	}{
+		{name: "a stopped job's stable commits", f: offsetFacts{group: empty, snap: stable(offsets.GroupOffsets{o0: 42, o1: 7})},
+			from: plan.FromGroup, want: offsets.GroupOffsets{o0: 42, o1: 7}},
+		{name: "commits that moved", f: offsetFacts{group: empty, snap: func() kafkaadmin.Snapshot {
+			s := stable(offsets.GroupOffsets{o0: 42, o1: 7})
+			s.Second = reading(offsets.GroupOffsets{o0: 43, o1: 7})
+			s.Moved = []kafkaadmin.OffsetChange{{TopicPartition: o0, Before: offsets.NewGroupOffset(42), After: offsets.NewGroupOffset(43)}}
+			return s
+		}()}, fail: []string{"offsets-stable"}, from: plan.FromGroup, want: offsets.GroupOffsets{o0: 43, o1: 7}},
+		{name: "a partition without a commit", f: offsetFacts{group: empty, snap: stable(offsets.GroupOffsets{o0: 42})},
+			fail: []string{"offsets-complete"}, from: plan.FromGroup, want: offsets.GroupOffsets{o0: 42}},
+		{name: "a group that does not exist", f: offsetFacts{group: kafkaadmin.Group{ID: "flnk", State: kafkaadmin.GroupDead}, snap: stable(offsets.GroupOffsets{})},
+			fail: []string{"group-exists", "offsets-complete"}, from: plan.FromGroup, want: offsets.GroupOffsets{}},
+		{name: "C below the log start", f: offsetFacts{group: empty, snap: stable(offsets.GroupOffsets{o0: 5, o1: 7})},
+			fail: []string{"offsets-in-range"}, from: plan.FromGroup, want: offsets.GroupOffsets{o0: 5, o1: 7}},
+		{name: "C below the log start, the loss accepted", spec: PrecheckSpec{AcceptExpired: []plan.ExpiredAcceptance{{Partition: o0, By: "jane"}}},
+			f: offsetFacts{group: empty, snap: stable(offsets.GroupOffsets{o0: 5, o1: 7})}, from: plan.FromGroup, want: offsets.GroupOffsets{o0: 5, o1: 7}},
+		{name: "a partition that could not be read", f: offsetFacts{group: empty, snap: stable(offsets.GroupOffsets{o0: 42, o1: 7}),
+			unread: &kafkaadmin.PartitionErrors{Op: "read", Total: 2, Errs: map[kafkaadmin.TopicPartition]error{o1: kafkaadmin.ErrUnknownTopic}}},
+			fail: []string{"offsets-readable"}, from: plan.FromGroup, want: offsets.GroupOffsets{o0: 42, o1: 7}},
+		{name: "a file where the group lost its commits", spec: PrecheckSpec{Input: FileOffsets{Data: csv}},
+			f: offsetFacts{group: kafkaadmin.Group{ID: "flink", State: kafkaadmin.GroupDead}, snap: stable(offsets.GroupOffsets{}),
+				inputFirst: offsets.GroupOffsets{o0: 42, o1: 7}, inputNow: offsets.GroupOffsets{o0: 42, o1: 7}},
+			from: plan.FromFile, want: offsets.GroupOffsets{o0: 42, o1: 7}},
+		{name: "a file the group contradicts", spec: PrecheckSpec{Input: FileOffsets{Data: csv}},
+			f: offsetFacts{group: empty, snap: stable(offsets.GroupOffsets{o0: 50, o1: 7}),
+				inputFirst: offsets.GroupOffsets{o0: 42, o1: 7}, inputNow: offsets.GroupOffsets{o0: 42, o1: 7}},
+			fail: []string{"offsets-file"}, from: plan.FromFile, want: offsets.GroupOffsets{o0: 42, o1: 7}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.spec.Group, tc.spec.Topics, tc.spec.StabilityWindow = "flink", []string{"orders"}, time.Second
+			var cs Checks
+			r := &PrecheckReport{}
+			committed := offsetRules(&cs, tc.spec, tc.f, r)
+			var failed []string
+			for _, c := range cs.Failed() {
+				failed = append(failed, c.Name)
+			}
+			if strings.Join(failed, ",") != strings.Join(tc.fail, ",") {
+				t.Errorf("failed %v, want %v; checks:\n%s", failed, tc.fail, dumpChecks(cs))
+			}
+			if r.OffsetsFrom.Kind != tc.from || len(r.Group) != len(tc.want) {
+				t.Errorf("offsets %v from %s, want %v from %s", r.Group, r.OffsetsFrom.Kind, tc.want, tc.from)
+			}
+			for p, c := range tc.want {
+				if r.Group[p] != c {
+					t.Errorf("C of %s = %d, want %d", p, r.Group[p], c)
+				}
+			}
+			if len(committed) != len(tc.f.snap.Second.Committed) || len(r.Bounds) != 2 {
+				t.Errorf("committed %v, bounds %v: want the second reading's", committed, r.Bounds)
+			}
+		})
+	}
+}
+
+func dumpChecks(cs Checks) string {
+	var b strings.Builder
+	for _, c := range cs {
+		b.WriteString("  " + c.Name + " " + string(c.Verdict) + ": " + c.Detail + "\n")
+	}
+	return b.String()
+}
