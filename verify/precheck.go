@@ -305,6 +305,10 @@ func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
 // An error is returned only when a check could not run at all; failed
 // checks are in the report (see PrecheckReport.Err).
 //
+// Each of its phases (the worker, the group and its offsets, the target
+// topics, the lint) reads its facts first and then judges them with rules
+// that read nothing, tested on facts made in the test.
+//
 // Unlike the other I/O helpers, Precheck takes the clients themselves, not
 // small interfaces: it reads some fifteen kinds of facts (groups, commits,
 // bounds, records, topic and broker configurations, permissions,
@@ -324,24 +328,13 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		}
 	}
 
-	info, err := c.ServerInfo(ctx)
-	if err != nil {
-		cs.add("connect-reachable", Fail, "GET / on %s: %v", c, err)
-	} else {
-		r.WorkerVersion = info.Version
-		if err := connect.RequireCutoverVersion(info.Version); err != nil {
-			cs.add("connect-version", Fail, "worker runs Kafka %s: %v", info.Version, err)
-		} else {
-			cs.add("connect-version", Pass, "worker runs Kafka %s (3.7+ creates connectors STOPPED)", info.Version)
-		}
-		if plugins, err := c.Plugins(ctx); err != nil {
-			cs.add("connect-plugin", Fail, "GET /connector-plugins: %v", err)
-		} else if !slices.ContainsFunc(plugins, func(p connect.PluginInfo) bool { return p.Class == connect.MirrorSourceConnectorClass }) {
-			cs.add("connect-plugin", Fail, "the worker has no %s: put connect-mirror on its class path", connect.MirrorSourceConnectorClass)
-		} else {
-			cs.add("connect-plugin", Pass, "MirrorSourceConnector available")
-		}
+	var err error
+	var w workerFacts
+	if w.info, w.infoErr = c.ServerInfo(ctx); w.infoErr == nil {
+		w.plugins, w.pluginsErr = c.Plugins(ctx)
 	}
+	workerRules(cs, c.String(), w)
+	r.WorkerVersion = w.version()
 	checkRESTExposure(cs, c.URL(), c.SendsBasicAuth())
 
 	if r.SourceClusterID, err = source.ClusterID(ctx); err != nil {
@@ -399,13 +392,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	if err != nil {
 		return nil, fmt.Errorf("check target topics: %w", err)
 	}
-	targetsOK := true
-	for _, t := range targets {
-		if !t.OK() {
-			targetsOK = false
-			cs.add("target-topic", Fail, "%s", t.Problem())
-		}
-	}
+	targetsOK := targetRules(cs, targets)
 	r.observed = Observation{
 		At: second.At, SourceClusterID: r.SourceClusterID, TargetClusterID: r.TargetClusterID, Group: group,
 		Committed: committed, SourceTopics: second.Topics, Bounds: second.Bounds, TargetTopics: kafkaadmin.Topics{}, Writers: writers,
@@ -419,7 +406,6 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		}
 	}
 	if targetsOK {
-		cs.add("target-topics", Pass, "%d target topics exist with the source's partition counts", len(targets))
 		if r.TargetEnds, err = TargetEnds(ctx, target, second.Topics, spec.Policy); err != nil {
 			return nil, err
 		}
@@ -440,25 +426,86 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 			exp.Policy = &callerPolicy
 		}
 		findings, err := c.LintConfig(ctx, spec.Config, exp)
-		if err != nil {
-			cs.add("connector-config", Fail, "validate: %v", err)
-		}
-		for _, f := range findings {
-			v := Warn
-			if f.Severity == connect.SeverityError {
-				v = Fail
-			}
-			cs.add("connector-config", v, "%s", f)
-		}
-		if !connect.HasErrors(findings) && err == nil {
-			cs.add("connector-config", Pass, "lint and Connect's validation pass")
-		}
+		lintRules(cs, findings, err)
 		precheckConnectors(ctx, cs, c, source, target, spec, r.WorkerVersion)
 		precheckReplicationFactors(ctx, cs, source, target, spec, r.WorkerVersion, targets)
 		precheckOwnConnector(ctx, cs, c, spec, r)
 	}
 	precheckWorkerStorage(ctx, cs, target, spec, writers, r.TargetClusterID)
 	return r, nil
+}
+
+// workerFacts is what Precheck reads of the Connect worker: GET / and,
+// when that answered, GET /connector-plugins.
+type workerFacts struct {
+	info       *connect.ServerInfo
+	infoErr    error
+	plugins    []connect.PluginInfo
+	pluginsErr error
+}
+
+// version is the worker's Kafka version, "" when GET / failed.
+func (w workerFacts) version() string {
+	if w.infoErr != nil {
+		return ""
+	}
+	return w.info.Version
+}
+
+// workerRules judges the worker (connect-reachable, connect-version,
+// connect-plugin); worker names it in a failure.
+func workerRules(cs *Checks, worker string, w workerFacts) {
+	if w.infoErr != nil {
+		cs.add("connect-reachable", Fail, "GET / on %s: %v", worker, w.infoErr)
+		return
+	}
+	if err := connect.RequireCutoverVersion(w.info.Version); err != nil {
+		cs.add("connect-version", Fail, "worker runs Kafka %s: %v", w.info.Version, err)
+	} else {
+		cs.add("connect-version", Pass, "worker runs Kafka %s (3.7+ creates connectors STOPPED)", w.info.Version)
+	}
+	switch {
+	case w.pluginsErr != nil:
+		cs.add("connect-plugin", Fail, "GET /connector-plugins: %v", w.pluginsErr)
+	case !slices.ContainsFunc(w.plugins, func(p connect.PluginInfo) bool { return p.Class == connect.MirrorSourceConnectorClass }):
+		cs.add("connect-plugin", Fail, "the worker has no %s: put connect-mirror on its class path", connect.MirrorSourceConnectorClass)
+	default:
+		cs.add("connect-plugin", Pass, "MirrorSourceConnector available")
+	}
+}
+
+// targetRules judges the target topics (target-topic for each problem,
+// target-topics when there is none) and reports whether they are fit.
+func targetRules(cs *Checks, targets []kafkaadmin.TargetCheck) bool {
+	ok := true
+	for _, t := range targets {
+		if !t.OK() {
+			ok = false
+			cs.add("target-topic", Fail, "%s", t.Problem())
+		}
+	}
+	if ok {
+		cs.add("target-topics", Pass, "%d target topics exist with the source's partition counts", len(targets))
+	}
+	return ok
+}
+
+// lintRules judges the connector configuration from the lint's findings
+// and the error of Connect's validation (connector-config).
+func lintRules(cs *Checks, findings []connect.Finding, err error) {
+	if err != nil {
+		cs.add("connector-config", Fail, "validate: %v", err)
+	}
+	for _, f := range findings {
+		v := Warn
+		if f.Severity == connect.SeverityError {
+			v = Fail
+		}
+		cs.add("connector-config", v, "%s", f)
+	}
+	if !connect.HasErrors(findings) && err == nil {
+		cs.add("connector-config", Pass, "lint and Connect's validation pass")
+	}
 }
 
 // offsetFacts is what Precheck reads of the old job's group and offsets

@@ -1,10 +1,12 @@
 package verify
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -85,6 +87,57 @@ func TestOffsetRules(t *testing.T) {
 				t.Errorf("committed %v, bounds %v: want the second reading's", committed, r.Bounds)
 			}
 		})
+	}
+}
+
+// TestWorkerTargetLintRules: the rules on the Connect worker, the target
+// topics and the lint, on facts made here: each failure on its real
+// cause, and quiet on a worker, topics and configuration fit for a cutover.
+func TestWorkerTargetLintRules(t *testing.T) {
+	mirror := []connect.PluginInfo{{Class: connect.MirrorSourceConnectorClass}}
+	verdicts := func(cs Checks) string {
+		var s []string
+		for _, c := range cs {
+			s = append(s, c.Name+"="+string(c.Verdict))
+		}
+		return strings.Join(s, " ")
+	}
+	for _, tc := range []struct {
+		name string
+		run  func(cs *Checks)
+		want string
+	}{
+		{"a 4.3 worker with MM2", func(cs *Checks) {
+			workerRules(cs, "w", workerFacts{info: &connect.ServerInfo{Version: "4.3.1"}, plugins: mirror})
+		},
+			"connect-version=ok connect-plugin=ok"},
+		{"a worker that does not answer", func(cs *Checks) { workerRules(cs, "w", workerFacts{infoErr: errors.New("connection refused")}) },
+			"connect-reachable=fail"},
+		{"a 3.6 worker, before STOPPED creation", func(cs *Checks) {
+			workerRules(cs, "w", workerFacts{info: &connect.ServerInfo{Version: "3.6.2"}, plugins: mirror})
+		}, "connect-version=fail connect-plugin=ok"},
+		{"a worker without connect-mirror", func(cs *Checks) {
+			workerRules(cs, "w", workerFacts{info: &connect.ServerInfo{Version: "4.3.1"}, plugins: []connect.PluginInfo{{Class: "x.Y"}}})
+		}, "connect-version=ok connect-plugin=fail"},
+		{"target topics fit", func(cs *Checks) {
+			targetRules(cs, []kafkaadmin.TargetCheck{{Source: "a", SourcePartitions: 3, Target: "a", Exists: true, TargetPartitions: 3}})
+		}, "target-topics=ok"},
+		{"a target missing, one with fewer partitions", func(cs *Checks) {
+			targetRules(cs, []kafkaadmin.TargetCheck{{Source: "a", SourcePartitions: 3, Target: "a"}, {Source: "b", SourcePartitions: 3, Target: "b", Exists: true, TargetPartitions: 2}})
+		}, "target-topic=fail target-topic=fail"},
+		{"a clean lint", func(cs *Checks) { lintRules(cs, nil, nil) }, "connector-config=ok"},
+		{"a lint warning", func(cs *Checks) {
+			lintRules(cs, []connect.Finding{{Severity: connect.SeverityWarning, Key: "tasks.max", Message: "1"}}, nil)
+		}, "connector-config=warn connector-config=ok"},
+		{"a lint error and a failed validation", func(cs *Checks) {
+			lintRules(cs, []connect.Finding{{Severity: connect.SeverityError, Key: "topics", Message: "x"}}, errors.New("500"))
+		}, "connector-config=fail connector-config=fail"},
+	} {
+		var cs Checks
+		tc.run(&cs)
+		if got := verdicts(cs); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }
 
