@@ -115,8 +115,8 @@ func TestRetryOn500RebalanceForPatch(t *testing.T) {
 		writeJSON(w, 200, map[string]string{"message": "The offsets for this connector have been altered successfully"})
 	})
 	msg, err := c.AlterOffsets(context.Background(), "mm2", []connect.Offset{
-		connect.MirrorSourceOffset("source", "orders", 0, 41),
-		connect.MirrorSourceTombstone("source", "orders", 1),
+		mirrorOffset("source", "orders", 0, 41),
+		mirrorOffset("source", "orders", 1),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func TestOffsetsRetriedWhileUnavailable(t *testing.T) {
 	if err != nil || len(got) != 1 || gets.Load() != 2 {
 		t.Fatalf("Offsets = %v, %v after %d GETs; want one offset after 2", got, err, gets.Load())
 	}
-	_, err = c.AlterOffsets(context.Background(), "mm2", []connect.Offset{connect.MirrorSourceOffset("source", "orders", 0, 41)})
+	_, err = c.AlterOffsets(context.Background(), "mm2", []connect.Offset{mirrorOffset("source", "orders", 0, 41)})
 	var apiErr *connect.APIError
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 500 || errors.Is(err, connect.ErrOffsetsUnavailable) || patches.Load() != 1 {
 		t.Fatalf("AlterOffsets = %v after %d PATCHes; want the 500 after 1, not ErrOffsetsUnavailable", err, patches.Load())
@@ -414,7 +414,7 @@ func TestGuardRefusesPausedWithoutWriting(t *testing.T) {
 	})
 	for name, call := range map[string]func() error{
 		"alter": func() error {
-			_, err := c.AlterOffsets(context.Background(), "mm2", []connect.Offset{connect.MirrorSourceOffset("source", "t", 0, 1)})
+			_, err := c.AlterOffsets(context.Background(), "mm2", []connect.Offset{mirrorOffset("source", "t", 0, 1)})
 			return err
 		},
 		"reset": func() error { _, err := c.ResetOffsets(context.Background(), "mm2"); return err },
@@ -622,13 +622,9 @@ func TestOffsetsDecodeAsInt64(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []connect.Offset{connect.MirrorSourceOffset("source", "orders", 3, 9007199254740993)}
+	want := []connect.Offset{mirrorOffset("source", "orders", 3, 9007199254740993)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("offsets (-want +got):\n%s", diff)
-	}
-	alias, topic, p, m, tomb, ok := got[0].MirrorSource()
-	if !ok || tomb || alias != "source" || topic != "orders" || p != 3 || m != 9007199254740993 {
-		t.Errorf("MirrorSource() = %v %v %v %v %v %v", alias, topic, p, m, tomb, ok)
 	}
 }
 
@@ -806,4 +802,14 @@ func TestValidatePasswordKeys(t *testing.T) {
 	if none.PasswordKeys() != nil {
 		t.Error("nil ConfigInfos has password keys")
 	}
+}
+
+// mirrorOffset is a MirrorSourceConnector offset in the generic form, for
+// the tests of Offsets and AlterOffsets; tombstone when m is nil.
+func mirrorOffset(alias, topic string, partition int32, m ...int64) connect.Offset {
+	o := connect.Offset{Partition: map[string]any{connect.MirrorKeyCluster: alias, connect.MirrorKeyTopic: topic, connect.MirrorKeyPartition: int64(partition)}}
+	if len(m) > 0 {
+		o.Offset = map[string]any{connect.MirrorKeyOffset: m[0]}
+	}
+	return o
 }

@@ -87,15 +87,19 @@ func ExampleLint() {
 	// warning source.consumer.isolation.level
 }
 
-func ExampleMirrorSourceOffset() {
-	body, err := json.Marshal(map[string]any{"offsets": []connect.Offset{
-		connect.MirrorSourceOffset("source", "orders", 0, 999),
-		connect.MirrorSourceTombstone("source", "orders", 1),
-	}})
+// ExampleClient_AlterMirrorOffsets: a MirrorSourceConnector's offsets are
+// offsets.ConnectOffset values; the body AlterMirrorOffsets sends is the
+// one plan.Plan.PatchBody writes, byte for byte.
+func ExampleClient_AlterMirrorOffsets() {
+	list := []offsets.ConnectOffset{
+		{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: 0}, Offset: offsets.NewMirrorOffset(999)},
+		{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: 1}}, // C = 0: no offset
+	}
+	body, err := json.Marshal(offsets.ConnectOffsetList{Offsets: list})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(string(body))
 	// Output:
-	// {"offsets":[{"partition":{"cluster":"source","partition":0,"topic":"orders"},"offset":{"offset":999}},{"partition":{"cluster":"source","partition":1,"topic":"orders"},"offset":null}]}
+	// {"offsets":[{"partition":{"cluster":"source","topic":"orders","partition":0},"offset":{"offset":999}},{"partition":{"cluster":"source","topic":"orders","partition":1},"offset":null}]}
 }

@@ -104,13 +104,13 @@ func expected(t *testing.T, list []connect.Offset) []offsets.ConnectOffset {
 	t.Helper()
 	var out []offsets.ConnectOffset
 	for _, o := range list {
-		alias, topic, partition, m, tombstone, ok := o.MirrorSource()
-		if !ok {
-			t.Fatalf("not a MirrorSourceConnector offset: %v", o)
+		if o.Offset == nil {
+			continue
 		}
-		if !tombstone {
-			out = append(out, offsets.ConnectOffset{Partition: offsets.ConnectPartition{Cluster: alias, Topic: topic, Partition: partition}, Offset: offsets.NewMirrorOffset(m)})
-		}
+		out = append(out, offsets.ConnectOffset{
+			Partition: offsets.ConnectPartition{Cluster: o.Partition[connect.MirrorKeyCluster].(string), Topic: o.Partition[connect.MirrorKeyTopic].(string), Partition: int32(o.Partition[connect.MirrorKeyPartition].(int64))},
+			Offset:    offsets.NewMirrorOffset(o.Offset[connect.MirrorKeyOffset].(int64)),
+		})
 	}
 	return out
 }
@@ -219,8 +219,8 @@ func TestRealCutoverFlow(t *testing.T) {
 
 	// Group offsets C = 5 on partition 0 and C = 0 on partition 1.
 	plan := []connect.Offset{
-		connect.MirrorSourceOffset("source", w.topic, 0, 4),
-		connect.MirrorSourceTombstone("source", w.topic, 1),
+		mirrorOffset("source", w.topic, 0, 4),
+		mirrorOffset("source", w.topic, 1),
 	}
 	msg, err := w.c.AlterOffsets(w.ctx, w.name, plan)
 	if err != nil {
@@ -275,8 +275,8 @@ func TestRealCutoverFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	advanced := []connect.Offset{
-		connect.MirrorSourceOffset("source", w.topic, 0, 9),
-		connect.MirrorSourceOffset("source", w.topic, 1, 2),
+		mirrorOffset("source", w.topic, 0, 9),
+		mirrorOffset("source", w.topic, 1, 2),
 	}
 	if _, err := w.c.WaitMirrorOffsets(w.ctx, w.name, expected(t, advanced)); err != nil {
 		t.Fatal(err)
@@ -296,7 +296,7 @@ func TestRealCutoverFlow(t *testing.T) {
 func TestRealOffsetsOutliveConnector(t *testing.T) {
 	w := newRealWorker(t)
 	w.createStopped(t)
-	plan := []connect.Offset{connect.MirrorSourceOffset("source", w.topic, 0, 7)}
+	plan := []connect.Offset{mirrorOffset("source", w.topic, 0, 7)}
 	if _, err := w.c.AlterOffsets(w.ctx, w.name, plan); err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestRealErrors(t *testing.T) {
 		{"restart", func() error { _, err := w.c.Restart(w.ctx, missing, connect.RestartOptions{}); return err }, "Unknown connector: " + missing},
 		// The guard reads the status (404), then the connector (404).
 		{"alter", func() error {
-			_, err := w.c.AlterOffsets(w.ctx, missing, []connect.Offset{connect.MirrorSourceOffset("source", w.topic, 0, 1)})
+			_, err := w.c.AlterOffsets(w.ctx, missing, []connect.Offset{mirrorOffset("source", w.topic, 0, 1)})
 			return err
 		}, notFound},
 	} {
@@ -374,7 +374,7 @@ func TestRealErrors(t *testing.T) {
 	}
 
 	// A negative offset: MirrorSourceConnector.alterOffsets refuses it.
-	_, err = w.c.AlterOffsets(w.ctx, w.name, []connect.Offset{connect.MirrorSourceOffset("source", w.topic, 0, -1)})
+	_, err = w.c.AlterOffsets(w.ctx, w.name, []connect.Offset{mirrorOffset("source", w.topic, 0, -1)})
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 500 {
 		t.Fatalf("negative offset: %v, want 500", err)
 	}
@@ -386,7 +386,7 @@ func TestRealErrors(t *testing.T) {
 	}
 
 	// A wrong alias is accepted silently (DESIGN.md): pin it.
-	if _, err := w.c.AlterOffsets(w.ctx, w.name, []connect.Offset{connect.MirrorSourceOffset("not-the-alias", w.topic, 0, 1)}); err != nil {
+	if _, err := w.c.AlterOffsets(w.ctx, w.name, []connect.Offset{mirrorOffset("not-the-alias", w.topic, 0, 1)}); err != nil {
 		t.Errorf("wrong alias: %v, Connect was expected to accept it", err)
 	}
 
@@ -421,7 +421,7 @@ func TestRealErrors(t *testing.T) {
 		if status != 400 {
 			t.Errorf("DELETE offsets while %s: %d %s, want 400", state, status, answer)
 		}
-		_, err := w.c.AlterOffsets(w.ctx, w.name, []connect.Offset{connect.MirrorSourceOffset("source", w.topic, 0, 1)})
+		_, err := w.c.AlterOffsets(w.ctx, w.name, []connect.Offset{mirrorOffset("source", w.topic, 0, 1)})
 		var nse *connect.NotStoppedError
 		if !errors.As(err, &nse) || nse.State != state || nse.Tasks != 1 {
 			t.Errorf("AlterOffsets while %s: %v", state, err)
@@ -472,7 +472,7 @@ func TestRealForwardedWrites(t *testing.T) {
 		if _, err := c.WaitStopped(w.ctx, name); err != nil {
 			t.Fatal(err)
 		}
-		plan := []connect.Offset{connect.MirrorSourceOffset("source", w.topic, 0, int64(10+i))}
+		plan := []connect.Offset{mirrorOffset("source", w.topic, 0, int64(10+i))}
 		if _, err := c.AlterOffsets(w.ctx, name, plan); err != nil {
 			t.Fatalf("alter via worker %d: %v", i, err)
 		}

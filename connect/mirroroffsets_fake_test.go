@@ -35,7 +35,7 @@ func TestMirrorOffsetsRefusesExtraKeys(t *testing.T) {
 	if _, err := c.WaitStopped(ctx, "mm2"); err != nil {
 		t.Fatal(err)
 	}
-	p := connect.MirrorSourcePartition("source", "orders", 0)
+	p := mirrorOffset("source", "orders", 0).Partition
 	p["extra"] = "y"
 	if _, err := c.AlterOffsets(ctx, "mm2", []connect.Offset{{Partition: p, Offset: map[string]any{connect.MirrorKeyOffset: int64(41)}}}); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,9 @@ import (
 // alter request it deletes the partition's offset (JSON null); Connect never
 // returns one.
 //
-// For MirrorSourceConnector use MirrorSourceOffset and MirrorSourceTombstone.
+// For MirrorSourceConnector use offsets.ConnectOffset and the Mirror methods
+// (MirrorOffsets, AlterMirrorOffsets, WaitMirrorOffsets): one typed form,
+// encoded byte for byte as plan.Plan.PatchBody encodes it.
 // JSON numbers are decoded as int64 (float64 only when not an integer), so
 // values compare exactly and re-encode as plain JSON integers.
 type Offset struct {
@@ -32,53 +34,6 @@ const (
 	MirrorKeyPartition = "partition"
 	MirrorKeyOffset    = "offset"
 )
-
-// MirrorSourceOffset is the Connect offset MirrorSourceConnector stores for a
-// source topic partition: the offset of the last record replicated, M. On
-// start its task seeks to M+1. To continue at a consumer group's committed
-// offset C > 0, store M = C-1.
-func MirrorSourceOffset(sourceAlias, topic string, partition int32, lastReplicated int64) Offset {
-	return Offset{
-		Partition: MirrorSourcePartition(sourceAlias, topic, partition),
-		Offset:    map[string]any{MirrorKeyOffset: lastReplicated},
-	}
-}
-
-// MirrorSourceTombstone deletes the stored offset of a source topic
-// partition; the task then starts where source.consumer.auto.offset.reset
-// says (MM2 defaults it to earliest). That is how a committed offset C = 0 is
-// expressed.
-func MirrorSourceTombstone(sourceAlias, topic string, partition int32) Offset {
-	return Offset{Partition: MirrorSourcePartition(sourceAlias, topic, partition)}
-}
-
-// MirrorSourcePartition is MirrorSourceConnector's source partition:
-// {"cluster": alias, "topic": topic, "partition": n}.
-func MirrorSourcePartition(sourceAlias, topic string, partition int32) map[string]any {
-	return map[string]any{MirrorKeyCluster: sourceAlias, MirrorKeyTopic: topic, MirrorKeyPartition: int64(partition)}
-}
-
-// MirrorSource reads o as a MirrorSourceConnector offset. ok is false when a
-// key is missing, has the wrong type, or is not one of MirrorSourceConnector's:
-// Connect stores {"cluster", "topic", "partition", "x"} as a partition of
-// its own, which MM2 never reads, so it must not pass for the partition
-// without "x". tombstone is true for a nil Offset.
-func (o Offset) MirrorSource() (alias, topic string, partition int32, lastReplicated int64, tombstone, ok bool) {
-	alias, ok1 := o.Partition[MirrorKeyCluster].(string)
-	topic, ok2 := o.Partition[MirrorKeyTopic].(string)
-	p, ok3 := asInt64(o.Partition[MirrorKeyPartition])
-	if !ok1 || !ok2 || !ok3 || p < 0 || p > math.MaxInt32 || len(o.Partition) != 3 {
-		return "", "", 0, 0, false, false
-	}
-	if o.Offset == nil {
-		return alias, topic, int32(p), 0, true, true
-	}
-	m, ok4 := asInt64(o.Offset[MirrorKeyOffset])
-	if !ok4 || len(o.Offset) != 1 {
-		return "", "", 0, 0, false, false
-	}
-	return alias, topic, int32(p), m, false, true
-}
 
 // UnmarshalJSON decodes Connect's numbers as int64.
 func (o *Offset) UnmarshalJSON(data []byte) error {

@@ -46,7 +46,7 @@ func BenchmarkEncodeAlter10k(b *testing.B) {
 	offs := make([]Offset, 0, 10_000)
 	for t := range 10 {
 		for p := range int32(1000) {
-			offs = append(offs, MirrorSourceOffset("source", fmt.Sprintf("events.region-%d", t), p, int64(p)))
+			offs = append(offs, mirrorOffset("source", fmt.Sprintf("events.region-%d", t), p, int64(p)))
 		}
 	}
 	b.ReportAllocs()

@@ -97,8 +97,8 @@ func TestEncodeOffsetListAsJSONMarshal(t *testing.T) {
 	for _, list := range [][]Offset{
 		nil,
 		{},
-		{MirrorSourceOffset("source", "orders", 0, 41), MirrorSourceTombstone("source", "orders", 1)},
-		{MirrorSourceOffset("a<b>&c", "t\"q", 3, -1), MirrorSourceOffset("é", "t", 1, 2)},
+		{mirrorOffset("source", "orders", 0, 41), mirrorOffset("source", "orders", 1)},
+		{mirrorOffset("a<b>&c", "t\"q", 3, -1), mirrorOffset("é", "t", 1, 2)},
 		{{Partition: map[string]any{"cluster": "s", "topic": "t", "partition": 7}, Offset: map[string]any{"offset": int32(5)}}},
 		{{Partition: map[string]any{"cluster": "s", "topic": "t", "partition": 7.0}, Offset: map[string]any{"offset": 5}}},
 		{{Partition: map[string]any{"cluster": "s", "topic": "t", "partition": int64(7), "x": 1}, Offset: map[string]any{"offset": 5}}},
@@ -117,4 +117,14 @@ func TestEncodeOffsetListAsJSONMarshal(t *testing.T) {
 			t.Errorf("encodeOffsetList = %s, %v\njson.Marshal    = %s", got, err, want)
 		}
 	}
+}
+
+// mirrorOffset is a MirrorSourceConnector offset in the generic form;
+// a tombstone when m is nil.
+func mirrorOffset(alias, topic string, partition int32, m ...int64) Offset {
+	o := Offset{Partition: map[string]any{MirrorKeyCluster: alias, MirrorKeyTopic: topic, MirrorKeyPartition: int64(partition)}}
+	if len(m) > 0 {
+		o.Offset = map[string]any{MirrorKeyOffset: m[0]}
+	}
+	return o
 }

@@ -118,7 +118,7 @@ func TestSecureForwardedWrites(t *testing.T) {
 		if _, err := c.WaitStopped(ctx, n); err != nil {
 			t.Fatal(err)
 		}
-		plan := []connect.Offset{connect.MirrorSourceOffset("source", topic, 0, int64(10+i))}
+		plan := []connect.Offset{mirrorOffset("source", topic, 0, int64(10+i))}
 		if _, err := c.AlterOffsets(ctx, n, plan); err != nil {
 			t.Fatalf("alter offsets via worker %d: %v", i, err)
 		}

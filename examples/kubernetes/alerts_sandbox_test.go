@@ -22,6 +22,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // timeScale is how much faster than real time the tests against a real
@@ -383,15 +384,15 @@ func (ac *alertCase) healthyCutover(ctx context.Context) {
 	if _, err := ac.connect.WaitStopped(ctx, "mm2-orders"); err != nil {
 		t.Fatal(err)
 	}
-	var offs []connect.Offset
+	var offs []offsets.ConnectOffset
 	for _, p := range parts {
+		o := offsets.ConnectOffset{Partition: offsets.ConnectPartition{Cluster: "source", Topic: p.Topic, Partition: p.Partition}}
 		if c := st.Committed[p.Topic][p.Partition]; c > 0 {
-			offs = append(offs, connect.MirrorSourceOffset("source", p.Topic, p.Partition, c-1))
-		} else {
-			offs = append(offs, connect.MirrorSourceTombstone("source", p.Topic, p.Partition))
+			o.Offset = offsets.NewMirrorOffset(c - 1)
 		}
+		offs = append(offs, o)
 	}
-	if _, err := ac.connect.AlterOffsets(ctx, "mm2-orders", offs); err != nil {
+	if _, err := ac.connect.AlterMirrorOffsets(ctx, "mm2-orders", offs); err != nil {
 		t.Fatal(err)
 	}
 	// STOPPED with its offsets set for a while, as between apply and resume.
