@@ -73,6 +73,16 @@ func (e *DecisionError) Error() string {
 // Unwrap returns the sentinel error.
 func (e *DecisionError) Unwrap() error { return e.Err }
 
+// Equal reports whether e and o block the same partition for the same
+// reason on the same inputs: two decisions of the same inputs are equal
+// (go-cmp uses it, so plans built and decoded compare equal).
+func (e *DecisionError) Equal(o *DecisionError) bool {
+	if e == nil || o == nil {
+		return e == o
+	}
+	return *e == *o
+}
+
 // OffsetError is an offset value that cannot be used: Err is [ErrNegative]
 // or [ErrOverflow].
 type OffsetError struct {

@@ -156,7 +156,7 @@ func (p *Plan) validate(checkFingerprint bool) error {
 			return &PartitionError{Partition: e.Partition, Err: ErrMissingField, Detail: "reason"}
 		}
 		d := decide(e.Partition, e.GroupOffset, e.Bounds, accepted[e.Partition])
-		if d.Action != e.Action || d.Offset != e.Offset || d.Lost != e.Lost {
+		if d.Action != e.Action || d.Offset != e.Offset || d.Lost != e.Lost || (d.Err == nil) != (e.Err == nil) {
 			return &PartitionError{Partition: e.Partition, Err: ErrInconsistent, Detail: fmt.Sprintf(
 				"plan says %s connect offset %s lost %d, but group offset %s with log bounds [%d, %d] gives %s connect offset %s lost %d",
 				e.Action, e.Offset, e.Lost, e.GroupOffset, e.Bounds.Start, e.Bounds.End, d.Action, d.Offset, d.Lost)}
@@ -175,6 +175,26 @@ func (p *Plan) validate(checkFingerprint bool) error {
 		}
 	}
 	return nil
+}
+
+// setBlockedErrors gives each decoded entry blocked by its own decision
+// that decision's error, as Build does; an entry whose action does not
+// follow from its offsets is left for validate to refuse.
+func (p *Plan) setBlockedErrors() {
+	var accepted map[offsets.SourcePartition]bool
+	for _, a := range p.Accepted {
+		if accepted == nil {
+			accepted = make(map[offsets.SourcePartition]bool, len(p.Accepted))
+		}
+		accepted[a.Partition] = true
+	}
+	for i := range p.Entries {
+		if e := &p.Entries[i]; e.Action == offsets.ActionBlock {
+			if d := decide(e.Partition, e.GroupOffset, e.Bounds, accepted[e.Partition]); d.Action == offsets.ActionBlock {
+				e.Err = d.Err
+			}
+		}
+	}
 }
 
 // validateConfig checks what a version 4 plan records of its connector:
@@ -512,6 +532,7 @@ func (w *wirePlan) finish(unknown string, err error, checkFingerprint bool) (*Pl
 	if err != nil {
 		return nil, err
 	}
+	p.setBlockedErrors()
 	if err := p.validate(checkFingerprint); err != nil {
 		return nil, err
 	}
@@ -979,11 +1000,13 @@ func (we *wireEntry) entry(i int) (Entry, error) {
 		return Entry{}, missing("reason")
 	}
 	e := Entry{
-		Partition: sp,
-		Bounds:    offsets.LogBounds{Start: we.LogStart.v, End: we.LogEnd.v},
+		Decision: offsets.Decision{
+			Partition: sp,
+			Bounds:    offsets.LogBounds{Start: we.LogStart.v, End: we.LogEnd.v},
+			Action:    we.Action.a,
+			Lost:      we.Lost.v,
+		},
 		TargetEnd: we.TargetEnd.v,
-		Action:    we.Action.a,
-		Lost:      we.Lost.v,
 		Reason:    we.Reason,
 	}
 	if !we.GroupOffset.null {

@@ -120,25 +120,19 @@ type Plan struct {
 	Fingerprint string
 }
 
-// Entry is the plan for one source partition: the inputs of the decision and
-// the decision itself (see package offsets).
+// Entry is the plan for one source partition: the decision of package
+// offsets (the partition, C, its log bounds, the action, the Connect offset
+// M, the records lost, and for a blocked partition the reason as an error),
+// the target's end offset, and the reason in words.
 type Entry struct {
-	Partition offsets.SourcePartition
-	// GroupOffset is C, the group's committed offset (absent when none).
-	GroupOffset offsets.GroupOffset
-	// Bounds are the source partition's log start and end offsets. A plan
-	// does not record the last stable offset: Bounds.StableEnd is 0.
-	Bounds offsets.LogBounds
+	// Decision is offsets.Decide's, or offsets.DecideAcceptingLoss's for a
+	// partition whose loss the plan records as accepted. A plan does not
+	// record the last stable offset: Bounds.StableEnd is 0. Err is set only
+	// for a blocked entry.
+	offsets.Decision
 	// TargetEnd is the end offset of the target partition when the snapshot
 	// was taken; MM2's first record for this partition lands at or after it.
 	TargetEnd int64
-	// Action is set, clear or block.
-	Action offsets.Action
-	// Offset is the Connect offset M to write when Action is set; null
-	// otherwise.
-	Offset offsets.MirrorOffset
-	// Lost is the number of expired records accepted as lost; 0 otherwise.
-	Lost int64
 	// Reason says, for a person, what will happen or what to fix.
 	Reason string
 }
@@ -291,10 +285,8 @@ func Build(spec Spec, snap Snapshot) (*Plan, error) {
 	}
 	for i := range entries {
 		e := &entries[i]
-		d := decide(e.Partition, e.GroupOffset, e.Bounds, len(acceptedSet) > 0 && acceptedSet[e.Partition])
-		e.GroupOffset, e.Bounds = d.GroupOffset, d.Bounds
-		e.Action, e.Offset, e.Lost = d.Action, d.Offset, d.Lost
-		e.Reason = d.Reason()
+		e.Decision = decide(e.Partition, e.GroupOffset, e.Bounds, len(acceptedSet) > 0 && acceptedSet[e.Partition])
+		e.Reason = e.Decision.Reason()
 	}
 
 	p := &Plan{
