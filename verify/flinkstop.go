@@ -46,6 +46,7 @@ const FlinkSettle = 10 * time.Second
 // context's.
 func CheckFlinkStoppedNow(ctx context.Context, c *flinkrest.Client, jobID string, sp *FlinkSavepoint, within time.Duration) (Check, FlinkJobStatus, error) {
 	deadline := time.Now().Add(within)
+	wait := newPoll(time.Second, time.Second)
 	for {
 		st, err := ReadFlinkJob(ctx, c, jobID)
 		if err != nil {
@@ -55,10 +56,8 @@ func CheckFlinkStoppedNow(ctx context.Context, c *flinkrest.Client, jobID string
 		if ch.Verdict == Pass || !time.Now().Before(deadline) {
 			return ch, st, nil
 		}
-		select {
-		case <-ctx.Done():
-			return ch, st, ctx.Err()
-		case <-time.After(time.Second):
+		if err := wait.next(ctx); err != nil {
+			return ch, st, err
 		}
 	}
 }
