@@ -240,12 +240,16 @@ func (w *jsonWriter) maybeFlush() {
 }
 
 // key starts a top-level field.
-func (w *jsonWriter) key(name string, first bool) {
+func (w *jsonWriter) key(name string, first bool) { w.member(name, first, "\n  ") }
+
+// member starts a member of an object, on a new line indented by nl in the
+// indented form.
+func (w *jsonWriter) member(name string, first bool, nl string) {
 	if !first {
 		w.buf = append(w.buf, ',')
 	}
 	if w.indent {
-		w.buf = append(w.buf, "\n  "...)
+		w.buf = append(w.buf, nl...)
 	}
 	w.buf = jsonstr.Append(w.buf, name)
 	w.buf = append(w.buf, ':')
@@ -265,17 +269,7 @@ func (w *jsonWriter) config(c map[string]string) {
 	w.key("connector_config", false)
 	w.buf = append(w.buf, '{')
 	for i, k := range slices.Sorted(maps.Keys(c)) {
-		if i > 0 {
-			w.buf = append(w.buf, ',')
-		}
-		if w.indent {
-			w.buf = append(w.buf, "\n    "...)
-		}
-		w.buf = jsonstr.Append(w.buf, k)
-		w.buf = append(w.buf, ':')
-		if w.indent {
-			w.buf = append(w.buf, ' ')
-		}
+		w.member(k, i == 0, "\n    ")
 		w.buf = jsonstr.Append(w.buf, c[k])
 	}
 	if w.indent && len(c) > 0 {
