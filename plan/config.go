@@ -25,13 +25,20 @@ func recordConfig(config map[string]string) (map[string]string, offsets.Replicat
 	if err != nil {
 		return nil, offsets.ReplicationPolicy{}, &FieldError{Field: "replication_policy", Err: ErrInvalidField, Detail: err.Error(), cause: err}
 	}
-	rec := redact.Config(config)
-	delete(rec, "name")
+	rec := recordedForm(config)
 	if p, err := offsets.PolicyOf(rec); err != nil || p != policy {
 		return nil, offsets.ReplicationPolicy{}, &FieldError{Field: "replication_policy", Err: ErrInvalidField,
 			Detail: "a replication policy setting (source.cluster.alias, replication.policy.class or replication.policy.separator) equals a secret value and would be redacted"}
 	}
 	return rec, policy, nil
+}
+
+// recordedForm is the form a plan records a configuration in: redacted by
+// redact.Config, without "name" (the plan records it as connector_name).
+func recordedForm(config map[string]string) map[string]string {
+	rec := redact.Config(config)
+	delete(rec, "name")
+	return rec
 }
 
 // Policy returns the replication policy the plan records: how its source
@@ -93,14 +100,8 @@ func (d ConfigDifference) String() string {
 // configDifferences lists, sorted by key, the keys in which config differs
 // from recorded, both compared as recordConfig records them.
 func configDifferences(recorded, config map[string]string) []ConfigDifference {
-	have := redact.Config(config)
-	delete(have, "name")
-	keys := slices.Sorted(maps.Keys(recorded))
-	for k := range have {
-		if _, ok := recorded[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
+	have := recordedForm(config)
+	keys := slices.AppendSeq(slices.Collect(maps.Keys(recorded)), maps.Keys(have))
 	slices.Sort(keys)
 	var out []ConfigDifference
 	for _, k := range slices.Compact(keys) {
