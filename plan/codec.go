@@ -181,11 +181,8 @@ func (p *Plan) validate(checkFingerprint bool) error {
 // that decision's error, as Build does; an entry whose action does not
 // follow from its offsets is left for validate to refuse.
 func (p *Plan) setBlockedErrors() {
-	var accepted map[offsets.SourcePartition]bool
+	accepted := make(map[offsets.SourcePartition]bool, len(p.Accepted))
 	for _, a := range p.Accepted {
-		if accepted == nil {
-			accepted = make(map[offsets.SourcePartition]bool, len(p.Accepted))
-		}
 		accepted[a.Partition] = true
 	}
 	for i := range p.Entries {
