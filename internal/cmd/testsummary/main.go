@@ -7,7 +7,9 @@
 // Arguments NAME=FILE add the `go test -json` output of other runs (another
 // module, another sandbox backend), read after stdin, their packages named
 // "PACKAGE (NAME)" so that the same test run twice is told apart. Before the
-// counts it lists the slowest top-level tests, where a run's time goes:
+// counts it lists the slowest top-level tests, where a run's time goes, and
+// again the lines each failed test's t.Error and t.Fatal wrote, which a long
+// test's logs would otherwise bury far above the end:
 //
 //	testsummary -no-skip "docker backend=docker.json" <main.json
 package main
@@ -19,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -64,6 +67,7 @@ func main() {
 	}
 	var timings []timing
 	badPkgs := 0
+	var failures []string // "key" and its failure lines, indented
 	for _, in := range inputs {
 		sc := bufio.NewScanner(in.r)
 		sc.Buffer(make([]byte, 1<<20), 1<<26)
@@ -102,6 +106,12 @@ func main() {
 				if e.Test != "" {
 					failed = append(failed, key)
 					fmt.Printf("=== FAILED %s\n%s", key, strings.Join(outputs[key], ""))
+					if lines := failureLines(outputs[key], 10); len(lines) > 0 {
+						failures = append(failures, key)
+						for _, l := range lines {
+							failures = append(failures, "    "+l)
+						}
+					}
 				} else {
 					badPkgs++
 					fmt.Print(strings.Join(outputs[key], ""))
@@ -123,6 +133,12 @@ func main() {
 			fmt.Printf("  %7.1f s  %s\n", t.elapsed, t.key)
 		}
 	}
+	if len(failures) > 0 {
+		fmt.Println("where the failed tests failed:")
+		for _, l := range failures {
+			fmt.Println("  " + l)
+		}
+	}
 	fmt.Printf("%d passed, %d failed, %d skipped\n", len(passed), len(failed), len(skipped))
 	switch {
 	case len(failed) > 0 || badPkgs > 0:
@@ -134,4 +150,34 @@ func main() {
 		fmt.Println("testsummary: tests were skipped; in CI every integration test must run")
 		os.Exit(1)
 	}
+}
+
+// located is a line of go test's output that t.Log, t.Error or t.Fatal
+// wrote: it starts with the source location of the call.
+var located = regexp.MustCompile(`^\s*([\w.-]+\.go:\d+): `)
+
+// failureLines returns the last n lines of a failed test's output that
+// t.Error or t.Fatal probably wrote: lines starting with a source location
+// that occurs at most twice in the output. A logger that sends its lines
+// to t.Log writes them all from one location, thousands of times; a
+// failure is reported from its own. A panic's first line (a test binary's
+// timeout is one) counts too. Each line is cut to 500 bytes.
+func failureLines(output []string, n int) []string {
+	count := map[string]int{}
+	for _, o := range output {
+		if m := located.FindStringSubmatch(o); m != nil {
+			count[m[1]]++
+		}
+	}
+	var lines []string
+	for _, o := range output {
+		l := strings.TrimSpace(o)
+		if m := located.FindStringSubmatch(o); m != nil && count[m[1]] <= 2 || strings.HasPrefix(l, "panic: ") {
+			if len(l) > 500 {
+				l = l[:500] + " ..."
+			}
+			lines = append(lines, l)
+		}
+	}
+	return lines[max(0, len(lines)-n):]
 }

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestFailureLines(t *testing.T) {
+	var logs []string
+	for range 50 {
+		logs = append(logs, "        alerts_test.go:690: time=... level=INFO msg=\"a logger line\"\n")
+	}
+	for _, tc := range []struct {
+		name   string
+		output []string
+		n      int
+		want   []string
+	}{
+		{"errors among logger lines", append(append([]string{"=== RUN   TestX\n"}, logs...),
+			"    alerts_test.go:612: MM2TaskFailed: not firing within 6m0s (pending seen: false)\n",
+			"        second line of a message\n",
+			"    alerts_test.go:612: MM2Slow: not firing within 6m0s (pending seen: true)\n",
+			"--- FAIL: TestX (12.00s)\n"), 10,
+			[]string{"alerts_test.go:612: MM2TaskFailed: not firing within 6m0s (pending seen: false)",
+				"alerts_test.go:612: MM2Slow: not firing within 6m0s (pending seen: true)"}},
+		{"the last n", []string{"a_test.go:1: one\n", "a_test.go:2: two\n", "a_test.go:3: three\n"}, 2,
+			[]string{"a_test.go:2: two", "a_test.go:3: three"}},
+		{"only logs", logs, 10, nil},
+		{"no located line", []string{"=== RUN   TestX\n", "boom\n"}, 10, nil},
+		{"a panic", []string{"=== RUN   TestX\n", "panic: test timed out after 1m0s\n", "\trunning tests:\n"}, 10,
+			[]string{"panic: test timed out after 1m0s"}},
+		{"a long line is cut", []string{"b_test.go:9: " + strings.Repeat("x", 600) + "\n"}, 10,
+			[]string{"b_test.go:9: " + strings.Repeat("x", 500-len("b_test.go:9: ")) + " ..."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := failureLines(tc.output, tc.n); !slices.Equal(got, tc.want) {
+				t.Errorf("failureLines:\ngot  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
