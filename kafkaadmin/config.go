@@ -96,7 +96,7 @@ type Config struct {
 	// a leader that moved or a broker that is restarting. Zero means 30s.
 	RetryTimeout time.Duration
 	// Logger receives retry notices and, at Info level, the progress of
-	// long waits (StableSnapshot). Nil means discard.
+	// long waits (ReadCommitWindow). Nil means discard.
 	Logger *slog.Logger
 	// Sarama, when not nil, completes the sarama configuration of every
 	// call after this package has filled it from the fields above: bring

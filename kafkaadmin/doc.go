@@ -94,7 +94,7 @@
 // protocol type "" and no members, even while the Flink job is running. An
 // empty group proves nothing. The signal that Flink has stopped is that the
 // group's committed offsets stay unchanged over a window:
-// [Client.StableSnapshot] reads twice, a window apart, and reports every
+// [Client.ReadCommitWindow] reads twice, a window apart, and reports every
 // partition whose commit moved.
 //
 // # Group protocols

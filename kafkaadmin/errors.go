@@ -32,7 +32,7 @@ var (
 	// them and were not written; see [*GroupActiveError].
 	ErrGroupActive = errors.New("kafkaadmin: group is active")
 	// ErrTopicsChanged means a topic's partition count changed between the
-	// two readings of a stable snapshot; see [*TopicsChangedError].
+	// two readings of a commit window; see [*TopicsChangedError].
 	ErrTopicsChanged = errors.New("kafkaadmin: topics changed during the window")
 	// ErrPartial means some partitions of a call failed; see
 	// [*PartitionErrors].
@@ -219,7 +219,7 @@ func (e *GroupActiveError) Is(target error) bool { return target == ErrGroupActi
 func (e *GroupActiveError) Unwrap() error { return e.Err }
 
 // TopicsChangedError reports topics whose partition count changed between
-// the two readings of a stable snapshot. It matches [ErrTopicsChanged].
+// the two readings of a commit window. It matches [ErrTopicsChanged].
 type TopicsChangedError struct {
 	Before, After Topics
 }

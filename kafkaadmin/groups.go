@@ -284,7 +284,7 @@ func consumerGroup(group string, d sarama.ConsumerGroupDescription) (_ Group, fo
 // A Flink KafkaSource group is reported Empty, with protocol type "" and
 // no members, even while the job runs: Flink assigns partitions itself and
 // only commits offsets. An Empty group does not show that Flink stopped;
-// use [Client.StableSnapshot] for that.
+// use [Client.ReadCommitWindow] for that.
 //
 // Errors: an [*ArgumentError] for an empty group, the context's error, or
 // a Kafka or connection error after retries.

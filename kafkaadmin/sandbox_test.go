@@ -311,9 +311,9 @@ func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
 	}
 
 	// A stable window, then one in which "Flink" commits again.
-	snap, err := r.StableSnapshot(ctx, group, []string{topic}, 300*time.Millisecond)
+	snap, err := r.ReadCommitWindow(ctx, group, []string{topic}, 300*time.Millisecond)
 	if err != nil || !snap.Stable() {
-		t.Errorf("StableSnapshot() = moved %v, %v; want stable", snap.Moved, err)
+		t.Errorf("ReadCommitWindow() = moved %v, %v; want stable", snap.Moved, err)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -321,7 +321,7 @@ func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
 		time.Sleep(700 * time.Millisecond)
 		flinkCommit(t, bs, group, map[TopicPartition]int64{tp(topic, 1): 5, tp(topic, 2): 0})
 	}()
-	snap, err = r.StableSnapshot(ctx, group, []string{topic}, 3*time.Second)
+	snap, err = r.ReadCommitWindow(ctx, group, []string{topic}, 3*time.Second)
 	<-done
 	if err != nil {
 		t.Fatal(err)
@@ -345,7 +345,7 @@ func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lr.StableSnapshot(ctx, group, []string{topic}, 6*time.Second); err != nil {
+	if _, err := lr.ReadCommitWindow(ctx, group, []string{topic}, 6*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if want := "waiting for group " + group + "'s commits to stay put for 6s"; !strings.Contains(logged.String(), want) || !strings.Contains(logged.String(), "left=1s") {

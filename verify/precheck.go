@@ -214,8 +214,8 @@ type PrecheckReport struct {
 	SourceClusterID string `json:"source_cluster_id"`
 	TargetClusterID string `json:"target_cluster_id"`
 	WorkerVersion   string `json:"worker_version"`
-	// Snapshot is the group read twice, a stability window apart.
-	Snapshot kafkaadmin.Snapshot `json:"-"`
+	// Window is the group's commits read twice, a stability window apart.
+	Window kafkaadmin.CommitWindow `json:"-"`
 	// Group holds the offsets C the plan is built from, from OffsetsFrom.
 	Group       offsets.GroupOffsets `json:"-"`
 	OffsetsFrom plan.OffsetsSource   `json:"-"`
@@ -366,15 +366,15 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	}
 	endsBefore := targetEndsNow(ctx, source, target, spec)
 	log.Info("reading the group's offsets twice", "group", spec.Group, "window", spec.StabilityWindow)
-	snap, err := source.StableSnapshot(ctx, spec.Group, spec.Topics, spec.StabilityWindow)
+	snap, err := source.ReadCommitWindow(ctx, spec.Group, spec.Topics, spec.StabilityWindow)
 	if topics, ok := checkSourceTopics(cs, spec.Topics, err); ok {
 		if len(topics) == 0 {
 			return r, nil // nothing to read: the failed check says why
 		}
-		snap, err = source.StableSnapshot(ctx, spec.Group, topics, spec.StabilityWindow)
+		snap, err = source.ReadCommitWindow(ctx, spec.Group, topics, spec.StabilityWindow)
 	}
 	if err != nil && !errors.As(err, &f.unread) {
-		return nil, fmt.Errorf("stable snapshot of %s: %w", spec.Group, err)
+		return nil, fmt.Errorf("commit window of %s: %w", spec.Group, err)
 	}
 	f.snap = snap
 	if spec.Input != nil {
@@ -514,7 +514,7 @@ type offsetFacts struct {
 	group kafkaadmin.Group
 	// snap is the group read twice, a window apart; unread, when not nil,
 	// lists the partitions it could not read.
-	snap   kafkaadmin.Snapshot
+	snap   kafkaadmin.CommitWindow
 	unread *kafkaadmin.PartitionErrors
 	// inputFirst and inputNow are spec.Input's offsets before and after the
 	// window; nil without an input.
@@ -539,7 +539,7 @@ func groupInactiveRule(cs *Checks, name string, g kafkaadmin.Group) {
 // second reading. It returns the group's commits of that reading. It reads
 // nothing.
 func offsetRules(cs *Checks, spec PrecheckSpec, f offsetFacts, r *PrecheckReport) offsets.GroupOffsets {
-	r.Snapshot = f.snap
+	r.Window = f.snap
 	if f.unread != nil {
 		cs.add("offsets-readable", Fail, "%v", f.unread)
 	}

@@ -22,8 +22,8 @@ func TestOffsetRules(t *testing.T) {
 		return kafkaadmin.Reading{At: time.Unix(1, 0), Topics: kafkaadmin.Topics{"orders": 2}, Committed: c,
 			Bounds: map[offsets.SourcePartition]offsets.LogBounds{o0: {Start: 10, End: 100}, o1: {Start: 0, End: 50}}}
 	}
-	stable := func(c offsets.GroupOffsets) kafkaadmin.Snapshot {
-		return kafkaadmin.Snapshot{Group: "flink", Window: time.Second, First: reading(c), Second: reading(c)}
+	stable := func(c offsets.GroupOffsets) kafkaadmin.CommitWindow {
+		return kafkaadmin.CommitWindow{Group: "flink", Window: time.Second, First: reading(c), Second: reading(c)}
 	}
 	empty := kafkaadmin.Group{ID: "flink", State: kafkaadmin.GroupEmpty}
 	csv := []byte("orders,0,42\norders,1,7\n")
@@ -37,7 +37,7 @@ func TestOffsetRules(t *testing.T) {
 	}{
 		{name: "a stopped job's stable commits", f: offsetFacts{group: empty, snap: stable(offsets.GroupOffsets{o0: 42, o1: 7})},
 			from: plan.FromGroup, want: offsets.GroupOffsets{o0: 42, o1: 7}},
-		{name: "commits that moved", f: offsetFacts{group: empty, snap: func() kafkaadmin.Snapshot {
+		{name: "commits that moved", f: offsetFacts{group: empty, snap: func() kafkaadmin.CommitWindow {
 			s := stable(offsets.GroupOffsets{o0: 42, o1: 7})
 			s.Second = reading(offsets.GroupOffsets{o0: 43, o1: 7})
 			s.Moved = []kafkaadmin.OffsetChange{{TopicPartition: o0, Before: offsets.NewGroupOffset(42), After: offsets.NewGroupOffset(43)}}

@@ -46,7 +46,7 @@ func TestDiffCommitted(t *testing.T) {
 	if got := DiffCommitted(before, before); len(got) != 0 {
 		t.Errorf("DiffCommitted(x, x) = %v, want none", got)
 	}
-	if !(Snapshot{}).Stable() || (Snapshot{Moved: want}).Stable() {
+	if !(CommitWindow{}).Stable() || (CommitWindow{Moved: want}).Stable() {
 		t.Error("Stable() disagrees with Moved")
 	}
 }

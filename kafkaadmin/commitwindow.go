@@ -24,7 +24,7 @@ type Reading struct {
 	Committed offsets.GroupOffsets
 	// Bounds holds the log bounds of every partition of Topics that could
 	// be read (the others are in Errors). It is nil when the reading did
-	// not read bounds (the first reading of a [Snapshot]).
+	// not read bounds (the first reading of a [CommitWindow]).
 	Bounds map[TopicPartition]offsets.LogBounds
 	// Errors holds, per partition, why its commit or its bounds could not
 	// be read. It is nil when everything was read.
@@ -167,8 +167,8 @@ func committed(m offsets.GroupOffsets, tp TopicPartition) offsets.GroupOffset {
 	return offsets.GroupOffset{}
 }
 
-// Snapshot is a group read twice, a window apart.
-type Snapshot struct {
+// CommitWindow is a group's commits read twice, a window apart.
+type CommitWindow struct {
 	Group string
 	// Window is the requested time between the two readings.
 	Window time.Duration
@@ -183,13 +183,13 @@ type Snapshot struct {
 
 // Stable reports whether no commit moved during the window. Together with
 // the operator's confirmation, it is the signal that a job committing
-// these offsets (Flink) has stopped. Check the error of StableSnapshot too:
+// these offsets (Flink) has stopped. Check the error of ReadCommitWindow too:
 // a partition that could not be read is not in Moved.
-func (s Snapshot) Stable() bool {
+func (s CommitWindow) Stable() bool {
 	return len(s.Moved) == 0
 }
 
-// StableSnapshot reads the group's commits over every partition of the
+// ReadCommitWindow reads the group's commits over every partition of the
 // named topics, waits for window, reads them again with the partitions' log
 // bounds, and reports every partition whose commit moved. The first
 // reading has no bounds (First.Bounds is nil): only the commits are
@@ -198,34 +198,34 @@ func (s Snapshot) Stable() bool {
 //
 // Errors: an [*ArgumentError] for an empty group or topic list or a
 // window that is not positive, a [*TopicsChangedError] (with the
-// snapshot) when a partition count changed between the readings, a
-// [*PartitionErrors] (with the snapshot) when some partitions could not be
+// window's readings) when a partition count changed between them, a
+// [*PartitionErrors] (with the readings) when some partitions could not be
 // read in either reading, the context's error (also while waiting), or the
 // errors of [Client.ReadGroup].
-func (r *Client) StableSnapshot(ctx context.Context, group string, topics []string, window time.Duration) (Snapshot, error) {
+func (r *Client) ReadCommitWindow(ctx context.Context, group string, topics []string, window time.Duration) (CommitWindow, error) {
 	if window <= 0 {
-		return Snapshot{}, &ArgumentError{Op: "StableSnapshot", Reason: "window must be positive"}
+		return CommitWindow{}, &ArgumentError{Op: "ReadCommitWindow", Reason: "window must be positive"}
 	}
-	out := Snapshot{Group: group, Window: window}
+	out := CommitWindow{Group: group, Window: window}
 	var err error
 	var pe *PartitionErrors
 	if group == "" {
-		return Snapshot{}, &ArgumentError{Op: "StableSnapshot", Reason: "empty group"}
+		return CommitWindow{}, &ArgumentError{Op: "ReadCommitWindow", Reason: "empty group"}
 	}
-	if err := checkTopicNames("StableSnapshot", topics); err != nil {
-		return Snapshot{}, err
+	if err := checkTopicNames("ReadCommitWindow", topics); err != nil {
+		return CommitWindow{}, err
 	}
 	out.First, err = r.readGroup(ctx, group, topics, false)
 	if err != nil && !errors.As(err, &pe) {
-		return Snapshot{}, err
+		return CommitWindow{}, err
 	}
 	wait := progress.Start(r.log, fmt.Sprintf("group %s's commits to stay put for %s", group, window))
 	if err := wait.Sleep(ctx, window); err != nil {
-		return Snapshot{}, opError("stable snapshot", err)
+		return CommitWindow{}, opError("commit window", err)
 	}
 	out.Second, err = r.ReadGroup(ctx, group, topics)
 	if err != nil && !errors.As(err, &pe) {
-		return Snapshot{}, err
+		return CommitWindow{}, err
 	}
 	out.Moved = DiffCommitted(out.First, out.Second)
 	if !maps.Equal(out.First.Topics, out.Second.Topics) {
@@ -234,5 +234,5 @@ func (r *Client) StableSnapshot(ctx context.Context, group string, topics []stri
 	errs := make(map[TopicPartition]error)
 	maps.Copy(errs, out.First.Errors)
 	maps.Copy(errs, out.Second.Errors)
-	return out, partitionErrors("StableSnapshot", len(out.Second.Topics.Partitions()), errs)
+	return out, partitionErrors("ReadCommitWindow", len(out.Second.Topics.Partitions()), errs)
 }
