@@ -239,7 +239,15 @@ func realisticCutover(t *testing.T, version string, before func(cli func(args ..
 		trafficDone <- err
 	}()
 	defer stopTraffic()
+	// Five seconds of replication under traffic at least, and until the job
+	// has completed checkpoints over it: on a loaded machine a broker just
+	// started can answer COORDINATOR_LOAD_IN_PROGRESS for longer than five
+	// seconds, and the job, still retrying its first offset fetch, would be
+	// stopped before it replicated anything.
 	time.Sleep(5 * time.Second)
+	if err := job.WaitCheckpoints(ctx, 6); err != nil {
+		t.Fatalf("old job: %v", err)
+	}
 	if _, err := job.Stop(); err != nil {
 		t.Fatalf("old job: %v", err)
 	}
