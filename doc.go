@@ -73,4 +73,14 @@
 // hidden). Every I/O call takes a context.Context first; the
 // library never prints, it logs to the *slog.Logger it is given; secrets never
 // reach a plan, a log line, an error or a report.
+//
+// The text of every sentinel error and every typed error of a package
+// starts with the package's name and ": ", once: a sentinel returned as it
+// is reads "plan: invalid plan", a typed error with its details "offsets:
+// orders-0: committed offset beyond log end offset 12 > 10". A typed error
+// writes the words of its own package's sentinel after that prefix; an
+// error of another package that it wraps keeps its own ("plan: partition
+// orders-0: offsets: ..."). Match errors with errors.Is and errors.As, never
+// by their words; verify.Classify sorts any of them into the kinds a tool
+// acts on.
 package mm2cutover

@@ -61,7 +61,7 @@ const maxIterations = 10_000_000
 
 // errWrongPassword is what a key that does not decrypt gives: CBC padding
 // that does not check out, or a result that is not PKCS#8.
-var errWrongPassword = errors.New("the key does not decrypt: wrong ssl.key.password?")
+var errWrongPassword = errors.New("clientconf: the key does not decrypt: wrong ssl.key.password?")
 
 func decryptPKCS8(der, password []byte) ([]byte, error) {
 	var info encryptedPrivateKeyInfo

@@ -299,3 +299,7 @@ func decodeUTF16(units []uint16) string {
 	}
 	return b.String()
 }
+
+// words is the text of err without this package's prefix, for an error
+// that writes it after its own "clientconf: ".
+func words(err error) string { return strings.TrimPrefix(err.Error(), "clientconf: ") }

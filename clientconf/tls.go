@@ -98,7 +98,7 @@ type StoreError struct {
 func (e *StoreError) Error() string {
 	s := "clientconf: " + e.Setting + ": " + e.Reason
 	if e.Err != nil {
-		s += ": " + e.Err.Error()
+		s += ": " + words(e.Err)
 	}
 	return s
 }

@@ -9,7 +9,10 @@ import (
 
 // Sentinel errors. Every error the package returns for a server answer is an
 // *APIError (or wraps one); match the cases that matter with errors.Is against
-// these values rather than comparing status codes or messages.
+// these values rather than comparing status codes or messages. Every text of
+// this package, a sentinel's or a typed error's, starts with "connect: ",
+// once; an error of another package that it wraps keeps that package's
+// prefix.
 var (
 	// ErrNotFound matches a 404: the connector (or plugin) does not exist on
 	// the Connect cluster.
@@ -336,3 +339,7 @@ func firstLine(s string) string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// words is the text of err without this package's prefix, for an error
+// that writes it after its own "connect: ".
+func words(err error) string { return strings.TrimPrefix(err.Error(), "connect: ") }

@@ -74,7 +74,23 @@ type MirrorSource struct {
 
 // ErrClientBootstrap matches the error of [MirrorSource.Config] for client
 // settings that hold bootstrap.servers.
-var ErrClientBootstrap = errors.New("client settings may not set bootstrap.servers")
+var ErrClientBootstrap = errors.New("connect: client settings may not set bootstrap.servers")
+
+// configErrors is the error of [MirrorSource.Config]: the problems found,
+// one a line, after one "connect: "; it matches the sentinels among them
+// ([ErrClientBootstrap]).
+type configErrors []error
+
+func (e configErrors) Error() string {
+	lines := make([]string, len(e))
+	for i, err := range e {
+		lines[i] = words(err)
+	}
+	return "connect: mirror source config: " + strings.Join(lines, "\n")
+}
+
+// Unwrap returns the problems.
+func (e configErrors) Unwrap() []error { return e }
 
 // Config renders the connector configuration. It returns an error when a
 // required field is missing or a value is invalid (a topic name Kafka would
@@ -131,7 +147,7 @@ func (m MirrorSource) Config() (map[string]string, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("connect: mirror source config: %w", errors.Join(errs...))
+		return nil, configErrors(errs)
 	}
 
 	cfg := map[string]string{

@@ -9,7 +9,7 @@ import (
 // ErrInvalid matches every error that says a savepoint cannot be read as it
 // is, whatever the detail: every sentinel below matches it too. Reading again
 // never helps; point at another savepoint or fix the one given.
-var ErrInvalid = errors.New("unreadable flink savepoint")
+var ErrInvalid = errors.New("flinksavepoint: unreadable flink savepoint")
 
 // invalid is a sentinel that also matches ErrInvalid.
 type invalid string
@@ -20,40 +20,41 @@ func (e invalid) Error() string { return string(e) }
 func (e invalid) Is(target error) bool { return target == ErrInvalid }
 
 // Sentinel errors. The typed errors below wrap them: match with [errors.Is],
-// read details with [errors.As]. Messages of this package start with
-// "flinksavepoint: ", once.
+// read details with [errors.As]. Every text of this package, a sentinel's or
+// a typed error's, starts with "flinksavepoint: ", once: a typed error
+// writes the words of its sentinel after its own prefix.
 var (
 	// ErrNotSavepoint: the file does not start with the magic number of
 	// Flink's checkpoint metadata: it is not a _metadata file.
-	ErrNotSavepoint error = invalid("not a flink savepoint")
+	ErrNotSavepoint error = invalid("flinksavepoint: not a flink savepoint")
 	// ErrVersion: the metadata format version is not one this package reads
 	// (3 to 6: Flink 1.11 to 2.2). See [VersionError].
-	ErrVersion error = invalid("unsupported metadata version")
+	ErrVersion error = invalid("flinksavepoint: unsupported metadata version")
 	// ErrTruncated: a file ends in the middle of a value.
-	ErrTruncated error = invalid("truncated")
+	ErrTruncated error = invalid("flinksavepoint: truncated")
 	// ErrMalformed: a value is outside its domain (a negative count, an
 	// unknown handle type, an offset that points backwards, bytes after the
 	// end, a string that is not modified UTF-8, an invalid topic or offset).
-	ErrMalformed error = invalid("malformed")
+	ErrMalformed error = invalid("flinksavepoint: malformed")
 	// ErrMissingFile: a state file the metadata references is absent, or lies
 	// outside the savepoint directory.
-	ErrMissingFile error = invalid("missing state file")
+	ErrMissingFile error = invalid("flinksavepoint: missing state file")
 	// ErrUnsupported: valid Flink state this package does not read:
 	// compressed operator state, file-merged state segments, metadata of
 	// Flink before 1.11.
-	ErrUnsupported error = invalid("unsupported state")
+	ErrUnsupported error = invalid("flinksavepoint: unsupported state")
 	// ErrUnplaceable: a state it cannot place: a SourceReaderState that is
 	// not split-distributed, a split whose serializer version is not
 	// KafkaPartitionSplit's, a partition held by two splits, a source that
 	// finished.
-	ErrUnplaceable error = invalid("state cannot be placed")
+	ErrUnplaceable error = invalid("flinksavepoint: state cannot be placed")
 	// ErrNoSource: no operator of the savepoint is the KafkaSource asked
 	// for: the uid matches no operator, or the operator holds no
 	// SourceReaderState. See [SourceError].
-	ErrNoSource error = invalid("no such kafka source")
+	ErrNoSource error = invalid("flinksavepoint: no such kafka source")
 	// ErrAmbiguous: no uid was given and the savepoint holds several
 	// sources. See [SourceError].
-	ErrAmbiguous error = invalid("several sources")
+	ErrAmbiguous error = invalid("flinksavepoint: several sources")
 )
 
 // FormatError is a problem at one place of one file of a savepoint. File is
@@ -79,7 +80,7 @@ func (e *FormatError) Error() string {
 	if e.In != "" {
 		fmt.Fprintf(&b, " (%s)", e.In)
 	}
-	fmt.Fprintf(&b, ": %v", e.Err)
+	fmt.Fprintf(&b, ": %s", words(e.Err))
 	if e.Detail != "" {
 		fmt.Fprintf(&b, ": %s", e.Detail)
 	}
@@ -104,7 +105,7 @@ const (
 )
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("flinksavepoint: %v %d: this package reads metadata versions %d to %d (Flink 1.11 to 2.2)", ErrVersion, e.Version, MinVersion, MaxVersion)
+	return fmt.Sprintf("flinksavepoint: %s %d: this package reads metadata versions %d to %d (Flink 1.11 to 2.2)", words(ErrVersion), e.Version, MinVersion, MaxVersion)
 }
 
 // Unwrap returns [ErrVersion].
@@ -125,7 +126,7 @@ type SourceError struct {
 func (e *SourceError) Error() string {
 	var b strings.Builder
 	b.WriteString("flinksavepoint: ")
-	b.WriteString(e.Err.Error())
+	b.WriteString(words(e.Err))
 	if e.UID != "" {
 		fmt.Fprintf(&b, ": uid %q (operator %s)", e.UID, e.OperatorID)
 	}
@@ -149,3 +150,7 @@ func (e *SourceError) Error() string {
 
 // Unwrap returns the sentinel error.
 func (e *SourceError) Unwrap() error { return e.Err }
+
+// words is the text of err without this package's prefix, for an error
+// that writes it after its own "flinksavepoint: ".
+func words(err error) string { return strings.TrimPrefix(err.Error(), "flinksavepoint: ") }

@@ -22,10 +22,10 @@ func (id OperatorID) String() string { return hex.EncodeToString(id[:]) }
 func ParseOperatorID(s string) (OperatorID, error) {
 	var id OperatorID
 	if len(s) != 32 {
-		return id, fmt.Errorf("flinksavepoint: %w: operator id %q: want 32 hex digits", ErrMalformed, s)
+		return id, fmt.Errorf("%w: operator id %q: want 32 hex digits", ErrMalformed, s)
 	}
 	if _, err := hex.Decode(id[:], []byte(s)); err != nil {
-		return id, fmt.Errorf("flinksavepoint: %w: operator id %q: want 32 hex digits", ErrMalformed, s)
+		return id, fmt.Errorf("%w: operator id %q: want 32 hex digits", ErrMalformed, s)
 	}
 	return id, nil
 }

@@ -18,7 +18,10 @@ import (
 )
 
 // Sentinel errors. Match them with errors.Is; the typed errors below wrap
-// them and carry the details.
+// them and carry the details. Every text of this package, a sentinel's or a
+// typed error's, starts with "kafkaadmin: ", once: a typed error writes the
+// words of its sentinel after its own prefix, and an error of another
+// package that it wraps keeps that package's prefix.
 var (
 	// ErrInvalidConfig means a Config was rejected; see [*ConfigError].
 	ErrInvalidConfig = errors.New("kafkaadmin: invalid config")
@@ -68,7 +71,7 @@ type SecurityError struct {
 func (e *SecurityError) Error() string {
 	s := "kafkaadmin: " + e.Addr + ": " + e.Reason
 	if e.Err != nil {
-		s += ": " + e.Err.Error()
+		s += ": " + words(e.Err)
 	}
 	return s
 }
@@ -118,7 +121,7 @@ func tlsAlertError(addr string, err error) error {
 
 // errTLSAnswer is what a plain connection reads when the broker answers
 // with TLS.
-var errTLSAnswer = errors.New("the broker answered with a TLS record")
+var errTLSAnswer = errors.New("kafkaadmin: the broker answered with a TLS record")
 
 // saslError classifies a failed SASL exchange with the broker at addr,
 // or returns nil when err is not one.
@@ -314,3 +317,7 @@ func retriable(err error) bool {
 	// client: that is a SecurityError) is as transient as a broker.
 	return errors.Is(err, errTokenEndpoint) || kafkaretry.Retriable(err)
 }
+
+// words is the text of err without this package's prefix, for an error
+// that writes it after its own "kafkaadmin: ".
+func words(err error) string { return strings.TrimPrefix(err.Error(), "kafkaadmin: ") }

@@ -214,7 +214,7 @@ func (ts *tokenSource) fetch(ctx context.Context) (string, time.Duration, error)
 }
 
 // errTokenEndpoint marks a token endpoint's answer worth a retry (a 5xx).
-var errTokenEndpoint = errors.New("token endpoint unavailable")
+var errTokenEndpoint = errors.New("kafkaadmin: token endpoint unavailable")
 
 // UnsecuredJWS returns a token of Kafka's unsecured OAUTHBEARER login
 // (OAuthBearerUnsecuredLoginCallbackHandler): a JWS with header

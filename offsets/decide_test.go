@@ -153,7 +153,7 @@ func TestDecisionReasonAndError(t *testing.T) {
 		},
 		{
 			d:          offsets.Decide(p, offsets.NewGroupOffset(3), offsets.LogBounds{Start: 10, End: 100}),
-			wantErr:    "orders-3: committed offset below log start offset 3 < 10",
+			wantErr:    "offsets: orders-3: committed offset below log start offset 3 < 10",
 			wantReason: "committed offset 3 is below log start offset 10: 7 records were deleted by retention; backfill them or record an acceptance of the loss",
 		},
 		{
@@ -162,17 +162,17 @@ func TestDecisionReasonAndError(t *testing.T) {
 		},
 		{
 			d:          offsets.Decide(p, offsets.NewGroupOffset(101), offsets.LogBounds{End: 100}),
-			wantErr:    "orders-3: committed offset beyond log end offset 101 > 100",
+			wantErr:    "offsets: orders-3: committed offset beyond log end offset 101 > 100",
 			wantReason: "committed offset 101 is beyond log end offset 100: wrong cluster or recreated topic? recheck the group and source",
 		},
 		{
 			d:          offsets.Decide(p, offsets.GroupOffset{}, offsets.LogBounds{End: 100}),
-			wantErr:    "orders-3: no committed offset",
+			wantErr:    "offsets: orders-3: no committed offset",
 			wantReason: "group has no committed offset: let the old job commit one, or supply it from its final checkpoint; never start from latest",
 		},
 		{
 			d:          offsets.Decide(offsets.SourcePartition{Topic: "a b"}, offsets.NewGroupOffset(1), offsets.LogBounds{End: 100}),
-			wantErr:    `invalid source partition topic "a b" partition 0`,
+			wantErr:    `offsets: invalid source partition topic "a b" partition 0`,
 			wantReason: `invalid partition "a b" 0: check the topic list`,
 		},
 	} {

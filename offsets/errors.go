@@ -3,39 +3,42 @@ package offsets
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors. Every error this package returns matches exactly one of
-// them, or [ErrInvalidPolicy], with [errors.Is]; the typed errors [*DecisionError], [*OffsetError]
-// and [*PartitionError] carry the context.
+// them, or [ErrInvalidPolicy], with [errors.Is]; the typed errors
+// [*DecisionError], [*OffsetError] and [*PartitionError] carry the context.
+// Every text starts with "offsets: ", once: a sentinel's own, and a typed
+// error's, which writes the words of its sentinel after that prefix.
 var (
 	// ErrInvalidPartition: the topic name is not a valid Kafka topic name or
 	// the partition number is negative.
-	ErrInvalidPartition = errors.New("invalid source partition")
+	ErrInvalidPartition = errors.New("offsets: invalid source partition")
 	// ErrInvalidBounds: the log start offset is negative or above the log end
 	// offset (high watermark).
-	ErrInvalidBounds = errors.New("invalid log bounds")
+	ErrInvalidBounds = errors.New("offsets: invalid log bounds")
 	// ErrMissing: the consumer group has no committed offset for the partition.
-	ErrMissing = errors.New("no committed offset")
+	ErrMissing = errors.New("offsets: no committed offset")
 	// ErrNegative: an offset is negative, which is never a Kafka position.
-	ErrNegative = errors.New("negative offset")
+	ErrNegative = errors.New("offsets: negative offset")
 	// ErrBeyondEnd: the committed offset is above the log end offset.
-	ErrBeyondEnd = errors.New("committed offset beyond log end offset")
+	ErrBeyondEnd = errors.New("offsets: committed offset beyond log end offset")
 	// ErrExpired: the committed offset is below the log start offset, so the
 	// records in between were deleted by retention.
-	ErrExpired = errors.New("committed offset below log start offset")
+	ErrExpired = errors.New("offsets: committed offset below log start offset")
 	// ErrOverflow: the next offset after a Connect offset does not fit in an int64.
-	ErrOverflow = errors.New("offset overflows int64")
+	ErrOverflow = errors.New("offsets: offset overflows int64")
 	// ErrAliasMismatch: a Connect source partition names a different
 	// source.cluster.alias than expected; MirrorSourceConnector would accept it
 	// and never read it.
-	ErrAliasMismatch = errors.New("source cluster alias mismatch")
+	ErrAliasMismatch = errors.New("offsets: source cluster alias mismatch")
 	// ErrDuplicate: the same source partition appears twice in one list.
-	ErrDuplicate = errors.New("duplicate source partition")
+	ErrDuplicate = errors.New("offsets: duplicate source partition")
 	// ErrMalformed: JSON that is not a MirrorSourceConnector offset list.
-	ErrMalformed = errors.New("malformed connect offsets")
+	ErrMalformed = errors.New("offsets: malformed connect offsets")
 	// ErrUnknownAction: an [Action] that is not block, set or clear.
-	ErrUnknownAction = errors.New("unknown action")
+	ErrUnknownAction = errors.New("offsets: unknown action")
 )
 
 // DecisionError is why [Decide] blocked a partition. Err is one of
@@ -50,24 +53,25 @@ type DecisionError struct {
 }
 
 func (e *DecisionError) Error() string {
-	prefix := ""
+	prefix := "offsets: "
 	if e.Partition != (SourcePartition{}) {
-		prefix = e.Partition.String() + ": "
+		prefix += e.Partition.String() + ": "
 	}
 	c, _ := e.GroupOffset.Get()
+	w := words(e.Err)
 	switch e.Err {
 	case ErrInvalidPartition:
-		return fmt.Sprintf("%v topic %q partition %d", e.Err, e.Partition.Topic, e.Partition.Partition)
+		return fmt.Sprintf("offsets: %s topic %q partition %d", w, e.Partition.Topic, e.Partition.Partition)
 	case ErrInvalidBounds:
-		return fmt.Sprintf("%s%v [%d, %d]", prefix, e.Err, e.Bounds.Start, e.Bounds.End)
+		return fmt.Sprintf("%s%s [%d, %d]", prefix, w, e.Bounds.Start, e.Bounds.End)
 	case ErrNegative:
-		return fmt.Sprintf("%s%v %d", prefix, e.Err, c)
+		return fmt.Sprintf("%s%s %d", prefix, w, c)
 	case ErrBeyondEnd:
-		return fmt.Sprintf("%s%v %d > %d", prefix, e.Err, c, e.Bounds.End)
+		return fmt.Sprintf("%s%s %d > %d", prefix, w, c, e.Bounds.End)
 	case ErrExpired:
-		return fmt.Sprintf("%s%v %d < %d", prefix, e.Err, c, e.Bounds.Start)
+		return fmt.Sprintf("%s%s %d < %d", prefix, w, c, e.Bounds.Start)
 	}
-	return fmt.Sprintf("%s%v", prefix, e.Err)
+	return prefix + w
 }
 
 // Unwrap returns the sentinel error.
@@ -91,7 +95,7 @@ type OffsetError struct {
 }
 
 func (e *OffsetError) Error() string {
-	return fmt.Sprintf("offset %d: %v", e.Offset, e.Err)
+	return fmt.Sprintf("offsets: offset %d: %s", e.Offset, words(e.Err))
 }
 
 // Unwrap returns the sentinel error.
@@ -107,8 +111,12 @@ type PartitionError struct {
 }
 
 func (e *PartitionError) Error() string {
-	return fmt.Sprintf("connect partition %s: %v", e.Partition, e.Err)
+	return fmt.Sprintf("offsets: connect partition %s: %s", e.Partition, words(e.Err))
 }
 
 // Unwrap returns the underlying error.
 func (e *PartitionError) Unwrap() error { return e.Err }
+
+// words is the text of err without this package's prefix, for a typed error
+// that writes it after its own "offsets: ".
+func words(err error) string { return strings.TrimPrefix(err.Error(), "offsets: ") }

@@ -23,7 +23,7 @@ func ExampleDecide() {
 	// Output:
 	// set 41 - MM2 resumes at committed offset 42
 	// clear null - committed offset 0: no connect offset; auto.offset.reset=earliest reads from 0
-	// block true - orders-3: no committed offset
+	// block true - offsets: orders-3: no committed offset
 }
 
 func ExampleDecideAcceptingLoss() {
@@ -70,7 +70,7 @@ func ExampleReverse() {
 	fmt.Println(err)
 	// Output:
 	// map[orders-0:42 orders-1:10] <nil>
-	// connect partition source/orders-0: source cluster alias mismatch: want "primary"
+	// offsets: connect partition source/orders-0: source cluster alias mismatch: want "primary"
 }
 
 func ExampleConnectOffset() {

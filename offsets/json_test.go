@@ -83,7 +83,7 @@ func TestJSONRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const wantD = `{"partition":"orders-3","group_offset":null,"log_start":0,"log_end":5,"action":"block","offset":null,"lost":0,"reason":"group has no committed offset: let the old job commit one, or supply it from its final checkpoint; never start from latest","error":"orders-3: no committed offset"}`
+	const wantD = `{"partition":"orders-3","group_offset":null,"log_start":0,"log_end":5,"action":"block","offset":null,"lost":0,"reason":"group has no committed offset: let the old job commit one, or supply it from its final checkpoint; never start from latest","error":"offsets: orders-3: no committed offset"}`
 	if string(b) != wantD {
 		t.Errorf("Marshal(Decision) = %s\nwant %s", b, wantD)
 	}

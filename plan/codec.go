@@ -406,7 +406,7 @@ func (n *jsonInt) UnmarshalJSON(b []byte) error {
 	}
 	v, ok := parseInt(b)
 	if !ok {
-		return fmt.Errorf("plan: %w: %.40s is not a 64-bit integer", ErrMalformed, b)
+		return fmt.Errorf("%w: %.40s is not a 64-bit integer", ErrMalformed, b)
 	}
 	*n = jsonInt{v: v, present: true}
 	return nil
@@ -586,7 +586,7 @@ func (w *wirePlan) decode(lx *lexer) (unknown string, err error) {
 	if c, ok := lx.peek(); !ok {
 		return "", lx.failure()
 	} else if c != '{' {
-		return "", fmt.Errorf("plan: %w: a plan is a JSON object", ErrMalformed)
+		return "", fmt.Errorf("%w: a plan is a JSON object", ErrMalformed)
 	}
 	lx.pos++
 	strs := map[string]**string{
@@ -607,7 +607,7 @@ func (w *wirePlan) decode(lx *lexer) (unknown string, err error) {
 		}
 		key := string(k)
 		if seen[key] {
-			return "", &FieldError{Field: key, Err: ErrMalformed, Detail: errDuplicateKey.Error()}
+			return "", &FieldError{Field: key, Err: ErrMalformed, Detail: words(errDuplicateKey)}
 		}
 		seen[key] = true
 		switch {
@@ -675,7 +675,7 @@ func decodeEntries(lx *lexer) (entries []Entry, ok bool, err error) {
 		}
 	}
 	if c != '[' {
-		return nil, false, fmt.Errorf("plan: %w: partitions is not an array", ErrMalformed)
+		return nil, false, fmt.Errorf("%w: partitions is not an array", ErrMalformed)
 	}
 	lx.pos++
 	intern := make(map[string]string)
@@ -741,7 +741,7 @@ func (we *wireEntry) decode(lx *lexer, intern map[string]string) error {
 		if string(tok) == "null" {
 			return nil
 		}
-		return fmt.Errorf("plan: %w: partition entry %.40s is not an object", ErrMalformed, tok)
+		return fmt.Errorf("%w: partition entry %.40s is not an object", ErrMalformed, tok)
 	}
 	lx.pos++
 	var seen uint16
@@ -758,7 +758,7 @@ func (we *wireEntry) decode(lx *lexer, intern map[string]string) error {
 			return unknownField(string(key), SchemaVersion)
 		}
 		if seen&bit != 0 {
-			return &FieldError{Field: "partitions", Err: ErrMalformed, Detail: "key " + strconv.Quote(string(key)) + " " + errDuplicateKey.Error() + " in an entry"}
+			return &FieldError{Field: "partitions", Err: ErrMalformed, Detail: "key " + strconv.Quote(string(key)) + " " + words(errDuplicateKey) + " in an entry"}
 		}
 		seen |= bit
 		switch bit {
@@ -841,7 +841,7 @@ func (lx *lexer) actionValue() (jsonAction, error) {
 		if err != nil {
 			return jsonAction{}, err
 		}
-		return jsonAction{}, fmt.Errorf("plan: %w: action %.40s is not a string", ErrMalformed, tok)
+		return jsonAction{}, fmt.Errorf("%w: action %.40s is not a string", ErrMalformed, tok)
 	}
 	raw, _, err := lx.stringToken()
 	if err != nil {
@@ -849,7 +849,7 @@ func (lx *lexer) actionValue() (jsonAction, error) {
 	}
 	var a jsonAction
 	if err := a.a.UnmarshalText(raw[1 : len(raw)-1]); err != nil {
-		return jsonAction{}, fmt.Errorf("plan: %w: %v", ErrMalformed, err)
+		return jsonAction{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	a.present = true
 	return a, nil
@@ -878,7 +878,7 @@ func decodeError(err error) error {
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return fmt.Errorf("plan: %w: %w", ErrMalformed, err)
+	return fmt.Errorf("%w: %w", ErrMalformed, err)
 }
 
 func (w *wirePlan) plan() (*Plan, error) {

@@ -13,7 +13,7 @@ import (
 // ErrConfigNotRecorded: the plan records no connector configuration and
 // replication policy (schema version 1 to 3, which recorded only a digest)
 // and none was attached with [Plan.AttachConfig]. It matches [ErrInvalid].
-var ErrConfigNotRecorded error = invalid("the plan records no connector configuration")
+var ErrConfigNotRecorded error = invalid("plan: the plan records no connector configuration")
 
 // recordConfig returns what a plan records of a connector configuration:
 // its redacted form without "name", and the replication policy it names.

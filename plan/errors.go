@@ -14,7 +14,7 @@ import (
 // inconsistent entry, a fingerprint that does not match, a configuration
 // that contradicts the spec. Retrying never helps; build a new plan. Every
 // sentinel below except ErrBlocked matches it too.
-var ErrInvalid = errors.New("invalid plan")
+var ErrInvalid = errors.New("plan: invalid plan")
 
 // invalid is a sentinel that also matches ErrInvalid.
 type invalid string
@@ -25,47 +25,49 @@ func (e invalid) Error() string { return string(e) }
 func (e invalid) Is(target error) bool { return target == ErrInvalid }
 
 // Sentinel errors. The typed errors below wrap them, so callers match with
-// [errors.Is] and read details with [errors.As]. Messages of this package
-// start with "plan: ", once.
+// [errors.Is] and read details with [errors.As]. Every text of this package,
+// a sentinel's or a typed error's, starts with "plan: ", once: a typed error
+// writes the words of its sentinel after its own prefix; an error of another
+// package that it wraps keeps that package's prefix.
 var (
 	// ErrMalformed: the input is not JSON (or CSV) of the expected shape.
-	ErrMalformed error = invalid("malformed input")
+	ErrMalformed error = invalid("plan: malformed input")
 	// ErrUnknownField: the plan has a field this schema version does not define.
-	ErrUnknownField error = invalid("unknown field")
+	ErrUnknownField error = invalid("plan: unknown field")
 	// ErrTrailingData: there is data after the plan's JSON object.
-	ErrTrailingData error = invalid("trailing data after plan")
+	ErrTrailingData error = invalid("plan: trailing data after plan")
 	// ErrSchemaVersion: the plan's schema version is not one this package reads.
-	ErrSchemaVersion error = invalid("unsupported schema version")
+	ErrSchemaVersion error = invalid("plan: unsupported schema version")
 	// ErrMissingField: a required field is absent, null or empty.
-	ErrMissingField error = invalid("missing required field")
+	ErrMissingField error = invalid("plan: missing required field")
 	// ErrInvalidField: a field has a value outside its domain.
-	ErrInvalidField error = invalid("invalid field value")
+	ErrInvalidField error = invalid("plan: invalid field value")
 	// ErrNoPartitions: the plan would cover no source partition.
-	ErrNoPartitions error = invalid("no source partitions")
+	ErrNoPartitions error = invalid("plan: no source partitions")
 	// ErrDuplicatePartition: a source partition appears twice.
-	ErrDuplicatePartition error = invalid("duplicate partition")
+	ErrDuplicatePartition error = invalid("plan: duplicate partition")
 	// ErrUnsorted: entries are not in (topic, partition) order.
-	ErrUnsorted error = invalid("partitions out of order")
+	ErrUnsorted error = invalid("plan: partitions out of order")
 	// ErrUnknownPartition: an input names a partition of a topic in scope that
 	// the source cluster does not have, or an acceptance names a partition
 	// outside the plan.
-	ErrUnknownPartition error = invalid("partition not in scope")
+	ErrUnknownPartition error = invalid("plan: partition not in scope")
 	// ErrMissingTargetEnd: no target end offset was given for a partition.
-	ErrMissingTargetEnd error = invalid("no target end offset")
+	ErrMissingTargetEnd error = invalid("plan: no target end offset")
 	// ErrInconsistent: an entry's action, Connect offset or loss does not
 	// follow from its group offset, bounds and acceptance.
-	ErrInconsistent error = invalid("action inconsistent with offsets")
+	ErrInconsistent error = invalid("plan: action inconsistent with offsets")
 	// ErrFingerprint: the fingerprint does not match the content. The plan
 	// was edited or damaged after it was built: never edit a plan; build a
 	// new one.
-	ErrFingerprint error = invalid("fingerprint mismatch")
+	ErrFingerprint error = invalid("plan: fingerprint mismatch")
 	// ErrConfigMismatch: the connector configuration contradicts the spec
 	// (another source.cluster.alias or connector name).
-	ErrConfigMismatch error = invalid("connector config contradicts plan")
+	ErrConfigMismatch error = invalid("plan: connector config contradicts plan")
 	// ErrBlocked: the plan has blocked entries and cannot be applied. It is
 	// a valid plan (a report of what blocks the cutover), so it does not
 	// match ErrInvalid: fix the causes its entries name and build a new plan.
-	ErrBlocked = errors.New("plan has blocked partitions")
+	ErrBlocked = errors.New("plan: plan has blocked partitions")
 )
 
 // FieldError is a problem with one top-level field of a spec or plan. Field
@@ -80,9 +82,9 @@ type FieldError struct {
 
 func (e *FieldError) Error() string {
 	if e.Detail == "" {
-		return fmt.Sprintf("plan: %s: %v", e.Field, e.Err)
+		return fmt.Sprintf("plan: %s: %s", e.Field, words(e.Err))
 	}
-	return fmt.Sprintf("plan: %s: %v: %s", e.Field, e.Err, e.Detail)
+	return fmt.Sprintf("plan: %s: %s: %s", e.Field, words(e.Err), e.Detail)
 }
 
 // Unwrap returns the sentinel error and, where another package's error
@@ -106,9 +108,9 @@ type PartitionError struct {
 
 func (e *PartitionError) Error() string {
 	if e.Detail == "" {
-		return fmt.Sprintf("plan: partition %s: %v", e.Partition, e.Err)
+		return fmt.Sprintf("plan: partition %s: %s", e.Partition, words(e.Err))
 	}
-	return fmt.Sprintf("plan: partition %s: %v: %s", e.Partition, e.Err, e.Detail)
+	return fmt.Sprintf("plan: partition %s: %s: %s", e.Partition, words(e.Err), e.Detail)
 }
 
 // Unwrap returns the underlying error.
@@ -122,7 +124,7 @@ type SchemaVersionError struct {
 }
 
 func (e *SchemaVersionError) Error() string {
-	return fmt.Sprintf("plan: %v %d: this version reads schema versions 1 to %d", ErrSchemaVersion, e.Got, e.Want)
+	return fmt.Sprintf("plan: %s %d: this version reads schema versions 1 to %d", words(ErrSchemaVersion), e.Got, e.Want)
 }
 
 // Advice says what to do: use the tool version that wrote the plan, or
@@ -143,7 +145,7 @@ type FingerprintError struct {
 }
 
 func (e *FingerprintError) Error() string {
-	return fmt.Sprintf("plan: %v: stored %s, content has %s", ErrFingerprint, e.Stored, e.Computed)
+	return fmt.Sprintf("plan: %s: stored %s, content has %s", words(ErrFingerprint), e.Stored, e.Computed)
 }
 
 // Advice says what to do: never edit a plan; build a new one.
@@ -160,7 +162,7 @@ type BlockedError struct {
 
 func (e *BlockedError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "plan: %v: %d", ErrBlocked, len(e.Entries))
+	fmt.Fprintf(&b, "plan: %s: %d", words(ErrBlocked), len(e.Entries))
 	for i, en := range e.Entries {
 		if i == 3 {
 			fmt.Fprintf(&b, "; and %d more", len(e.Entries)-i)
@@ -182,8 +184,12 @@ type LineError struct {
 }
 
 func (e *LineError) Error() string {
-	return fmt.Sprintf("plan: line %d: %v", e.Line, e.Err)
+	return fmt.Sprintf("plan: line %d: %s", e.Line, words(e.Err))
 }
 
 // Unwrap returns the underlying error.
 func (e *LineError) Unwrap() error { return e.Err }
+
+// words is the text of err without this package's prefix, for an error
+// that writes it after its own "plan: ".
+func words(err error) string { return strings.TrimPrefix(err.Error(), "plan: ") }

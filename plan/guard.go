@@ -8,7 +8,7 @@ import (
 )
 
 // ErrConfigChanged matches a *ConfigChangedError.
-var ErrConfigChanged = errors.New("the connector configuration is not the plan's")
+var ErrConfigChanged = errors.New("plan: the connector configuration is not the plan's")
 
 // ConfigChangedError says how a connector configuration differs from the
 // one a plan was built for: another connector name or source.cluster.alias
@@ -26,7 +26,7 @@ type ConfigChangedError struct {
 }
 
 func (e *ConfigChangedError) Error() string {
-	msg := fmt.Sprintf("plan: %v: %s is %q, the plan's is %q", ErrConfigChanged, e.Field, e.Have, e.Plan)
+	msg := fmt.Sprintf("plan: %s: %s is %q, the plan's is %q", words(ErrConfigChanged), e.Field, e.Have, e.Plan)
 	if len(e.Differences) > 0 {
 		msg += "; it differs in " + formatDifferences(e.Differences)
 	}
@@ -85,7 +85,7 @@ func (a GuardAction) String() string {
 }
 
 // ErrStaleOffsets matches a *StaleOffsetsError.
-var ErrStaleOffsets = errors.New("the connector holds offsets the plan does not set")
+var ErrStaleOffsets = errors.New("plan: the connector holds offsets the plan does not set")
 
 // StaleOffsetsError is the guard's refusal: the connector's existing
 // offsets differ from the plan, so it has run since the plan was made,
@@ -98,7 +98,7 @@ type StaleOffsetsError struct {
 }
 
 func (e *StaleOffsetsError) Error() string {
-	return "plan: " + ErrStaleOffsets.Error() + ": " + e.ReadBack.String()
+	return "plan: " + words(ErrStaleOffsets) + ": " + e.ReadBack.String()
 }
 
 // Is makes errors.Is(err, ErrStaleOffsets) true.

@@ -92,9 +92,9 @@ func ParseResetOffsetsCSV(r io.Reader, group string) (offsets.GroupOffsets, erro
 	}
 	if len(out) == 0 {
 		if group != "" {
-			return nil, fmt.Errorf("plan: %w: no offsets for group %q", ErrMalformed, group)
+			return nil, fmt.Errorf("%w: no offsets for group %q", ErrMalformed, group)
 		}
-		return nil, fmt.Errorf("plan: %w: no offsets", ErrMalformed)
+		return nil, fmt.Errorf("%w: no offsets", ErrMalformed)
 	}
 	return out, nil
 }
@@ -119,7 +119,7 @@ func GroupOffsetsFromConnector(r io.Reader, alias string) (offsets.GroupOffsets,
 	}
 	list, err := offsets.ParseConnectOffsets(data)
 	if err != nil {
-		return nil, fmt.Errorf("plan: %w: %w", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	g, err := offsets.Reverse(alias, list)
 	if err != nil {

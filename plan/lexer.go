@@ -77,12 +77,12 @@ func (lx *lexer) failure() error {
 	if lx.err != nil {
 		return fmt.Errorf("plan: reading: %w", lx.err)
 	}
-	return fmt.Errorf("plan: %w: %w", ErrMalformed, io.ErrUnexpectedEOF)
+	return fmt.Errorf("%w: %w", ErrMalformed, io.ErrUnexpectedEOF)
 }
 
 // syntax is the error for input that is not JSON.
 func (lx *lexer) syntax(what string) error {
-	return fmt.Errorf("plan: %w: %s at byte %d", ErrMalformed, what, lx.off+int64(lx.pos))
+	return fmt.Errorf("%w: %s at byte %d", ErrMalformed, what, lx.off+int64(lx.pos))
 }
 
 // peek skips white space and returns the next byte without consuming it;
@@ -173,7 +173,7 @@ func unquote(raw []byte, plain bool) (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("plan: %w: %w", ErrMalformed, err)
+		return "", fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	return s, nil
 }
@@ -337,7 +337,7 @@ func (lx *lexer) intValue() (jsonInt, error) {
 	}
 	v, ok := parseInt(tok)
 	if !ok {
-		return jsonInt{}, fmt.Errorf("plan: %w: %.40s is not a 64-bit integer", ErrMalformed, tok)
+		return jsonInt{}, fmt.Errorf("%w: %.40s is not a 64-bit integer", ErrMalformed, tok)
 	}
 	return jsonInt{v: v, present: true}, nil
 }
@@ -357,7 +357,7 @@ func (lx *lexer) stringValue(intern map[string]string) (s string, ok bool, err e
 		if string(tok) == "null" {
 			return "", false, nil
 		}
-		return "", false, fmt.Errorf("plan: %w: %.40s is not a string", ErrMalformed, tok)
+		return "", false, fmt.Errorf("%w: %.40s is not a string", ErrMalformed, tok)
 	}
 	raw, plain, err := lx.stringToken()
 	if err != nil {
@@ -437,7 +437,7 @@ func (lx *lexer) rawValue() ([]byte, error) {
 	}
 	raw := append([]byte(nil), lx.buf[lx.mark:lx.pos]...)
 	if !json.Valid(raw) {
-		return nil, fmt.Errorf("plan: %w: invalid JSON value at byte %d", ErrMalformed, lx.off+int64(lx.mark))
+		return nil, fmt.Errorf("%w: invalid JSON value at byte %d", ErrMalformed, lx.off+int64(lx.mark))
 	}
 	return raw, nil
 }
@@ -445,7 +445,7 @@ func (lx *lexer) rawValue() ([]byte, error) {
 // end checks that only white space follows the plan.
 func (lx *lexer) end() error {
 	if _, ok := lx.peek(); ok {
-		return fmt.Errorf("plan: %w", ErrTrailingData)
+		return ErrTrailingData
 	}
 	if lx.err != nil {
 		return lx.failure()
@@ -453,4 +453,4 @@ func (lx *lexer) end() error {
 	return nil
 }
 
-var errDuplicateKey = errors.New("given twice")
+var errDuplicateKey = errors.New("plan: given twice")

@@ -35,7 +35,7 @@ func (n *refInt) UnmarshalJSON(b []byte) error {
 	}
 	v, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
-		return fmt.Errorf("plan: %w: %.40s is not a 64-bit integer", ErrMalformed, b)
+		return fmt.Errorf("%w: %.40s is not a 64-bit integer", ErrMalformed, b)
 	}
 	*n = refInt{v: v, present: true}
 	return nil
@@ -45,10 +45,10 @@ type refAction jsonAction
 
 func (a *refAction) UnmarshalJSON(b []byte) error {
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return fmt.Errorf("plan: %w: action %.40s is not a string", ErrMalformed, b)
+		return fmt.Errorf("%w: action %.40s is not a string", ErrMalformed, b)
 	}
 	if err := a.a.UnmarshalText(b[1 : len(b)-1]); err != nil {
-		return fmt.Errorf("plan: %w: %v", ErrMalformed, err)
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	a.present = true
 	return nil
@@ -136,7 +136,7 @@ func refDecodeTop(w *wirePlan, dec *json.Decoder) (unknown string, err error) {
 		return "", err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return "", fmt.Errorf("plan: %w", ErrTrailingData)
+		return "", ErrTrailingData
 	}
 	return unknown, nil
 }
@@ -150,7 +150,7 @@ func refDecodeEntries(dec *json.Decoder) (entries []Entry, ok bool, err error) {
 		return nil, false, nil
 	}
 	if tok != json.Delim('[') {
-		return nil, false, fmt.Errorf("plan: %w: partitions is not an array", ErrMalformed)
+		return nil, false, fmt.Errorf("%w: partitions is not an array", ErrMalformed)
 	}
 	entries = []Entry{}
 	for i := 0; dec.More(); i++ {
@@ -177,7 +177,7 @@ func refExpect(dec *json.Decoder, want json.Delim, detail string) error {
 		return decodeError(err)
 	}
 	if tok != want {
-		return fmt.Errorf("plan: %w: %s", ErrMalformed, detail)
+		return fmt.Errorf("%w: %s", ErrMalformed, detail)
 	}
 	return nil
 }

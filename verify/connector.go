@@ -12,7 +12,7 @@ import (
 )
 
 // ErrForeignConnector matches a *ForeignConnectorError.
-var ErrForeignConnector = errors.New("the connector is not the plan's")
+var ErrForeignConnector = errors.New("verify: the connector is not the plan's")
 
 // ForeignConnectorError is the refusal of [CheckConnector]: the connector a
 // step is about to write is not the one the plan is for. It carries the

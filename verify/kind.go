@@ -2,6 +2,7 @@ package verify
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -75,6 +76,10 @@ func (k Kind) Retryable() bool { return k == KindRetry || k == KindOutcomeUnknow
 // where no more specific error says so (a group whose offsets read back
 // other than committed). Classify gives KindCheckFailed.
 var ErrCheckFailed = errors.New("verify: check failed")
+
+// words is the text of err without this package's prefix, for a typed error
+// that writes it after its own "verify: ".
+func words(err error) string { return strings.TrimPrefix(err.Error(), "verify: ") }
 
 // kindTarget is the errors.Is target of a Kind (see Mark).
 type kindTarget Kind

@@ -59,7 +59,7 @@ func (cs *Checks) add(name string, v Verdict, format string, args ...any) {
 }
 
 // ErrPrecheck matches a *PrecheckError.
-var ErrPrecheck = errors.New("precheck failed")
+var ErrPrecheck = errors.New("verify: precheck failed")
 
 // PrecheckError lists the failed checks of a precheck.
 type PrecheckError struct {
@@ -68,7 +68,7 @@ type PrecheckError struct {
 
 func (e *PrecheckError) Error() string {
 	var b strings.Builder
-	b.WriteString("verify: precheck failed:")
+	b.WriteString("verify: " + words(ErrPrecheck) + ":")
 	for _, c := range e.Failed {
 		fmt.Fprintf(&b, "\n  %s: %s", c.Name, c.Detail)
 	}

@@ -72,7 +72,7 @@ func (p Problem) String() string {
 }
 
 // ErrStalePlan matches a *StalePlanError.
-var ErrStalePlan = errors.New("the plan no longer describes the clusters")
+var ErrStalePlan = errors.New("verify: the plan no longer describes the clusters")
 
 // StalePlanError is the refusal of [Recheck]: every problem found, sorted
 // by check and partition.
@@ -82,7 +82,7 @@ type StalePlanError struct {
 
 func (e *StalePlanError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v (%d problems; build a new plan):", ErrStalePlan, len(e.Problems))
+	fmt.Fprintf(&b, "verify: %s (%d problems; build a new plan):", words(ErrStalePlan), len(e.Problems))
 	const show = 10
 	for i, p := range e.Problems {
 		if i == show {

@@ -10,7 +10,7 @@ import (
 )
 
 // ErrGroupOffsets matches a *GroupOffsetsError.
-var ErrGroupOffsets = errors.New("the rollback group holds other offsets")
+var ErrGroupOffsets = errors.New("verify: the rollback group holds other offsets")
 
 // GroupOffsetsError is the refusal of CheckRollbackGroup: the group holds
 // commits that are neither the old job's nor the reverse plan's, listed
