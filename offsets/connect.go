@@ -187,7 +187,7 @@ func ParseConnectOffsets(data []byte) ([]ConnectOffset, error) {
 // source.cluster.alias is alias into consumer group offsets, for a rollback
 // after MM2 has run or for a cutover from another MM2 connector: each M
 // becomes C = M+1, and a null offset gives no position (the partition is left
-// out of the result). It returns the first problem as a [*PartitionError]: an
+// out of the result). It returns the first problem as a [*ConnectPartitionError]: an
 // entry under another alias ([ErrAliasMismatch]), an invalid partition
 // ([ErrInvalidPartition]), a partition listed twice ([ErrDuplicate]) or an
 // offset that has no next offset (an [*OffsetError]).
@@ -196,19 +196,19 @@ func Reverse(alias string, list []ConnectOffset) (GroupOffsets, error) {
 	seen := make(map[SourcePartition]bool, len(list))
 	for _, e := range list {
 		if e.Partition.Cluster != alias {
-			return nil, &PartitionError{Partition: e.Partition, Err: fmt.Errorf("%w: want %q", ErrAliasMismatch, alias)}
+			return nil, &ConnectPartitionError{Partition: e.Partition, Err: fmt.Errorf("%w: want %q", ErrAliasMismatch, alias)}
 		}
 		p := e.Partition.Source()
 		if p.Validate() != nil {
-			return nil, &PartitionError{Partition: e.Partition, Err: ErrInvalidPartition}
+			return nil, &ConnectPartitionError{Partition: e.Partition, Err: ErrInvalidPartition}
 		}
 		if seen[p] {
-			return nil, &PartitionError{Partition: e.Partition, Err: ErrDuplicate}
+			return nil, &ConnectPartitionError{Partition: e.Partition, Err: ErrDuplicate}
 		}
 		seen[p] = true
 		c, err := e.Offset.GroupOffset()
 		if err != nil {
-			return nil, &PartitionError{Partition: e.Partition, Err: err}
+			return nil, &ConnectPartitionError{Partition: e.Partition, Err: err}
 		}
 		if v, ok := c.Get(); ok {
 			out[p] = v

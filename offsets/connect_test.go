@@ -100,9 +100,9 @@ func TestReverse(t *testing.T) {
 		{[]offsets.ConnectOffset{{Partition: cp("source", "orders", 0), Offset: m(math.MaxInt64)}}, offsets.ErrOverflow},
 	} {
 		_, err := offsets.Reverse("source", tt.list)
-		var pe *offsets.PartitionError
+		var pe *offsets.ConnectPartitionError
 		if !errors.Is(err, tt.want) || !errors.As(err, &pe) {
-			t.Errorf("Reverse(%v) error = %v, want a *PartitionError matching %v", tt.list, err, tt.want)
+			t.Errorf("Reverse(%v) error = %v, want a *ConnectPartitionError matching %v", tt.list, err, tt.want)
 		}
 	}
 }

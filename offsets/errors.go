@@ -8,7 +8,7 @@ import (
 
 // Sentinel errors. Every error this package returns matches exactly one of
 // them, or [ErrInvalidPolicy], with [errors.Is]; the typed errors
-// [*DecisionError], [*OffsetError] and [*PartitionError] carry the context.
+// [*DecisionError], [*OffsetError] and [*ConnectPartitionError] carry the context.
 // Every text starts with "offsets: ", once: a sentinel's own, and a typed
 // error's, which writes the words of its sentinel after that prefix.
 var (
@@ -101,21 +101,22 @@ func (e *OffsetError) Error() string {
 // Unwrap returns the sentinel error.
 func (e *OffsetError) Unwrap() error { return e.Err }
 
-// PartitionError places an error on a Connect source partition of a list.
-// Err is [ErrAliasMismatch], [ErrDuplicate], [ErrInvalidPartition] or an
-// [*OffsetError]. The nesting rule: a PartitionError never contains another
-// PartitionError.
-type PartitionError struct {
+// ConnectPartitionError places an error on a Connect source partition (a
+// [ConnectPartition]: alias, topic, partition) of a list. Err is
+// [ErrAliasMismatch], [ErrDuplicate], [ErrInvalidPartition] or an
+// [*OffsetError]. The nesting rule: a ConnectPartitionError never contains
+// another. (plan.PartitionError places a plan's errors on a SourcePartition.)
+type ConnectPartitionError struct {
 	Partition ConnectPartition
 	Err       error
 }
 
-func (e *PartitionError) Error() string {
+func (e *ConnectPartitionError) Error() string {
 	return fmt.Sprintf("offsets: connect partition %s: %s", e.Partition, words(e.Err))
 }
 
 // Unwrap returns the underlying error.
-func (e *PartitionError) Unwrap() error { return e.Err }
+func (e *ConnectPartitionError) Unwrap() error { return e.Err }
 
 // words is the text of err without this package's prefix, for a typed error
 // that writes it after its own "offsets: ".
