@@ -51,7 +51,7 @@ func Example_rollback() {
 	defer worker.Close()
 	c, _ := connect.New(worker.URL())
 	report(rollbackPlan(ctx, c, source, target, p))
-	fmt.Println(source.commits[p.GroupID])
+	fmt.Println(source.Commits[p.GroupID])
 	// Output:
 	// audit: rollback-backup 2
 	// audit: rollback-plan 2

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/internal/memkafka"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -28,105 +29,9 @@ var (
 	_ verify.ConnectOffsetsReader = (*kafkaadmin.Client)(nil)
 	_ verify.MirrorOffsetsReader  = (*connect.Client)(nil)
 
-	_ verify.LagSource      = (*memCluster)(nil)
-	_ verify.BoundarySource = (*memCluster)(nil)
+	_ verify.LagSource      = (*memkafka.Cluster)(nil)
+	_ verify.BoundarySource = (*memkafka.Cluster)(nil)
 )
-
-// memCluster is an in-memory cluster of a tool's tests: per partition, its
-// bounds and its committed data records in offset order. An offset below
-// the last stable offset that holds no record is a transaction marker, an
-// aborted record or a record removed by compaction, as a read_committed
-// reader sees them.
-type memCluster struct {
-	bounds  map[kafkaadmin.TopicPartition]offsets.LogBounds
-	records map[kafkaadmin.TopicPartition][]kafkaadmin.Record
-}
-
-func (c *memCluster) LogBounds(_ context.Context, tps []kafkaadmin.TopicPartition) (map[kafkaadmin.TopicPartition]offsets.LogBounds, error) {
-	out := make(map[kafkaadmin.TopicPartition]offsets.LogBounds, len(tps))
-	errs := make(map[kafkaadmin.TopicPartition]error)
-	for _, tp := range tps {
-		if b, ok := c.bounds[tp]; ok {
-			out[tp] = b
-		} else {
-			errs[tp] = kafkaadmin.ErrUnknownTopic
-		}
-	}
-	if len(errs) > 0 {
-		return out, &kafkaadmin.PartitionErrors{Op: "LogBounds", Total: len(tps), Errs: errs}
-	}
-	return out, nil
-}
-
-// EndOffsets is LogBounds' End.
-func (c *memCluster) EndOffsets(ctx context.Context, tps []kafkaadmin.TopicPartition) (map[kafkaadmin.TopicPartition]int64, error) {
-	bounds, err := c.LogBounds(ctx, tps)
-	out := make(map[kafkaadmin.TopicPartition]int64, len(bounds))
-	for tp, b := range bounds {
-		out[tp] = b.End
-	}
-	return out, err
-}
-
-// span returns the committed records of tp in [from, until), until capped
-// at the last stable offset.
-func (c *memCluster) span(tp kafkaadmin.TopicPartition, from, until int64) []kafkaadmin.Record {
-	until = min(until, c.bounds[tp].StableEnd)
-	var out []kafkaadmin.Record
-	for _, r := range c.records[tp] {
-		if r.Offset >= from && r.Offset < until {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func (c *memCluster) FirstRecords(_ context.Context, from map[kafkaadmin.TopicPartition]int64, iso kafkaadmin.Isolation) (map[kafkaadmin.TopicPartition]kafkaadmin.Record, error) {
-	if iso != kafkaadmin.ReadCommitted {
-		return nil, fmt.Errorf("memCluster reads read_committed only")
-	}
-	out := make(map[kafkaadmin.TopicPartition]kafkaadmin.Record)
-	for tp, off := range from {
-		if recs := c.span(tp, off, 1<<62); len(recs) > 0 {
-			out[tp] = recs[0]
-		}
-	}
-	return out, nil
-}
-
-func (c *memCluster) ReadSpans(_ context.Context, spans map[kafkaadmin.TopicPartition]kafkaadmin.Span, iso kafkaadmin.Isolation) (map[kafkaadmin.TopicPartition][]kafkaadmin.Record, error) {
-	if iso != kafkaadmin.ReadCommitted {
-		return nil, fmt.Errorf("memCluster reads read_committed only")
-	}
-	out := make(map[kafkaadmin.TopicPartition][]kafkaadmin.Record)
-	for tp, sp := range spans {
-		if recs := c.span(tp, sp.From, sp.Until); len(recs) > 0 {
-			out[tp] = recs
-		}
-	}
-	return out, nil
-}
-
-// produce appends a record per offset of [from, until) to tp, the copies
-// of src's records at [srcFrom, ...) when src is not nil, and moves the
-// partition's end and last stable offset to until.
-func (c *memCluster) produce(tp kafkaadmin.TopicPartition, from, until int64, src []kafkaadmin.Record) {
-	for off := from; off < until; off++ {
-		r := kafkaadmin.Record{Offset: off, Key: fmt.Appendf(nil, "k%d", off), Value: fmt.Appendf(nil, "v%d", off), Timestamp: time.Unix(1_700_000_000+off, 0)}
-		if src != nil {
-			r = src[off-from]
-			r.Offset = off
-		}
-		c.records[tp] = append(c.records[tp], r)
-	}
-	b := c.bounds[tp]
-	b.End, b.StableEnd = until, until
-	c.bounds[tp] = b
-}
-
-func newMemCluster() *memCluster {
-	return &memCluster{bounds: map[kafkaadmin.TopicPartition]offsets.LogBounds{}, records: map[kafkaadmin.TopicPartition][]kafkaadmin.Record{}}
-}
 
 // memConnect answers MirrorOffsets with the next of its readings, then
 // the last one again: MM2 making progress.
@@ -153,10 +58,10 @@ func (c *memConnect) MirrorOffsets(_ context.Context, connector string) ([]offse
 func TestLagWithFakes(t *testing.T) {
 	p := testPlan(t) // a-0 set (C = 10), a-1 cleared, a-2 blocked
 	a0, a1 := offsets.SourcePartition{Topic: "a", Partition: 0}, offsets.SourcePartition{Topic: "a", Partition: 1}
-	source := newMemCluster()
-	source.produce(a0, 0, 20, nil)
-	source.bounds[a0] = offsets.LogBounds{End: 21, StableEnd: 21} // 20 is the marker
-	source.produce(a1, 0, 8, nil)
+	source := memkafka.New("")
+	source.Produce(a0, 0, 20, nil)
+	source.Bounds[a0] = offsets.LogBounds{End: 21, StableEnd: 21} // 20 is the marker
+	source.Produce(a1, 0, 8, nil)
 	mm2 := &memConnect{readings: [][]offsets.ConnectOffset{
 		{set("a", 0, 9)},
 		{set("a", 0, 15), set("a", 1, 3)},
@@ -191,7 +96,7 @@ func TestLagWithFakes(t *testing.T) {
 	}
 
 	// A source that cannot read a partition fails the lag.
-	delete(source.bounds, a1)
+	delete(source.Bounds, a1)
 	if _, err := verify.LagOf(ctx, source, p, nil); err == nil {
 		t.Error("LagOf with an unreadable partition: no error")
 	}
@@ -225,10 +130,10 @@ func TestBoundaryWithFakes(t *testing.T) {
 		{"MM2 starts one record late", 11, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			source, target := newMemCluster(), newMemCluster()
-			source.produce(a0, 0, 20, nil)
-			source.produce(a1, 0, 8, nil)
-			target.produce(a0, 0, 12, source.records[a0][:12]) // the old job, two records past C
+			source, target := memkafka.New(""), memkafka.New("")
+			source.Produce(a0, 0, 20, nil)
+			source.Produce(a1, 0, 8, nil)
+			target.Produce(a0, 0, 12, source.Records[a0][:12]) // the old job, two records past C
 			capture, err := verify.CaptureBoundary(ctx, source, p)
 			if err != nil {
 				t.Fatal(err)
@@ -236,8 +141,8 @@ func TestBoundaryWithFakes(t *testing.T) {
 			if len(capture) != 2 || capture[0].Offset != 10 || capture[0].Digest == nil {
 				t.Fatalf("CaptureBoundary = %+v, want a-0's record 10 first", capture)
 			}
-			target.produce(a0, 12, 12+20-tc.mm2From, source.records[a0][tc.mm2From:]) // MM2
-			target.produce(a1, 0, 8, source.records[a1])
+			target.Produce(a0, 12, 12+20-tc.mm2From, source.Records[a0][tc.mm2From:]) // MM2
+			target.Produce(a1, 0, 8, source.Records[a1])
 
 			got, err := verify.CheckBoundary(ctx, source, target, p, capture, nil)
 			if err != nil {

@@ -61,7 +61,7 @@ func TestPrepare(t *testing.T) {
 		t.Errorf("Prepare %v after an observation = %+v, %v; want everything read again", verify.ObservationReuse, again, err)
 	}
 
-	source.members = 1 // the old job came back
+	source.Members["flink"] = 1 // the old job came back
 	_, err = verify.Prepare(ctx, c, source, target, p, config, verify.PrepareOptions{})
 	var stale *verify.StalePlanError
 	if !errors.As(err, &stale) || verify.Classify(err) != verify.KindRefused {

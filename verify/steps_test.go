@@ -12,6 +12,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/connect/connectfake"
+	"github.com/mm2cutover/mm2cutover/internal/memkafka"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -153,40 +154,6 @@ func TestRollbackBeforeResumeSteps(t *testing.T) {
 	}
 }
 
-// memGroups is a source cluster's consumer groups and log bounds, and the
-// target's end offsets, in memory.
-type memGroups struct {
-	*memCluster
-	members int
-	commits map[string]offsets.GroupOffsets
-}
-
-func (m *memGroups) DescribeGroup(_ context.Context, group string) (kafkaadmin.Group, error) {
-	g := kafkaadmin.Group{ID: group}
-	for range m.members {
-		g.Members = append(g.Members, kafkaadmin.Member{})
-	}
-	return g, nil
-}
-
-func (m *memGroups) GroupOffsets(_ context.Context, group string, _ []string) (offsets.GroupOffsets, error) {
-	out := offsets.GroupOffsets{}
-	for tp, c := range m.commits[group] {
-		out[tp] = c
-	}
-	return out, nil
-}
-
-func (m *memGroups) CommitOffsets(_ context.Context, group string, o map[kafkaadmin.TopicPartition]int64) error {
-	if m.commits[group] == nil {
-		m.commits[group] = offsets.GroupOffsets{}
-	}
-	for tp, c := range o {
-		m.commits[group][tp] = c
-	}
-	return nil
-}
-
 // TestRollbackAfterResumeSteps: after MM2 ran, the group the old job
 // restarts from receives C' = M'+1, and a group holding other commits, or
 // members, is refused before anything is stopped.
@@ -197,17 +164,17 @@ func TestRollbackAfterResumeSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	o, p0 := offsets.SourcePartition{Topic: "orders.eu", Partition: 0}, offsets.SourcePartition{Topic: "payments", Partition: 0}
-	kafka := &memGroups{memCluster: newMemCluster(), commits: map[string]offsets.GroupOffsets{}}
+	kafka := memkafka.New("")
 	for _, tp := range []offsets.SourcePartition{o, p0} {
-		kafka.bounds[tp] = offsets.LogBounds{End: 20}
+		kafka.Bounds[tp] = offsets.LogBounds{End: 20}
 	}
 
-	kafka.members = 1
+	kafka.Members["flink"] = 1
 	if err := verify.StopForRollback(ctx, w.c, kafka, w.p, "flink", w.clusters); !errors.Is(err, kafkaadmin.ErrGroupActive) || verify.Classify(err) != verify.KindRefused {
 		t.Errorf("StopForRollback with a member in the group = %v, want ErrGroupActive", err)
 	}
-	kafka.members = 0
-	kafka.commits["flink"] = offsets.GroupOffsets{o: 15}
+	kafka.Members["flink"] = 0
+	kafka.Commits["flink"] = offsets.GroupOffsets{o: 15}
 	if err := verify.StopForRollback(ctx, w.c, kafka, w.p, "flink", w.clusters); !errors.Is(err, verify.ErrGroupOffsets) {
 		t.Errorf("StopForRollback with another commit in the group = %v, want ErrGroupOffsets", err)
 	}
@@ -215,7 +182,7 @@ func TestRollbackAfterResumeSteps(t *testing.T) {
 		t.Fatalf("the refused rollbacks stopped the connector: %v, %v", st, err)
 	}
 
-	kafka.commits["flink"] = offsets.GroupOffsets{o: 10} // the old job's own commit
+	kafka.Commits["flink"] = offsets.GroupOffsets{o: 10} // the old job's own commit
 	if err := verify.StopForRollback(ctx, w.c, kafka, w.p, "flink", w.clusters); err != nil {
 		t.Fatal(err)
 	}
@@ -235,8 +202,8 @@ func TestRollbackAfterResumeSteps(t *testing.T) {
 		t.Fatalf("CommitReverse = %d, %v; want 2 partitions", n, err)
 	}
 	// MM2 copied nothing here (the fake runs no task): C' is C.
-	if want := (offsets.GroupOffsets{o: 10, p0: 3}); !equalGroup(kafka.commits["flink"], want) {
-		t.Errorf("group after the rollback = %v, want %v", kafka.commits["flink"], want)
+	if want := (offsets.GroupOffsets{o: 10, p0: 3}); !equalGroup(kafka.Commits["flink"], want) {
+		t.Errorf("group after the rollback = %v, want %v", kafka.Commits["flink"], want)
 	}
 }
 
@@ -252,55 +219,21 @@ func equalGroup(a, b offsets.GroupOffsets) bool {
 	return true
 }
 
-// memKafka is memGroups with what Observe reads: cluster ID, topics, and
-// one reading of a group's commits with the bounds.
-type memKafka struct {
-	*memGroups
-	id     string
-	topics kafkaadmin.Topics
-}
-
-func (m *memKafka) ClusterID(context.Context) (string, error) { return m.id, nil }
-
-func (m *memKafka) Topics(_ context.Context, names ...string) (kafkaadmin.Topics, error) {
-	out := kafkaadmin.Topics{}
-	for _, n := range names {
-		if c, ok := m.topics[n]; ok {
-			out[n] = c
-		}
-	}
-	return out, nil
-}
-
-func (m *memKafka) ReadGroup(ctx context.Context, group string, topics []string) (kafkaadmin.Reading, error) {
-	r := kafkaadmin.Reading{At: time.Now(), Topics: kafkaadmin.Topics{}, Bounds: map[kafkaadmin.TopicPartition]offsets.LogBounds{}}
-	r.Committed, _ = m.GroupOffsets(ctx, group, topics)
-	for _, t := range topics {
-		r.Topics[t] = m.topics[t]
-		for i := range m.topics[t] {
-			tp := kafkaadmin.TopicPartition{Topic: t, Partition: i}
-			r.Bounds[tp] = m.bounds[tp]
-		}
-	}
-	return r, nil
-}
-
 // exampleWorld is what the step examples run against: a fake Connect
 // worker, the source and target clusters in memory, as connectorPlan's plan
 // saw them (group flink at orders.eu-0 10 and payments-0 3), the plan, and
 // the connector configuration it was built with.
-func exampleWorld() (*connectfake.Server, *memKafka, *memKafka, *plan.Plan, map[string]string) {
+func exampleWorld() (*connectfake.Server, *memkafka.Cluster, *memkafka.Cluster, *plan.Plan, map[string]string) {
 	p, config, err := buildConnectorPlan()
 	if err != nil {
 		panic(err)
 	}
 	o, p0 := offsets.SourcePartition{Topic: "orders.eu", Partition: 0}, offsets.SourcePartition{Topic: "payments", Partition: 0}
-	source := &memKafka{memGroups: &memGroups{memCluster: newMemCluster(), commits: map[string]offsets.GroupOffsets{"flink": {o: 10, p0: 3}}},
-		id: "src-id", topics: kafkaadmin.Topics{"orders.eu": 1, "payments": 1}}
-	source.produce(o, 0, 20, nil)
-	source.produce(p0, 0, 3, nil)
-	target := &memKafka{memGroups: &memGroups{memCluster: newMemCluster(), commits: map[string]offsets.GroupOffsets{}},
-		id: "tgt-id", topics: kafkaadmin.Topics{}}
+	source := memkafka.New("src-id")
+	source.Commits["flink"] = offsets.GroupOffsets{o: 10, p0: 3}
+	source.Produce(o, 0, 20, nil)
+	source.Produce(p0, 0, 3, nil)
+	target := memkafka.New("tgt-id")
 	policy, err := offsets.PolicyOf(config())
 	if err != nil {
 		panic(err)
@@ -310,15 +243,15 @@ func exampleWorld() (*connectfake.Server, *memKafka, *memKafka, *plan.Plan, map[
 		if err != nil {
 			panic(err)
 		}
-		target.topics[tt] = 1
-		target.bounds[offsets.SourcePartition{Topic: tt}] = offsets.LogBounds{End: end, StableEnd: end}
+		target.Partitions[tt] = 1
+		target.Bounds[offsets.SourcePartition{Topic: tt}] = offsets.LogBounds{End: end, StableEnd: end}
 	}
 	return connectfake.New(), source, target, p, config()
 }
 
 // exampleApplied is exampleWorld with the plan applied, and resumed when
 // resume is true: where the resume and rollback examples start.
-func exampleApplied(resume bool) (*connectfake.Server, *memKafka, *memKafka, *plan.Plan, map[string]string) {
+func exampleApplied(resume bool) (*connectfake.Server, *memkafka.Cluster, *memkafka.Cluster, *plan.Plan, map[string]string) {
 	worker, source, target, p, config := exampleWorld()
 	ctx := context.Background()
 	c, err := connect.New(worker.URL())
@@ -402,7 +335,7 @@ func TestRecheckRecent(t *testing.T) {
 	if reused, err := verify.RecheckRecent(ctx, source, p, &obs, obs.At.Add(time.Second)); !reused || err != nil {
 		t.Errorf("RecheckRecent a second later = %v, %v; want reused, nil", reused, err)
 	}
-	source.members = 1 // the old job came back
+	source.Members["flink"] = 1 // the old job came back
 	if reused, err := verify.RecheckRecent(ctx, source, p, &obs, obs.At.Add(time.Second)); !reused || !errors.Is(err, verify.ErrStalePlan) {
 		t.Errorf("RecheckRecent with a member in the group = %v, %v; want reused, ErrStalePlan", reused, err)
 	}
