@@ -27,6 +27,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // The topology of TestRealisticCutover: three topics, 40 partitions.
@@ -370,7 +371,7 @@ func realisticCutover(t *testing.T, version string, before func(cli func(args ..
 }
 
 // waitEnd waits until a partition's high watermark reaches end.
-func waitEnd(ctx context.Context, t *testing.T, r *kafkaadmin.Client, tp kafkaadmin.TopicPartition, end int64) {
+func waitEnd(ctx context.Context, t *testing.T, r verify.BoundsReader, tp kafkaadmin.TopicPartition, end int64) {
 	t.Helper()
 	for {
 		b, err := r.LogBounds(ctx, []kafkaadmin.TopicPartition{tp})

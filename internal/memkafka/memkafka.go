@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,12 +38,16 @@ type Cluster struct {
 	Records    map[kafkaadmin.TopicPartition][]kafkaadmin.Record
 	Commits    map[string]offsets.GroupOffsets // per group
 	Members    map[string]int                  // per group; absent means none
+	// ConnectOffsets are what ReadConnectOffsets returns, per connector,
+	// whatever the offsets topic named.
+	ConnectOffsets map[string][]offsets.ConnectOffset
 }
 
 // New returns an empty cluster of that ID.
 func New(id string) *Cluster {
 	return &Cluster{ID: id, Partitions: kafkaadmin.Topics{}, Bounds: map[kafkaadmin.TopicPartition]offsets.LogBounds{},
-		Records: map[kafkaadmin.TopicPartition][]kafkaadmin.Record{}, Commits: map[string]offsets.GroupOffsets{}, Members: map[string]int{}}
+		Records: map[kafkaadmin.TopicPartition][]kafkaadmin.Record{}, Commits: map[string]offsets.GroupOffsets{}, Members: map[string]int{},
+		ConnectOffsets: map[string][]offsets.ConnectOffset{}}
 }
 
 // Produce appends a record per offset of [from, until) to tp, the copies
@@ -165,11 +170,16 @@ func (c *Cluster) ReadSpans(_ context.Context, spans map[kafkaadmin.TopicPartiti
 	return out, nil
 }
 
-// DescribeGroup returns the group with Members[group] members.
+// DescribeGroup returns the group with Members[group] members: Stable
+// with members, Empty without (a Flink job's group: it commits without
+// joining).
 func (c *Cluster) DescribeGroup(_ context.Context, group string) (kafkaadmin.Group, error) {
 	c.Lock()
 	defer c.Unlock()
-	g := kafkaadmin.Group{ID: group}
+	g := kafkaadmin.Group{ID: group, State: kafkaadmin.GroupEmpty}
+	if c.Members[group] > 0 {
+		g.State = kafkaadmin.GroupStable
+	}
 	for range c.Members[group] {
 		g.Members = append(g.Members, kafkaadmin.Member{})
 	}
@@ -212,4 +222,11 @@ func (c *Cluster) ReadGroup(ctx context.Context, group string, topics []string) 
 		}
 	}
 	return r, nil
+}
+
+// ReadConnectOffsets returns ConnectOffsets[connector].
+func (c *Cluster) ReadConnectOffsets(_ context.Context, _, connector string) ([]offsets.ConnectOffset, error) {
+	c.Lock()
+	defer c.Unlock()
+	return slices.Clone(c.ConnectOffsets[connector]), nil
 }

@@ -162,9 +162,7 @@ func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	}
 	opts := verify.PrepareOptions{
 		Previous: env.observed,
-		Writers: func(ctx context.Context) (verify.Writers, error) {
-			return verify.ObserveWriters(ctx, env.Connect, env.Target, cfg)
-		},
+		Writers:  func(ctx context.Context) (verify.Writers, error) { return env.observeWriters(ctx, cfg) },
 	}
 	if p.OffsetsFrom.Kind == plan.FromConnectorOffsets && s.OffsetsTopic != "" {
 		opts.Input = mm2Input(env, s)
@@ -175,6 +173,18 @@ func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 		env.clusters = &prep.Clusters
 	}
 	return err
+}
+
+// observeWriters reads which clusters the worker and MM2's producer write
+// to (verify.ObserveWriters). A producer.override.bootstrap.servers is
+// dialed with the target client's settings; a cluster in memory has none,
+// and only the worker's own answer counts.
+func (env *Env) observeWriters(ctx context.Context, cfg map[string]string) (verify.Writers, error) {
+	_, target, err := env.clients()
+	if err != nil && cfg["producer.override.bootstrap.servers"] != "" {
+		return verify.Writers{}, err
+	}
+	return verify.ObserveWriters(ctx, env.Connect, target, cfg)
 }
 
 // clusterIDs returns the cluster IDs of the source and target clusters

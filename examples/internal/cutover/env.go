@@ -15,11 +15,26 @@ import (
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 
+// Cluster is what the steps read and write on a Kafka cluster, through
+// the small interfaces of package verify: a *kafkaadmin.Client, which Open
+// makes, or a cluster in memory in the steps' tests (internal/memkafka).
+// The precheck and the acceptance after resume read more, and the check
+// of the cluster MM2's producer writes to dials another bootstrap: those
+// need the client itself (see Env.clients).
+type Cluster interface {
+	verify.ClusterReader
+	verify.BoundarySource
+	verify.GroupCommitter
+	verify.ConnectOffsetsReader
+}
+
+var _ Cluster = (*kafkaadmin.Client)(nil)
+
 // Env holds the clients of the three systems a cutover talks to.
 type Env struct {
-	Source  *kafkaadmin.Client // the source cluster, where the group and the data are
-	Target  *kafkaadmin.Client // the target cluster
-	Connect *connect.Client    // the Connect cluster running MM2
+	Source  Cluster         // the source cluster, where the group and the data are
+	Target  Cluster         // the target cluster
+	Connect *connect.Client // the Connect cluster running MM2
 
 	// observed is the last observation of the clusters (the precheck's, or
 	// a re-check's), which a step moments later may use instead of reading
@@ -53,6 +68,21 @@ func Open(s Settings) (*Env, error) {
 		return nil, err
 	}
 	return &Env{Source: source, Target: target, Connect: c}, nil
+}
+
+// errNotClients: a step that needs the Kafka clients themselves was given
+// clusters of another kind (a test's, in memory).
+var errNotClients = errors.New("cutover: this step needs *kafkaadmin.Client for both clusters")
+
+// clients returns the Kafka clients of the Env, for the steps that need
+// them whole (Cluster says which).
+func (env *Env) clients() (source, target *kafkaadmin.Client, err error) {
+	source, ok := env.Source.(*kafkaadmin.Client)
+	target, ok2 := env.Target.(*kafkaadmin.Client)
+	if !ok || !ok2 {
+		return nil, nil, errNotClients
+	}
+	return source, target, nil
 }
 
 // OpenConnect builds the Connect REST client of the settings (URL, request

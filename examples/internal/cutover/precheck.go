@@ -74,7 +74,11 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 		}
 		spec.FlinkREST, spec.FlinkJob = c, s.FlinkJob
 	}
-	return verify.Precheck(ctx, env.Connect, env.Source, env.Target, spec)
+	source, target, err := env.clients()
+	if err != nil {
+		return nil, err
+	}
+	return verify.Precheck(ctx, env.Connect, source, target, spec)
 }
 
 // BuildPlan builds the plan of step 2 from a precheck's snapshot. It is

@@ -188,7 +188,11 @@ func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan, capture
 	}
 
 	s.Logger.Info("acceptance checks", "connector", name)
-	if rep.Acceptance, err = verify.Acceptance(ctx, env.Connect, env.Source, env.Target, p, name); err != nil {
+	source, target, err := env.clients()
+	if err != nil {
+		return rep, err
+	}
+	if rep.Acceptance, err = verify.Acceptance(ctx, env.Connect, source, target, p, name); err != nil {
 		return rep, err
 	}
 	rep.OK = rep.CatchUp.Reached

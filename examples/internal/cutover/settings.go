@@ -16,6 +16,12 @@
 // (*connect.Client).RequireStopped, the reverse offsets of a rollback are
 // plan.Plan.ReverseOffsets, the reuse of a recent observation is
 // verify.RecheckRecent and stall detection is verify.ProgressOf.
+//
+// The steps reach Kafka through Cluster, the small interfaces of verify,
+// so that their tests (steps_test.go) run apply, resume and rollback
+// against connect/connectfake and clusters in memory (internal/memkafka),
+// with no JVM; the precheck and the acceptance after resume take the
+// kafkaadmin clients themselves.
 package cutover
 
 import (

@@ -144,8 +144,9 @@ func planAndApply(ctx context.Context, j job, tr *tracer) (*plan.Plan, time.Dura
 	if res.Matched != len(p.Entries) {
 		return nil, planned, fmt.Errorf("apply: %d of %d offsets read back", res.Matched, len(p.Entries))
 	}
+	source, target := env.Source.(*kafkaadmin.Client), env.Target.(*kafkaadmin.Client) // Open makes clients
 	tr.mark(fmt.Sprintf("applied: %d offsets read back; Kafka requests: source %d, target %d",
-		res.Matched, env.Source.Requests(), env.Target.Requests()))
+		res.Matched, source.Requests(), target.Requests()))
 	return p, planned, nil
 }
 
