@@ -200,10 +200,11 @@ func TestApplyStepRefuses(t *testing.T) {
 	}
 }
 
-// TestResumeAndRollbackSteps: resume says what it would do until
-// approved, then resumes; apply then refuses the running connector. A
-// rollback before resume removes the applied connector, after which apply
-// starts over.
+// TestResumeAndRollbackSteps: a rollback before resume removes the
+// applied connector, after which apply starts over; resume says what it
+// would do until approved, then resumes, and apply and the rollback before
+// resume refuse the running connector; the rollback after resume hands
+// the group C' = M'+1, and refuses a group holding other commits.
 func TestResumeAndRollbackSteps(t *testing.T) {
 	w, ctx := newStepsWorld(t), context.Background()
 	p := w.plan(t)
@@ -245,5 +246,31 @@ func TestResumeAndRollbackSteps(t *testing.T) {
 	}
 	if _, err := RollbackBeforeResume(ctx, w.env, w.s, p, true, NewAudit(nil)); ExitStatus(err) != ExitRefused {
 		t.Errorf("rollback before resume of a running connector = %v (exit %d), want refused", err, ExitStatus(err))
+	}
+
+	// Rollback after resume: a group with another commit is refused before
+	// anything is stopped; the old job's own commit is taken over by C'.
+	if _, err := RollbackAfterResume(ctx, w.env, w.s, p, "flink", false, NewAudit(nil)); ExitStatus(err) != ExitNotApproved {
+		t.Fatalf("rollback after resume without approval = %v, want not approved", err)
+	}
+	w.source.Commits["flink"][orders0] = 15
+	_, err = RollbackAfterResume(ctx, w.env, w.s, p, "flink", true, NewAudit(nil))
+	if !errors.Is(err, verify.ErrGroupOffsets) || ExitStatus(err) != ExitRefused {
+		t.Fatalf("rollback after resume onto a group with another commit = %v (exit %d), want refused", err, ExitStatus(err))
+	}
+	if st, err := w.env.Connect.Status(ctx, "mm2-orders"); err != nil || st.Connector.State != connect.StateRunning {
+		t.Fatalf("the refused rollback stopped the connector: %v, %v", st, err)
+	}
+	w.source.Commits["flink"][orders0] = 10
+	res, err := RollbackAfterResume(ctx, w.env, w.s, p, "flink", true, NewAudit(&w.audit))
+	if err != nil || res.Committed != 2 {
+		t.Fatalf("rollback after resume = %+v, %v; want 2 partitions committed", res, err)
+	}
+	if got, want := w.steps(t), []string{"rollback-stop", "rollback-backup", "rollback-plan", "rollback"}; !equalStrings(got, want) {
+		t.Errorf("rollback after resume's audit = %v, want %v", got, want)
+	}
+	// The fake runs no task, so MM2 copied nothing: C' = M'+1 is C.
+	if got := w.source.Commits["flink"]; got[orders0] != 10 || got[orders1] != 5 {
+		t.Errorf("group after the rollback = %v, want orders-0 10, orders-1 5", got)
 	}
 }
