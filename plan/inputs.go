@@ -110,7 +110,7 @@ func ParseResetOffsetsCSV(r io.Reader, group string) (offsets.GroupOffsets, erro
 // check, and is named for what it returns: the group offsets C.
 //
 // Errors match [ErrMalformed] and [offsets.ErrMalformed] for a body that is
-// not such a list; otherwise they are the [*offsets.PartitionError] of
+// not such a list; otherwise they are the [*offsets.ConnectPartitionError] of
 // offsets.Reverse, or the error of r.
 func GroupOffsetsFromConnector(r io.Reader, alias string) (offsets.GroupOffsets, error) {
 	data, err := io.ReadAll(r)
