@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -99,18 +100,6 @@ func (w *stepsWorld) steps(t *testing.T) []string {
 	return out
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestApplyStep: the first apply creates the connector STOPPED, patches
 // M = C-1 and reads it back; the second finds the plan applied and writes
 // nothing; each records its steps.
@@ -124,7 +113,7 @@ func TestApplyStep(t *testing.T) {
 	if !res.Created || !res.Patched || res.Matched != 2 || res.Guard != plan.GuardApply.String() {
 		t.Errorf("first apply = %+v, want created, patched, 2 read back", res)
 	}
-	if got, want := w.steps(t), []string{"create", "backup", "patch", "read-back"}; !equalStrings(got, want) {
+	if got, want := w.steps(t), []string{"create", "backup", "patch", "read-back"}; !slices.Equal(got, want) {
 		t.Errorf("first apply's audit = %v, want %v", got, want)
 	}
 	got, err := w.env.Connect.MirrorOffsets(ctx, "mm2-orders")
@@ -145,7 +134,7 @@ func TestApplyStep(t *testing.T) {
 	if res.Created || res.Patched || res.Matched != 2 || res.Guard != plan.GuardAlreadyApplied.String() {
 		t.Errorf("second apply = %+v, want the plan found applied, nothing written", res)
 	}
-	if got, want := w.steps(t), []string{"backup", "read-back"}; !equalStrings(got, want) {
+	if got, want := w.steps(t), []string{"backup", "read-back"}; !slices.Equal(got, want) {
 		t.Errorf("second apply's audit = %v, want %v", got, want)
 	}
 }
@@ -189,7 +178,7 @@ func TestApplyStepRefuses(t *testing.T) {
 				t.Fatalf("Apply = %v (exit %d), want %v, exit %d", err, ExitStatus(err), tc.want, ExitRefused)
 			}
 			t.Log(err)
-			if got := w.steps(t); !equalStrings(got, []string{"refuse"}) {
+			if got := w.steps(t); !slices.Equal(got, []string{"refuse"}) {
 				t.Errorf("audit = %v, want only the refusal", got)
 			}
 			got, err := w.env.Connect.MirrorOffsets(ctx, "mm2-orders")
@@ -219,7 +208,7 @@ func TestResumeAndRollbackSteps(t *testing.T) {
 	if _, err := RollbackBeforeResume(ctx, w.env, w.s, p, true, NewAudit(&w.audit)); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := w.steps(t), []string{"rollback-backup", "rollback"}; !equalStrings(got, want) {
+	if got, want := w.steps(t), []string{"rollback-backup", "rollback"}; !slices.Equal(got, want) {
 		t.Errorf("rollback's audit = %v, want %v", got, want)
 	}
 	if _, err := w.env.Connect.Status(ctx, "mm2-orders"); !errors.Is(err, connect.ErrNotFound) {
@@ -237,7 +226,7 @@ func TestResumeAndRollbackSteps(t *testing.T) {
 	if in, err = Resume(ctx, w.env, w.s, p, true, NewAudit(&w.audit)); err != nil || in.State != connect.StateRunning {
 		t.Fatalf("resume = %+v, %v; want RUNNING", in, err)
 	}
-	if got, want := w.steps(t), []string{BoundaryCaptureStep, "resume"}; !equalStrings(got, want) {
+	if got, want := w.steps(t), []string{BoundaryCaptureStep, "resume"}; !slices.Equal(got, want) {
 		t.Errorf("resume's audit = %v, want %v", got, want)
 	}
 	_, err = Apply(ctx, w.env, w.s, p, NewAudit(nil))
@@ -266,7 +255,7 @@ func TestResumeAndRollbackSteps(t *testing.T) {
 	if err != nil || res.Committed != 2 {
 		t.Fatalf("rollback after resume = %+v, %v; want 2 partitions committed", res, err)
 	}
-	if got, want := w.steps(t), []string{"rollback-stop", "rollback-backup", "rollback-plan", "rollback"}; !equalStrings(got, want) {
+	if got, want := w.steps(t), []string{"rollback-stop", "rollback-backup", "rollback-plan", "rollback"}; !slices.Equal(got, want) {
 		t.Errorf("rollback after resume's audit = %v, want %v", got, want)
 	}
 	// The fake runs no task, so MM2 copied nothing: C' = M'+1 is C.
