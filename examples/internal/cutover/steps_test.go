@@ -120,10 +120,14 @@ func TestApplyStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := map[kafkaadmin.TopicPartition]int64{orders0: 9, orders1: 4} // M = C-1
+	if len(got) != len(want) {
+		t.Errorf("the connector holds %d offsets, want %d", len(got), len(want))
+	}
 	for _, o := range got {
-		want := map[string]int64{"orders-0": 9, "orders-1": 4}[o.Partition.Topic+"-"+[]string{"0", "1"}[o.Partition.Partition]]
-		if m, ok := o.Offset.Get(); !ok || m != want {
-			t.Errorf("%v holds %v, want M = C-1 = %d", o.Partition, o.Offset, want)
+		tp := kafkaadmin.TopicPartition{Topic: o.Partition.Topic, Partition: o.Partition.Partition}
+		if m, ok := o.Offset.Get(); !ok || m != want[tp] {
+			t.Errorf("%v holds %v, want M = C-1 = %d", o.Partition, o.Offset, want[tp])
 		}
 	}
 
