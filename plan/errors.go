@@ -67,7 +67,7 @@ var (
 	// ErrBlocked: the plan has blocked entries and cannot be applied. It is
 	// a valid plan (a report of what blocks the cutover), so it does not
 	// match ErrInvalid: fix the causes its entries name and build a new plan.
-	ErrBlocked = errors.New("plan: plan has blocked partitions")
+	ErrBlocked = errors.New("plan: blocked partitions")
 )
 
 // FieldError is a problem with one top-level field of a spec or plan. Field
