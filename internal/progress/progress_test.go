@@ -47,7 +47,13 @@ func TestNilLoggerIsQuiet(t *testing.T) {
 func TestSleepReportsAndStops(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	r := start(log, "the stability window", 20*time.Millisecond, time.Now)
+	// A clock that moves 10 ms at every reading, so that how many lines a
+	// sleep writes does not depend on when a loaded machine runs the
+	// sleeper (a real clock gave 1 line of 2 under a CPU burner): the
+	// timers still wait, at most an interval each.
+	now := time.Unix(0, 0)
+	clock := func() time.Time { now = now.Add(10 * time.Millisecond); return now }
+	r := start(log, "the stability window", 20*time.Millisecond, clock)
 	if err := r.Sleep(context.Background(), 110*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
