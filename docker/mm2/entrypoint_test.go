@@ -145,7 +145,9 @@ func sigtermOnce(t *testing.T, sb *sandbox.Sandbox, kafkaHome string) (hung bool
 	go func() { exited <- cmd.Wait() }()
 	defer cmd.Process.Kill()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// As long as the sandbox gives a JVM: 2 minutes were too few for a CI
+	// run beside a CPU burner (the plugin scan alone took 48 s there).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	for {

@@ -197,6 +197,8 @@ func TestCLIHabits(t *testing.T) {
 		{name: "negative read-back timeout", args: []string{"-config", cfg, "apply", "-readback-timeout=-1m"}, code: 2, stderr: "-readback-timeout -1m0s"},
 		{name: "no tasks", args: []string{"-config", cfg, "plan", "-tasks-max", "0"}, code: 2, stderr: "-tasks-max 0"},
 		{name: "a password in the settings file", args: []string{"-config", withPassword, "plan"}, code: 2, stderr: "passwords come from the environment only"},
+		{name: "an unknown log level", args: []string{"-config", cfg, "plan", "-log-level", "loud"}, code: 2, stderr: "-log-level"},
+		{name: "an unknown log level in the settings file", args: []string{"-config", props(t, "MM2CUTOVER_LOG_LEVEL=loud\n"), "plan"}, code: 2, stderr: "MM2CUTOVER_LOG_LEVEL: slog: level string \"loud\""},
 		{name: "an unknown key in the settings file", args: []string{"-config", props(t, "MM2CUTOVER_COLOR=blue\n"), "plan"}, code: 2, stderr: "MM2CUTOVER_COLOR names no setting"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

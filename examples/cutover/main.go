@@ -76,6 +76,7 @@ func main() {
 type options struct {
 	planPath, auditPath string
 	asJSON, yes         bool
+	logLevel            slog.Level
 	sandbox             bool
 	goReplicator        bool
 	fromGroup           bool
@@ -104,7 +105,7 @@ var commonFlags = []string{"config", "source-bootstrap", "target-bootstrap", "so
 	"source-client-config", "target-client-config", "connect-url", "connect-user", "connect-ca", "connect-client-config",
 	"request-timeout", "retry-timeout", "connector", "source-alias", "target-alias", "group", "topics", "policy", "tasks-max",
 	"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor",
-	"strimzi-cluster", "strimzi-namespace", "json"}
+	"strimzi-cluster", "strimzi-namespace", "json", "log-level"}
 
 var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-file-overrides-group", "flink-source-uid",
 	"flink-rest", "flink-job", "accept-expired", "accepted-by", "savepoint", "stability-window", "worker-producer-max-request-size", "plan", "audit"}
@@ -206,6 +207,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.auditPath, "audit", "", "audit file (JSON lines; default: the plan file with .audit.jsonl)")
 	fs.StringVar(&o.rollbackGroup, "rollback-group", "", "rollback after resume: the consumer group to receive C' = M'+1 (the group the old job restarts from)")
 	fs.BoolVar(&o.asJSON, "json", false, "print results as JSON (one document per step, with a schema field)")
+	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "progress on stderr: debug (also every Connect request with its duration), info, warn or error")
 	fs.BoolVar(&o.yes, "yes", false, "approve the resume (or the rollback)")
 	fs.BoolVar(&o.sandbox, "sandbox", false, "run the whole cutover on a local sandbox (real Kafka and Connect)")
 	fs.BoolVar(&o.fromGroup, "from-group", false, "with -sandbox and real Flink: plan from the group's commits instead of Flink's savepoint (MM2 then copies again the records Flink wrote past its last, lost, commit)")
@@ -269,8 +271,10 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		}
 		return cutover.ExitUsage
 	}
-	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets")
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "log-level", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets")
+	var level slog.LevelVar // -log-level, or MM2CUTOVER_LOG_LEVEL once Settings has read the environment
+	level.Set(o.logLevel)
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: &level}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -284,6 +288,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failed(stdout, stderr, asJSON, name, "", err)
 	}
+	level.Set(o.logLevel)
 	s.ToolVersion = "mm2cutover-cutover/" + version
 	s.Logger = log
 	if o.auditPath == "" {

@@ -81,6 +81,8 @@ func doJob(ctx context.Context, j job) childResult {
 	switch j.Mode {
 	case "lib":
 		return libraryRun(ctx, j)
+	case "cli":
+		return cliRun(ctx, j)
 	case "raw":
 		return rawFloor(ctx, j)
 	case "status":

@@ -6,10 +6,13 @@
 // cluster, topics holding two records per partition, a consumer group with
 // a committed offset on every partition (C = 1 or 2), the same topics on the
 // target, and for every measured run a fresh MirrorSourceConnector created
-// STOPPED. Then, for -rounds rounds, with the order of the two paths
-// swapped every round, it times in child processes:
+// STOPPED. Then, for -rounds rounds, with the order of the three paths
+// rotated every round, it times in child processes:
 //
-//   - library: what the CLI's plan and apply do, through
+//   - cli: `cutover plan`, then `cutover apply`, two processes of the
+//     command line (built for the run from examples/cutover) with the
+//     flags an operator gives, as an operator runs them;
+//   - library: what the CLI's plan and apply do, in one process, through
 //     examples/internal/cutover: MakePlan (precheck, stability window at
 //     -window) and Apply (guards, PATCH, read-back until equal);
 //   - raw floor: the same change done directly with sarama and net/http:
@@ -47,6 +50,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,7 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	sizes := fs.String("sizes", "1000,2000,10000", "source partition counts to measure, comma separated (each a multiple of -topics)")
 	fs.IntVar(&o.topics, "topics", 10, "topics per size")
-	fs.IntVar(&o.rounds, "rounds", 5, "rounds per size; the order of the two paths alternates")
+	fs.IntVar(&o.rounds, "rounds", 5, "rounds per size; the order of the three paths rotates")
 	fs.IntVar(&o.warmup, "warmup", 1, "rounds per size run first and not counted")
 	fs.DurationVar(&o.window, "window", time.Millisecond, "the library's stability window (its minimum by default)")
 	fs.IntVar(&o.pause, "pause", 1, "operator-pause measurements per size (0: none)")
@@ -146,6 +150,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 // exit status is 3 when a run failed.
 func bench(ctx context.Context, sb *held, o options, stdout, stderr io.Writer, log *slog.Logger) int {
 	rep := report{KafkaVersion: sb.sb.KafkaVersion(), Window: o.window, LoadStart: loadAvg()}
+	dir, err := os.MkdirTemp("", "scalebench-cli-")
+	if err != nil {
+		fmt.Fprintln(stderr, "scalebench:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	log.Info("building the command line (examples/cutover)")
+	if sb.cutover, err = buildCutover(ctx, dir); err == nil {
+		sb.props = filepath.Join(dir, "connector.properties")
+		err = os.WriteFile(sb.props, []byte(connectorProps), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "scalebench:", err)
+		return 1
+	}
 	var results []sizeResult
 	for _, n := range o.sizes {
 		res, err := measureSize(ctx, sb, o, n, log)
@@ -166,7 +185,7 @@ func bench(ctx context.Context, sb *held, o options, stdout, stderr io.Writer, l
 	}
 	printTable(stdout, rep, o)
 	for _, r := range results {
-		if r.LibOK != r.Rounds || r.RawOK != r.Rounds {
+		if r.LibOK != r.Rounds || r.CLIOK != r.Rounds || r.RawOK != r.Rounds {
 			return 3
 		}
 	}
@@ -178,6 +197,9 @@ type held struct {
 	sb   *sandbox.Sandbox
 	own  bool
 	base string // prefix of every name the run creates
+	// cutover is the command line's binary, built for the run, and props
+	// its -connector-properties file.
+	cutover, props string
 }
 
 func (h *held) close() error {
@@ -230,14 +252,22 @@ type sizeResult struct {
 	Topics     int `json:"topics"`
 	Rounds     int `json:"rounds"`
 	LibOK      int `json:"library_ok"`
+	CLIOK      int `json:"cli_ok"`
 	RawOK      int `json:"raw_ok"`
 
-	Raw       time.Duration `json:"raw_ns"`
-	Lib       time.Duration `json:"library_ns"`
-	LibPlan   time.Duration `json:"library_plan_ns"`
-	LibApply  time.Duration `json:"library_apply_ns"`
-	Ratio     float64       `json:"ratio"`
-	LibRSS    int64         `json:"library_peak_rss_bytes"`
+	Raw      time.Duration `json:"raw_ns"`
+	Lib      time.Duration `json:"library_ns"`
+	LibPlan  time.Duration `json:"library_plan_ns"`
+	LibApply time.Duration `json:"library_apply_ns"`
+	Ratio    float64       `json:"ratio"`
+	LibRSS   int64         `json:"library_peak_rss_bytes"`
+	// CLI is `cutover plan` then `cutover apply`, two processes; CLIRSS
+	// the larger of their peaks.
+	CLI       time.Duration `json:"cli_ns"`
+	CLIPlan   time.Duration `json:"cli_plan_ns"`
+	CLIApply  time.Duration `json:"cli_apply_ns"`
+	CLIRatio  float64       `json:"cli_ratio"`
+	CLIRSS    int64         `json:"cli_peak_rss_bytes"`
 	RawRSS    int64         `json:"raw_peak_rss_bytes"`
 	Status    time.Duration `json:"status_ns"`
 	StatusRSS int64         `json:"status_peak_rss_bytes"`
@@ -260,6 +290,9 @@ type sizeResult struct {
 	// Steps is where the library's time went in its median run: each
 	// Connect request and each step the library logged, from the start.
 	Steps []step `json:"library_steps"`
+	// CLISteps are the command line's processes and what they logged, in
+	// its median run.
+	CLISteps []step `json:"cli_steps"`
 	// RawSteps are the raw floor's phases in its median run.
 	RawSteps []step `json:"raw_steps"`
 }
@@ -278,8 +311,8 @@ func printTable(w io.Writer, rep report, o options) {
 	fmt.Fprintf(w, "Kafka %s; %d rounds per size after %d warm-up, order alternating; stability window %v; medians\n",
 		rep.KafkaVersion, o.rounds, o.warmup, o.window)
 	fmt.Fprintf(w, "load average (1, 5, 15 min) %s at the start, %s at the end\n\n", rep.LoadStart, rep.LoadEnd)
-	fmt.Fprintf(w, "%-6s %5s %8s %8s %8s %8s %6s %8s %8s %8s %8s %8s %8s\n",
-		"N", "ok", "raw", "library", "(plan", "apply)", "ratio", "lib RSS", "status", "pause", "(tool", "connect)", "verify")
+	fmt.Fprintf(w, "%-6s %5s %8s %8s %8s %8s %6s %8s %8s %8s %6s %8s %8s %8s %8s %8s %8s\n",
+		"N", "ok", "raw", "cli", "(plan", "apply)", "ratio", "cli RSS", "library", "(plan", "ratio", "lib RSS", "status", "pause", "(tool", "connect)", "verify")
 	for _, r := range rs {
 		pause, tool, conn, vfy := "-", "-", "-", "-"
 		if r.Pause > 0 {
@@ -291,12 +324,14 @@ func printTable(w io.Writer, rep report, o options) {
 				vfy += "!"
 			}
 		}
-		fmt.Fprintf(w, "%-6d %5s %8s %8s %8s %8s %6.2f %8s %8s %8s %8s %8s %8s\n",
-			r.Partitions, fmt.Sprintf("%d/%d", min(r.LibOK, r.RawOK), r.Rounds), ms(r.Raw), ms(r.Lib), ms(r.LibPlan), ms(r.LibApply),
-			r.Ratio, mb(r.LibRSS), ms(r.Status), pause, tool, conn, vfy)
+		fmt.Fprintf(w, "%-6d %5s %8s %8s %8s %8s %6.2f %8s %8s %8s %6.2f %8s %8s %8s %8s %8s %8s\n",
+			r.Partitions, fmt.Sprintf("%d/%d", min(r.LibOK, r.CLIOK, r.RawOK), r.Rounds), ms(r.Raw),
+			ms(r.CLI), ms(r.CLIPlan), ms(r.CLIApply), r.CLIRatio, mb(r.CLIRSS),
+			ms(r.Lib), ms(r.LibPlan), r.Ratio, mb(r.LibRSS), ms(r.Status), pause, tool, conn, vfy)
 	}
-	fmt.Fprintf(w, "\nok: runs of both paths that succeeded. ratio: library / raw. pause: from the group's last commit to the\n"+
-		"connector RUNNING (plan, apply, resume -yes in one process): (tool) until the resume request, stability\n"+
+	fmt.Fprintf(w, "\nok: runs of all three paths that succeeded. cli: `cutover plan` then `cutover apply`, two processes as an\n"+
+		"operator runs them (apply's part: the second process). ratio: cli or library / raw. pause: from the group's\n"+
+		"last commit to the connector RUNNING (plan, apply, resume -yes in one process): (tool) until the resume request, stability\n"+
 		"window included; (connect) the worker starting MM2 and its task, seen by polling. verify: `cutover verify`\n"+
 		"after that resume (catch-up, boundary check on every partition, acceptance) / the part of it until MM2\n"+
 		"caught up (Connect copying and storing its offsets) / a second verify once caught up (the tool's own time);\n"+
@@ -304,12 +339,14 @@ func printTable(w io.Writer, rep report, o options) {
 	if len(rs) > 1 {
 		first, last := rs[0], rs[len(rs)-1]
 		scale := float64(last.Partitions) / float64(first.Partitions)
-		fmt.Fprintf(w, "\n%dx the partitions: library %.2fx the time, raw floor %.2fx, status %.2fx, library RSS %.2fx\n",
-			int(scale), ratio(last.Lib, first.Lib), ratio(last.Raw, first.Raw), ratio(last.Status, first.Status),
-			float64(last.LibRSS)/float64(max(first.LibRSS, 1)))
+		fmt.Fprintf(w, "\n%dx the partitions: cli %.2fx the time, library %.2fx, raw floor %.2fx, status %.2fx; cli RSS %.2fx, library RSS %.2fx\n",
+			int(scale), ratio(last.CLI, first.CLI), ratio(last.Lib, first.Lib), ratio(last.Raw, first.Raw), ratio(last.Status, first.Status),
+			float64(last.CLIRSS)/float64(max(first.CLIRSS, 1)), float64(last.LibRSS)/float64(max(first.LibRSS, 1)))
 	}
 	for _, r := range rs {
-		fmt.Fprintf(w, "\nN=%d library, median run (ms from start):\n", r.Partitions)
+		fmt.Fprintf(w, "\nN=%d cli, median run (ms from the start of plan):\n", r.Partitions)
+		printSteps(w, r.CLISteps)
+		fmt.Fprintf(w, "N=%d library, median run (ms from start):\n", r.Partitions)
 		printSteps(w, r.Steps)
 		fmt.Fprintf(w, "N=%d raw floor, median run:\n", r.Partitions)
 		printSteps(w, r.RawSteps)

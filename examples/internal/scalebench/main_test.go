@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 )
 
@@ -67,7 +69,7 @@ func TestMedian(t *testing.T) {
 }
 
 // TestSmallRun runs the whole benchmark at 20 partitions on the sandbox:
-// both paths, status and the operator pause succeed, and the table lists
+// the three paths, status and the operator pause succeed, and the table lists
 // them. It measures nothing worth reading; it shows the command works.
 func TestSmallRun(t *testing.T) {
 	sb := sandboxtest.Shared(t)
@@ -89,18 +91,42 @@ func TestSmallRun(t *testing.T) {
 		t.Fatalf("report %s: %v", stdout.Bytes(), err)
 	}
 	r := rep.Sizes[0]
-	if r.LibOK != 1 || r.RawOK != 1 || r.Lib <= 0 || r.Raw <= 0 || r.Status <= 0 || r.Pause <= r.PauseToResume || r.PauseToResume <= 0 || len(r.Errors) > 0 {
+	if r.LibOK != 1 || r.CLIOK != 1 || r.RawOK != 1 || r.CLI <= r.CLIPlan || r.CLIPlan <= 0 || r.Lib <= 0 || r.Raw <= 0 || r.Status <= 0 || r.Pause <= r.PauseToResume || r.PauseToResume <= 0 || len(r.Errors) > 0 {
 		t.Errorf("result %+v; want one successful run of each path, a status and a pause", r)
 	}
-	if r.LibRSS <= 0 && runtime.GOOS == "linux" {
-		t.Errorf("no peak RSS measured for the library run")
+	if (r.LibRSS <= 0 || r.CLIRSS <= 0) && runtime.GOOS == "linux" {
+		t.Errorf("no peak RSS measured for the library run (%d) or the cli (%d)", r.LibRSS, r.CLIRSS)
 	}
 	var table bytes.Buffer
 	printTable(&table, rep, o)
-	for _, want := range []string{"ok: runs", "N=20 library", "plan built: 20 entries", "GET 1:", "connector RUNNING"} {
+	for _, want := range []string{"ok: runs", "N=20 library", "plan built: 20 entries", "N=20 cli", "plan: plan written", "cutover apply exited", "apply: PATCH /connectors/", "GET 1:", "connector RUNNING"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
 	}
 	t.Logf("\n%s", table.String())
+}
+
+func TestParseLogLine(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want map[string]string // nil: not a log line
+	}{
+		{`time=2026-12-03T14:00:00.123Z level=INFO msg="plan written" file=p.json partitions=20`,
+			map[string]string{"time": "2026-12-03T14:00:00.123Z", "level": "INFO", "msg": "plan written", "file": "p.json", "partitions": "20"}},
+		{`time=2026-12-03T14:00:00.123Z level=DEBUG msg="kafka connect request" method=GET path=/connectors/x/offsets status=200 duration=12.5ms`,
+			map[string]string{"time": "2026-12-03T14:00:00.123Z", "level": "DEBUG", "msg": "kafka connect request", "method": "GET",
+				"path": "/connectors/x/offsets", "status": "200", "duration": "12.5ms"}},
+		{`time=2026-12-03T14:00:00.123Z level=WARN msg=retrying error="a \"quoted\" cause"`,
+			map[string]string{"time": "2026-12-03T14:00:00.123Z", "level": "WARN", "msg": "retrying", "error": `a "quoted" cause`}},
+		{`cutover: connector x is RUNNING, not STOPPED`, nil}, // the error line
+		{`cutover: what to do: a=b`, nil},
+		{`time=2026-12-03T14:00:00.123Z level=INFO`, nil}, // no message
+		{`time=2026-12-03T14:00:00.123Z msg="unterminated`, nil},
+	} {
+		got, ok := parseLogLine(tc.line)
+		if ok != (tc.want != nil) || (ok && !cmp.Equal(got, tc.want)) {
+			t.Errorf("parseLogLine(%q) = %v, %v; want %v", tc.line, got, ok, tc.want)
+		}
+	}
 }

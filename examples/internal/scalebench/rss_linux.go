@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // peakRSS returns this process's peak resident set size in bytes: VmHWM
@@ -27,6 +28,17 @@ func peakRSS() int64 {
 			}
 			return kb << 10
 		}
+	}
+	return 0
+}
+
+// processRSS returns the peak resident set size of a child that exited,
+// in bytes: its ru_maxrss (kilobytes on Linux). Linux starts it from the
+// peak of the process that started it (see peakRSS): call it from a small
+// process.
+func processRSS(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss << 10
 	}
 	return 0
 }

@@ -30,7 +30,7 @@ func committed(p int32) int64 { return 1 + int64(p)%2 }
 
 // job is what a child process is asked to do.
 type job struct {
-	Mode       string        `json:"mode"` // lib, raw, status, pause
+	Mode       string        `json:"mode"` // lib, cli, raw, status, pause
 	Source     string        `json:"source"`
 	Target     string        `json:"target"`
 	ConnectURL string        `json:"connect_url"`
@@ -41,7 +41,15 @@ type job struct {
 	Window     time.Duration `json:"window"`
 	PlanFile   string        `json:"plan_file,omitempty"`
 	CPUProfile string        `json:"cpu_profile,omitempty"`
+	// Cutover is the command line's binary and PropsFile its
+	// -connector-properties file, for a cli job.
+	Cutover   string `json:"cutover,omitempty"`
+	PropsFile string `json:"props_file,omitempty"`
 }
+
+// connectorProps is what the -connector-properties file of a cli job
+// holds: settings' Extra, so that the cli and the library create the same connector.
+const connectorProps = "replication.factor=1\n"
 
 // settings are the cutover's settings for a job, as the CLI would have
 // them from its flags.
@@ -73,7 +81,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 	}
 	group := fmt.Sprintf("%s-n%d", o.prefix, n)
 	base := job{Source: h.sb.Source().Bootstrap(), Target: h.sb.Target().Bootstrap(), ConnectURL: h.sb.ConnectURL(),
-		Group: group, Topics: topics, PerTopic: per, Window: o.window}
+		Group: group, Topics: topics, PerTopic: per, Window: o.window, Cutover: h.cutover, PropsFile: h.props}
 
 	start := time.Now()
 	log.Info("setting up", "partitions", n, "topics", len(topics))
@@ -98,19 +106,20 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 		return res, err
 	}
 
-	var libT, libPlan, libApply, rawT, statusT []time.Duration
-	var libRuns, rawRuns []childResult
+	var libT, libPlan, libApply, cliT, cliPlan, cliApply, rawT, statusT []time.Duration
+	var libRuns, cliRuns, rawRuns []childResult
 	for r := -o.warmup; r < o.rounds; r++ {
-		modes := []string{"lib", "raw"}
-		if r%2 != 0 {
-			modes = []string{"raw", "lib"}
-		}
+		modes := []string{"lib", "cli", "raw"}
+		k := (r + o.warmup) % len(modes) // every path goes first, second and last in turn
+		modes = append(modes[k:], modes[:k]...)
 		for _, mode := range modes {
 			j := base
 			j.Mode = mode
 			j.Connector = fmt.Sprintf("%s-n%d-r%d-%s", h.base, n, r+o.warmup, mode)
-			if mode == "lib" {
+			if mode == "lib" || mode == "cli" {
 				j.PlanFile = filepath.Join(dir, j.Connector+".plan.json")
+			}
+			if mode == "lib" {
 				if o.profileDir != "" {
 					j.CPUProfile = filepath.Join(o.profileDir, j.Connector+".cpu.pprof")
 				}
@@ -129,6 +138,11 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 				// A warm-up run: the worker's JVM compiles what the rounds use.
 			case !cr.OK:
 				res.Errors = append(res.Errors, fmt.Sprintf("round %d %s: %s", r, mode, cr.Error))
+			case mode == "cli":
+				res.CLIOK++
+				cliT, cliPlan, cliApply = append(cliT, cr.Elapsed), append(cliPlan, cr.Plan), append(cliApply, cr.Apply)
+				cliRuns = append(cliRuns, cr)
+				res.CLIRSS = max(res.CLIRSS, cr.MaxRSS)
 			case mode == "lib":
 				res.LibOK++
 				libT, libPlan, libApply = append(libT, cr.Elapsed), append(libPlan, cr.Plan), append(libApply, cr.Apply)
@@ -160,6 +174,9 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 	res.Lib, res.LibPlan, res.LibApply = median(libT), median(libPlan), median(libApply)
 	res.Raw, res.Status = median(rawT), median(statusT)
 	res.Ratio = ratio(res.Lib, res.Raw)
+	res.CLI, res.CLIPlan, res.CLIApply = median(cliT), median(cliPlan), median(cliApply)
+	res.CLIRatio = ratio(res.CLI, res.Raw)
+	res.CLISteps = medianRun(cliRuns, res.CLI).Steps
 	res.Steps = medianRun(libRuns, res.Lib).Steps
 	res.RawSteps = medianRun(rawRuns, res.Raw).Steps
 
