@@ -448,6 +448,15 @@ func (c *Client) once(ctx context.Context, req request, body []byte, out any) (i
 	if out == nil || len(bytes.TrimSpace(data)) == 0 {
 		return resp.StatusCode, nil
 	}
+	if raw, ok := out.(*json.RawMessage); ok {
+		// The caller decodes it (a GET of 10,000 offsets is about 1 MB):
+		// checked, not decoded twice.
+		if !json.Valid(data) {
+			return resp.StatusCode, fmt.Errorf("connect: %s %s: decode %d answer: not JSON", req.method, req.path, resp.StatusCode)
+		}
+		*raw = data
+		return resp.StatusCode, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(out); err != nil {

@@ -628,6 +628,35 @@ func TestOffsetsDecodeAsInt64(t *testing.T) {
 	}
 }
 
+// TestMirrorOffsetsBodies: the answer of GET offsets is handed whole to
+// the strict decoder (not decoded twice); a body that is not JSON, a fault
+// no real worker makes on demand, is a decode error, and one that is JSON
+// of another shape matches ErrNotMirrorOffset.
+func TestMirrorOffsetsBodies(t *testing.T) {
+	c, mux := setup(t)
+	serverInfo(mux, "4.3.1")
+	for name, body := range map[string]string{
+		"good":     `{"offsets":[{"partition":{"cluster":"source","partition":3,"topic":"orders"},"offset":{"offset":9007199254740993}}]}`,
+		"not json": `{"offsets":[`,
+		"shape":    `{"offsets":[{"partition":{"cluster":"source","partition":3,"topic":"orders"},"offset":{"offset":1},"x":1}]}`,
+	} {
+		mux.HandleFunc("GET /connectors/"+strings.ReplaceAll(name, " ", "-")+"/offsets", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, body)
+		})
+	}
+	got, err := c.MirrorOffsets(context.Background(), "good")
+	want := []offsets.ConnectOffset{{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: 3}, Offset: offsets.NewMirrorOffset(9007199254740993)}}
+	if err != nil || !cmp.Equal(got, want) {
+		t.Errorf("MirrorOffsets(good) = %v, %v; want %v", got, err, want)
+	}
+	if _, err := c.MirrorOffsets(context.Background(), "not-json"); err == nil || !strings.Contains(err.Error(), "decode 200 answer") {
+		t.Errorf("MirrorOffsets(not json) error = %v, want a decode error", err)
+	}
+	if _, err := c.MirrorOffsets(context.Background(), "shape"); !errors.Is(err, connect.ErrNotMirrorOffset) {
+		t.Errorf("MirrorOffsets(shape) error = %v, want ErrNotMirrorOffset", err)
+	}
+}
+
 func TestWaitMirrorOffsetsEventuallyConsistent(t *testing.T) {
 	c, mux := setup(t)
 	serverInfo(mux, "4.3.1")

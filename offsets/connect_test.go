@@ -1,8 +1,10 @@
 package offsets_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -153,4 +155,51 @@ func FuzzParseConnectOffsets(f *testing.F) {
 			t.Fatalf("re-encoding differs:\n%s\n%s", enc, enc2)
 		}
 	})
+}
+
+// TestParseConnectOffsetsForms: Connect's compact form and any other JSON
+// spelling of the same entries (spaces, escaped keys, keys in another
+// order) decode alike.
+func TestParseConnectOffsetsForms(t *testing.T) {
+	want := []offsets.ConnectOffset{
+		{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: 3}, Offset: offsets.NewMirrorOffset(41)},
+		{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: 4}},
+		{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: 5}, Offset: offsets.NewMirrorOffset(-1)},
+	}
+	for _, in := range []string{
+		`{"offsets":[{"partition":{"cluster":"source","topic":"orders","partition":3},"offset":{"offset":41}},` +
+			`{"partition":{"cluster":"source","topic":"orders","partition":4},"offset":null},` +
+			`{"partition":{"cluster":"source","topic":"orders","partition":5},"offset":{"offset":-1}}]}`,
+		`{ "offsets" : [ { "offset" : { "offset" : 41 } , "partition" : { "partition" : 3, "topic" : "orders", "cluster" : "source" } },
+		  {"partition":{"cluster":"source","topic":"orders","partition":4},"offset" : null},
+		  {"partition":{"cluster":"source","topic":"orders","partition":5},"offset":{"\u006fffset":-1}} ] }`,
+	} {
+		got, err := offsets.ParseConnectOffsets([]byte(in))
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("ParseConnectOffsets(%s) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+}
+
+// BenchmarkParseConnectOffsets10k decodes a GET offsets answer of 10,000
+// partitions in Connect's own form, as the read-back does after a PATCH.
+func BenchmarkParseConnectOffsets10k(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"offsets":[`)
+	for i := range 10_000 {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `{"partition":{"cluster":"source","partition":%d,"topic":"events.region-%d"},"offset":{"offset":%d}}`, i%1000, i/1000, 1000*i)
+	}
+	buf.WriteString(`]}`)
+	body := buf.Bytes()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		list, err := offsets.ParseConnectOffsets(body)
+		if err != nil || len(list) != 10_000 {
+			b.Fatal(err, len(list))
+		}
+	}
 }
