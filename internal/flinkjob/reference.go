@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // ReferenceSplit is one KafkaPartitionSplit as Flink's own classes decode
@@ -58,8 +57,8 @@ func ReadPositions(ctx context.Context, version, cacheDir, path string, uids ...
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
+	// The caller's context bounds the JVM: a fixed 3 minutes here killed it
+	// in a loaded run (CPU burner beside the whole suite).
 	argv := append([]string{"-Xms64m", "-Xmx256m", "-Djava.io.tmpdir=" + tmp}, jvmFlags...)
 	argv = append(argv, "-cp", dist.classpath(), "io.github.mm2cutover.flinkjob.SavepointPositions", path)
 	cmd := exec.CommandContext(ctx, java, append(argv, uids...)...)
