@@ -141,3 +141,19 @@ func BenchmarkConnectOffsets100k(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkWriteSummary100k is the human table `cutover plan` prints: a
+// line per partition.
+func BenchmarkWriteSummary100k(b *testing.B) {
+	p, err := plan.Build(spec(), snapshot100k())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	loop(b, func() {
+		buf.Reset()
+		if err := p.WriteSummary(&buf); err != nil {
+			b.Fatal(err)
+		}
+	})
+}

@@ -1,10 +1,12 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -37,33 +39,12 @@ func Observe(ctx context.Context, source, target ClusterReader, p *plan.Plan, in
 	if err != nil {
 		return o, err
 	}
-	if input != nil {
-		if o.Input, err = input.Read(ctx); err != nil {
-			return o, fmt.Errorf("offsets from %s: %w", input.Source(), err)
-		}
-		o.InputRef = input.Source().Ref
-	}
-	if o.SourceClusterID, err = source.ClusterID(ctx); err != nil {
-		return o, fmt.Errorf("source cluster: %w", err)
-	}
-	if o.TargetClusterID, err = target.ClusterID(ctx); err != nil {
-		return o, fmt.Errorf("target cluster: %w", err)
-	}
-	if o.Group, err = source.DescribeGroup(ctx, p.GroupID); err != nil {
-		return o, fmt.Errorf("describe group %s: %w", p.GroupID, err)
-	}
 	var topics []string
 	for _, e := range p.Entries {
 		if len(topics) == 0 || topics[len(topics)-1] != e.Partition.Topic {
 			topics = append(topics, e.Partition.Topic)
 		}
 	}
-	reading, err := readExisting(ctx, source, p.GroupID, topics)
-	if err != nil {
-		return o, fmt.Errorf("re-read group %s: %w", p.GroupID, err)
-	}
-	o.At, o.SourceTopics, o.Bounds, o.Committed = reading.At, reading.Topics, reading.Bounds, reading.Committed
-
 	back := make(map[string]string, len(topics)) // target topic -> source topic
 	var names []string
 	for _, t := range topics {
@@ -74,9 +55,56 @@ func Observe(ctx context.Context, source, target ClusterReader, p *plan.Plan, in
 		back[tt] = t
 		names = append(names, tt)
 	}
+	// The input, the source and the target are read at once: no reading
+	// depends on another, and Recheck compares them only once all are in.
+	var inputErr, sourceErr, targetErr error
+	var wg sync.WaitGroup
+	if input != nil {
+		wg.Go(func() {
+			if o.Input, inputErr = input.Read(ctx); inputErr != nil {
+				inputErr = fmt.Errorf("offsets from %s: %w", input.Source(), inputErr)
+			}
+			o.InputRef = input.Source().Ref
+		})
+	}
+	wg.Go(func() { sourceErr = observeSource(ctx, source, p.GroupID, topics, &o) })
+	wg.Go(func() { targetErr = observeTarget(ctx, target, names, back, &o) })
+	wg.Wait()
+	if err := cmp.Or(inputErr, sourceErr, targetErr); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// observeSource reads, for Observe, the source's cluster ID, the group's
+// description, and its commits with the bounds of the topics that exist.
+func observeSource(ctx context.Context, source ClusterReader, group string, topics []string, o *Observation) error {
+	var err error
+	if o.SourceClusterID, err = source.ClusterID(ctx); err != nil {
+		return fmt.Errorf("source cluster: %w", err)
+	}
+	if o.Group, err = source.DescribeGroup(ctx, group); err != nil {
+		return fmt.Errorf("describe group %s: %w", group, err)
+	}
+	reading, err := readExisting(ctx, source, group, topics)
+	if err != nil {
+		return fmt.Errorf("re-read group %s: %w", group, err)
+	}
+	o.At, o.SourceTopics, o.Bounds, o.Committed = reading.At, reading.Topics, reading.Bounds, reading.Committed
+	return nil
+}
+
+// observeTarget reads, for Observe, the target's cluster ID and the
+// partition counts and end offsets of the target topics that exist (names,
+// which back maps to their source topics).
+func observeTarget(ctx context.Context, target ClusterReader, names []string, back map[string]string, o *Observation) error {
+	var err error
+	if o.TargetClusterID, err = target.ClusterID(ctx); err != nil {
+		return fmt.Errorf("target cluster: %w", err)
+	}
 	have, err := existingTopics(ctx, target, names)
 	if err != nil {
-		return o, fmt.Errorf("target topics: %w", err)
+		return fmt.Errorf("target topics: %w", err)
 	}
 	o.TargetTopics = make(kafkaadmin.Topics, len(have))
 	var tps []kafkaadmin.TopicPartition
@@ -88,13 +116,13 @@ func Observe(ctx context.Context, source, target ClusterReader, p *plan.Plan, in
 	}
 	ends, err := target.EndOffsets(ctx, tps)
 	if err != nil {
-		return o, fmt.Errorf("target end offsets: %w", err)
+		return fmt.Errorf("target end offsets: %w", err)
 	}
 	o.TargetEnds = make(map[offsets.SourcePartition]int64, len(ends))
 	for tp, end := range ends {
 		o.TargetEnds[offsets.SourcePartition{Topic: back[tp.Topic], Partition: tp.Partition}] = end
 	}
-	return o, nil
+	return nil
 }
 
 // readExisting is ReadGroup over the topics that exist.

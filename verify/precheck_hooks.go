@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -48,12 +49,18 @@ func precheckAccess(ctx context.Context, cs *Checks, source, target *kafkaadmin.
 	case "target":
 		tgtTopics = append(tgtTopics, syncsTopic)
 	}
-	srcAccess, err := source.Access(ctx, srcTopics, []string{spec.Group})
-	if err != nil {
-		cs.add("permissions", Warn, "cannot ask the source brokers what the tool's principal may do: %v", err)
+	var (
+		srcAccess, tgtAccess kafkaadmin.Access
+		srcErr, err          error
+		wg                   sync.WaitGroup
+	)
+	wg.Go(func() { srcAccess, srcErr = source.Access(ctx, srcTopics, []string{spec.Group}) })
+	wg.Go(func() { tgtAccess, err = target.Access(ctx, tgtTopics, nil) })
+	wg.Wait()
+	if srcErr != nil {
+		cs.add("permissions", Warn, "cannot ask the source brokers what the tool's principal may do: %v", srcErr)
 		return true
 	}
-	tgtAccess, err := target.Access(ctx, tgtTopics, nil)
 	if err != nil {
 		cs.add("permissions", Warn, "cannot ask the target brokers what the tool's principal may do: %v", err)
 		return true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
@@ -92,6 +93,10 @@ func (e *LintError) Is(target error) bool { return target == ErrCheckFailed }
 //     rechecks the plan against them (Recheck: a *StalePlanError naming
 //     every change).
 //
+// The lint, the observation and the writers are read at once (they ask
+// different systems, and none depends on another); their errors are
+// returned in the order above.
+//
 // It writes nothing. The result's Clusters are what CreateOrAdopt, Patch,
 // CheckResumable and Resume take.
 func Prepare(ctx context.Context, c *connect.Client, source, target ClusterReader, p *plan.Plan, config map[string]string, opts PrepareOptions) (Prepared, error) {
@@ -124,13 +129,6 @@ func Prepare(ctx context.Context, c *connect.Client, source, target ClusterReade
 			return out, err
 		}
 	}
-	findings, err := c.LintConfig(ctx, config, lintExpectations(p))
-	if err != nil {
-		return out, fmt.Errorf("lint the connector configuration: %w", err)
-	}
-	if connect.HasErrors(findings) {
-		return out, &LintError{Findings: findings}
-	}
 	input := opts.Input
 	if p.OffsetsFrom.Kind == plan.FromFlinkSavepoint && input == nil {
 		sp, err := FlinkSavepointOfPlan(p)
@@ -139,15 +137,32 @@ func Prepare(ctx context.Context, c *connect.Client, source, target ClusterReade
 		}
 		input = sp
 	}
-	obs, err := Observe(ctx, source, target, p, input)
-	if err != nil {
-		return out, err
+	var (
+		wg                    sync.WaitGroup
+		findings              []connect.Finding
+		obs                   Observation
+		w                     Writers
+		lintErr, obsErr, wErr error
+	)
+	wg.Go(func() { findings, lintErr = c.LintConfig(ctx, config, lintExpectations(p)) })
+	wg.Go(func() { obs, obsErr = Observe(ctx, source, target, p, input) })
+	if opts.Writers != nil {
+		wg.Go(func() { w, wErr = opts.Writers(ctx) })
+	}
+	wg.Wait()
+	if lintErr != nil {
+		return out, fmt.Errorf("lint the connector configuration: %w", lintErr)
+	}
+	if connect.HasErrors(findings) {
+		return out, &LintError{Findings: findings}
+	}
+	if obsErr != nil {
+		return out, obsErr
+	}
+	if wErr != nil {
+		return out, wErr
 	}
 	if opts.Writers != nil {
-		w, err := opts.Writers(ctx)
-		if err != nil {
-			return out, err
-		}
 		obs.Writers = &w
 	}
 	out.Observation = obs

@@ -63,7 +63,9 @@ type MirrorOffsetsReader interface {
 
 // ClusterReader is what [Observe] reads from each cluster: its ID, topics,
 // a group's description and its commits with the bounds (one ReadGroup),
-// and, on the target, end offsets.
+// and, on the target, end offsets. Observe reads both clusters at once:
+// an implementation must be safe for concurrent use, as
+// *kafkaadmin.Client is.
 type ClusterReader interface {
 	EndsReader
 	ClusterID(ctx context.Context) (string, error)
