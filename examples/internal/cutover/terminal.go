@@ -38,7 +38,7 @@ func (s *SafeWriter) Write(p []byte) (int, error) {
 		in = append(s.pending, p...)
 		s.pending = nil
 	}
-	var out []byte
+	out := make([]byte, 0, len(in))
 	for i := 0; i < len(in); {
 		if !utf8.FullRune(in[i:]) {
 			s.pending = append([]byte(nil), in[i:]...)
