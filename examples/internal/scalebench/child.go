@@ -33,6 +33,9 @@ type childResult struct {
 	// ToResume is, in a pause run, when the resume request went out; the
 	// rest of Elapsed is Connect starting the connector and its tasks.
 	ToResume time.Duration `json:"to_resume_ns,omitempty"`
+	// FirstRecord is, in a pause run, when the target's end offsets first
+	// grew after the resume request: MM2's first copied record.
+	FirstRecord time.Duration `json:"first_record_ns,omitempty"`
 	// Verify is, in a pause run, how long `cutover verify` after the resume
 	// took (PostVerify: catch-up, the boundary check on every partition,
 	// acceptance), and VerifyOK whether it passed.
@@ -203,6 +206,7 @@ func pauseRun(ctx context.Context, j job) childResult {
 	}
 	tr := newTracer() // the pause starts when the last commit is done
 	var verifyRun func() (time.Duration, time.Duration, bool, error)
+	var first <-chan time.Duration
 	err = func() error {
 		p, _, err := planAndApply(ctx, j, tr)
 		if err != nil {
@@ -211,6 +215,9 @@ func pauseRun(ctx context.Context, j job) childResult {
 		s := settings(j, tr.logger())
 		env, err := cutover.Open(s)
 		if err != nil {
+			return err
+		}
+		if first, err = watchFirstRecord(ctx, j, tr); err != nil {
 			return err
 		}
 		in, err := cutover.Resume(ctx, env, s, p, true, cutover.NewAudit(nil))
@@ -233,6 +240,12 @@ func pauseRun(ctx context.Context, j job) childResult {
 		return nil
 	}()
 	res := tr.result(err)
+	if first != nil && err == nil {
+		select {
+		case res.FirstRecord = <-first:
+		case <-ctx.Done():
+		}
+	}
 	if verifyRun != nil {
 		var verr error
 		if res.Verify, res.CatchUp, res.VerifyOK, verr = verifyRun(); verr != nil {
@@ -254,6 +267,46 @@ func pauseRun(ctx context.Context, j job) childResult {
 		}
 	}
 	return res
+}
+
+// watchFirstRecord reads the end offsets of the job's target partitions
+// and then polls them every 20 ms; the channel gets, from the tracer's
+// start, when their sum first grew: the first record MM2 copied.
+func watchFirstRecord(ctx context.Context, j job, tr *tracer) (<-chan time.Duration, error) {
+	tgt, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{j.Target}, ClientID: "scalebench-watch"})
+	if err != nil {
+		return nil, err
+	}
+	var tps []kafkaadmin.TopicPartition
+	for _, t := range j.Topics {
+		for p := range j.PerTopic {
+			tps = append(tps, kafkaadmin.TopicPartition{Topic: t, Partition: p})
+		}
+	}
+	sum := func() (int64, error) {
+		ends, err := tgt.EndOffsets(ctx, tps)
+		var n int64
+		for _, e := range ends {
+			n += e
+		}
+		return n, err
+	}
+	base, err := sum()
+	if err != nil {
+		return nil, fmt.Errorf("target end offsets: %w", err)
+	}
+	out := make(chan time.Duration, 1)
+	go func() {
+		defer close(out)
+		for ctx.Err() == nil {
+			if n, err := sum(); err == nil && n > base {
+				out <- tr.since()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	return out, nil
 }
 
 // tracer records what a run does: every Connect request the client logs

@@ -275,7 +275,10 @@ type sizeResult struct {
 	// PauseToResume is the part of Pause until the resume request: the
 	// stability window and the tool's own reads and writes.
 	PauseToResume time.Duration `json:"pause_to_resume_ns,omitempty"`
-	PauseSteps    []step        `json:"pause_steps,omitempty"`
+	// PauseFirstRecord is when, in the same run, MM2's first copied
+	// record reached the target.
+	PauseFirstRecord time.Duration `json:"pause_first_record_ns,omitempty"`
+	PauseSteps       []step        `json:"pause_steps,omitempty"`
 	// Verify is `cutover verify` after the resume of a pause run, and
 	// VerifyOK whether one passed.
 	Verify   time.Duration `json:"verify_ns,omitempty"`
@@ -336,6 +339,7 @@ func printTable(w io.Writer, rep report, o options) {
 		"after that resume (catch-up, boundary check on every partition, acceptance) / the part of it until MM2\n"+
 		"caught up (Connect copying and storing its offsets) / a second verify once caught up (the tool's own time);\n"+
 		"! when it did not pass.\n")
+	printPauses(w, rs, o.window)
 	if len(rs) > 1 {
 		first, last := rs[0], rs[len(rs)-1]
 		scale := float64(last.Partitions) / float64(first.Partitions)
@@ -357,6 +361,26 @@ func printTable(w io.Writer, rep report, o options) {
 		for _, e := range r.Errors {
 			fmt.Fprintf(w, "  error: %s\n", e)
 		}
+	}
+}
+
+// printPauses prints the operator pause of every size measured: from the
+// group's last commit (the old job's proven stop) to MM2's first copied
+// record.
+func printPauses(w io.Writer, rs []sizeResult, window time.Duration) {
+	fmt.Fprintf(w, "\noperator pause, median (ms): the stability window, the tool's reads and writes after it, Connect starting\n"+
+		"MM2 (resume request to RUNNING), the first copied record on the target (resume request to the record), total\n")
+	fmt.Fprintf(w, "%-6s %8s %8s %8s %8s %8s\n", "N", "window", "tool", "connect", "record", "total")
+	for _, r := range rs {
+		if r.Pause == 0 {
+			continue
+		}
+		rec, total := "-", "-"
+		if r.PauseFirstRecord > 0 {
+			rec, total = ms(r.PauseFirstRecord-r.PauseToResume), ms(r.PauseFirstRecord)
+		}
+		fmt.Fprintf(w, "%-6d %8s %8s %8s %8s %8s\n", r.Partitions, ms(window), ms(r.PauseToResume-window),
+			ms(r.Pause-r.PauseToResume), rec, total)
 	}
 }
 

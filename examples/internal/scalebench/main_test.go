@@ -91,7 +91,7 @@ func TestSmallRun(t *testing.T) {
 		t.Fatalf("report %s: %v", stdout.Bytes(), err)
 	}
 	r := rep.Sizes[0]
-	if r.LibOK != 1 || r.CLIOK != 1 || r.RawOK != 1 || r.CLI <= r.CLIPlan || r.CLIPlan <= 0 || r.Lib <= 0 || r.Raw <= 0 || r.Status <= 0 || r.Pause <= r.PauseToResume || r.PauseToResume <= 0 || len(r.Errors) > 0 {
+	if r.LibOK != 1 || r.CLIOK != 1 || r.RawOK != 1 || r.CLI <= r.CLIPlan || r.CLIPlan <= 0 || r.Lib <= 0 || r.Raw <= 0 || r.Status <= 0 || r.Pause <= r.PauseToResume || r.PauseToResume <= 0 || r.PauseFirstRecord <= r.PauseToResume || len(r.Errors) > 0 {
 		t.Errorf("result %+v; want one successful run of each path, a status and a pause", r)
 	}
 	if (r.LibRSS <= 0 || r.CLIRSS <= 0) && runtime.GOOS == "linux" {
@@ -99,7 +99,7 @@ func TestSmallRun(t *testing.T) {
 	}
 	var table bytes.Buffer
 	printTable(&table, rep, o)
-	for _, want := range []string{"ok: runs", "N=20 library", "plan built: 20 entries", "N=20 cli", "plan: plan written", "cutover apply exited", "apply: PATCH /connectors/", "GET 1:", "connector RUNNING"} {
+	for _, want := range []string{"ok: runs", "N=20 library", "plan built: 20 entries", "N=20 cli", "plan: plan written", "cutover apply exited", "apply: PATCH /connectors/", "operator pause, median", "GET 1:", "connector RUNNING"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}

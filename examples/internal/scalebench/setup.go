@@ -180,7 +180,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 	res.Steps = medianRun(libRuns, res.Lib).Steps
 	res.RawSteps = medianRun(rawRuns, res.Raw).Steps
 
-	var pauses, toResume, verifies, catchUps, agains []time.Duration
+	var pauses, toResume, firsts, verifies, catchUps, agains []time.Duration
 	var pauseRuns []childResult
 	for r := range o.pause {
 		j := base
@@ -197,6 +197,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 		if cr.OK {
 			pauses = append(pauses, cr.Elapsed)
 			toResume = append(toResume, cr.ToResume)
+			firsts = append(firsts, cr.FirstRecord)
 			verifies = append(verifies, cr.Verify)
 			catchUps = append(catchUps, cr.CatchUp)
 			agains = append(agains, cr.Again)
@@ -210,7 +211,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 		}
 	}
 	res.Pause, res.PauseToResume, res.Verify, res.VerifyCatchUp = median(pauses), median(toResume), median(verifies), median(catchUps)
-	res.VerifyAgain = median(agains)
+	res.VerifyAgain, res.PauseFirstRecord = median(agains), median(firsts)
 	res.PauseSteps = medianRun(pauseRuns, res.Pause).Steps
 	return res, nil
 }
