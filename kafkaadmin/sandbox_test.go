@@ -69,7 +69,10 @@ func createTopic(t testing.TB, a sarama.ClusterAdmin, bootstrap, topic string, p
 	// metadata may not list them at first (LogBounds then fails at once with
 	// ErrUnknownTopic, as it should for a topic that does not exist), and
 	// then their leaders answer NOT_LEADER for a while (LogBounds retries).
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// Loaded run O (a CPU burner beside the suite): 526 of 2,000 partitions
+	// still had no leader after 2 minutes. The wait is for the condition,
+	// up to 8 minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	rc := clusterConfig(bootstrap)
 	rc.RetryTimeout = 2 * time.Minute
@@ -82,7 +85,8 @@ func createTopic(t testing.TB, a sarama.ClusterAdmin, bootstrap, topic string, p
 		if err == nil {
 			return
 		}
-		if !errors.Is(err, ErrUnknownTopic) || ctx.Err() != nil {
+		var pe *PartitionErrors
+		if !(errors.Is(err, ErrUnknownTopic) || errors.As(err, &pe)) || ctx.Err() != nil {
 			t.Fatalf("topic %s not ready: %v", topic, err)
 		}
 		time.Sleep(200 * time.Millisecond)
