@@ -28,6 +28,7 @@ func cliRun(ctx context.Context, j job) childResult {
 		"-connector", j.Connector, "-group", j.Group, "-topics", strings.Join(j.Topics, ","),
 		"-stability-window", j.Window.String(), "-connector-properties", j.PropsFile,
 		"-plan", j.PlanFile, "-readback-timeout", "2m", "-log-level", "debug",
+		"-tasks-max", strconv.Itoa(max(j.TasksMax, 1)),
 	}
 	var planned time.Duration
 	err := func() error {

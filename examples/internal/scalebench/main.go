@@ -79,6 +79,7 @@ type options struct {
 	profileDir string
 	workers    int
 	prefix     string // of the topics, group and connectors
+	tasksMax   int
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -95,6 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
 	fs.StringVar(&o.profileDir, "profile", "", "write a CPU profile of every library run to this directory")
 	fs.IntVar(&o.workers, "workers", 1, "Connect workers of the sandbox it starts")
+	fs.IntVar(&o.tasksMax, "tasks-max", 1, "tasks.max of the connectors (MM2 loads each task's offsets one partition at a time)")
 	fs.StringVar(&o.prefix, "prefix", "scalebench", "prefix of the names of the topics, group and connectors it creates")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -113,6 +115,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
 			return o, err
 		}
+	}
+	if o.tasksMax < 1 {
+		return o, errors.New("-tasks-max must be at least 1")
 	}
 	if o.rounds < 1 || o.warmup < 0 {
 		return o, errors.New("-rounds must be at least 1, -warmup at least 0")
@@ -149,7 +154,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // bench measures every size on the sandbox and prints the results. Its
 // exit status is 3 when a run failed.
 func bench(ctx context.Context, sb *held, o options, stdout, stderr io.Writer, log *slog.Logger) int {
-	rep := report{KafkaVersion: sb.sb.KafkaVersion(), Window: o.window, LoadStart: loadAvg()}
+	rep := report{KafkaVersion: sb.sb.KafkaVersion(), Window: o.window, TasksMax: o.tasksMax, LoadStart: loadAvg()}
 	dir, err := os.MkdirTemp("", "scalebench-cli-")
 	if err != nil {
 		fmt.Fprintln(stderr, "scalebench:", err)
@@ -240,6 +245,7 @@ func runBase(prefix string) string {
 type report struct {
 	KafkaVersion string        `json:"kafka_version"`
 	Window       time.Duration `json:"window_ns"`
+	TasksMax     int           `json:"tasks_max"`
 	LoadStart    string        `json:"load_average_start"` // 1, 5, 15 min
 	LoadEnd      string        `json:"load_average_end"`
 	Sizes        []sizeResult  `json:"sizes"`
@@ -311,8 +317,8 @@ func median(ds []time.Duration) time.Duration {
 
 func printTable(w io.Writer, rep report, o options) {
 	rs := rep.Sizes
-	fmt.Fprintf(w, "Kafka %s; %d rounds per size after %d warm-up, order alternating; stability window %v; medians\n",
-		rep.KafkaVersion, o.rounds, o.warmup, o.window)
+	fmt.Fprintf(w, "Kafka %s; %d rounds per size after %d warm-up, order rotating; stability window %v; tasks.max %d; medians\n",
+		rep.KafkaVersion, o.rounds, o.warmup, o.window, rep.TasksMax)
 	fmt.Fprintf(w, "load average (1, 5, 15 min) %s at the start, %s at the end\n\n", rep.LoadStart, rep.LoadEnd)
 	fmt.Fprintf(w, "%-6s %5s %8s %8s %8s %8s %6s %8s %8s %8s %6s %8s %8s %8s %8s %8s %8s\n",
 		"N", "ok", "raw", "cli", "(plan", "apply)", "ratio", "cli RSS", "library", "(plan", "ratio", "lib RSS", "status", "pause", "(tool", "connect)", "verify")

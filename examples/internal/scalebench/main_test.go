@@ -36,6 +36,7 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-sizes", "x"}, false},     // not a number
 		{[]string{"-rounds", "0"}, false},    // nothing to measure
 		{[]string{"-warmup", "-1"}, false},   // negative
+		{[]string{"-tasks-max", "0"}, false}, // no task
 		{[]string{"-sizes", "0", "-topics", "1"}, false},
 	} {
 		_, err := parseFlags(tc.args, &bytes.Buffer{})

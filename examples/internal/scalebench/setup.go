@@ -45,6 +45,8 @@ type job struct {
 	// -connector-properties file, for a cli job.
 	Cutover   string `json:"cutover,omitempty"`
 	PropsFile string `json:"props_file,omitempty"`
+	// TasksMax is the connector's tasks.max (0: the cutover's default, 1).
+	TasksMax int `json:"tasks_max,omitempty"`
 }
 
 // connectorProps is what the -connector-properties file of a cli job
@@ -62,6 +64,7 @@ func settings(j job, log *slog.Logger) cutover.Settings {
 		Group:           j.Group,
 		Topics:          j.Topics,
 		StabilityWindow: j.Window,
+		TasksMax:        j.TasksMax,
 		ReadBackTimeout: 2 * time.Minute,
 		RunningTimeout:  2 * time.Minute,
 		ToolVersion:     "scalebench",
@@ -81,7 +84,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 	}
 	group := fmt.Sprintf("%s-n%d", o.prefix, n)
 	base := job{Source: h.sb.Source().Bootstrap(), Target: h.sb.Target().Bootstrap(), ConnectURL: h.sb.ConnectURL(),
-		Group: group, Topics: topics, PerTopic: per, Window: o.window, Cutover: h.cutover, PropsFile: h.props}
+		Group: group, Topics: topics, PerTopic: per, Window: o.window, Cutover: h.cutover, PropsFile: h.props, TasksMax: o.tasksMax}
 
 	start := time.Now()
 	log.Info("setting up", "partitions", n, "topics", len(topics))
