@@ -125,6 +125,11 @@ func TestWorkerTargetLintRules(t *testing.T) {
 		{"a target missing, one with fewer partitions", func(cs *Checks) {
 			targetRules(cs, []kafkaadmin.TargetCheck{{Source: "a", SourcePartitions: 3, Target: "a"}, {Source: "b", SourcePartitions: 3, Target: "b", Exists: true, TargetPartitions: 2}})
 		}, "target-topic=fail target-topic=fail"},
+		{"10,000 partitions in one task", func(cs *Checks) { taskStartRule(cs, 10_000, "1") }, "task-start=warn"},
+		{"10,000 partitions in four tasks", func(cs *Checks) { taskStartRule(cs, 10_000, "4") }, ""},
+		{"10,001 partitions in four tasks", func(cs *Checks) { taskStartRule(cs, 10_001, "4") }, "task-start=warn"},
+		{"a small flow in one task", func(cs *Checks) { taskStartRule(cs, 12, "1") }, ""},
+		{"a tasks.max the lint refuses counts as one", func(cs *Checks) { taskStartRule(cs, 3_000, "x") }, "task-start=warn"},
 		{"a clean lint", func(cs *Checks) { lintRules(cs, nil, nil) }, "connector-config=ok"},
 		{"a lint warning", func(cs *Checks) {
 			lintRules(cs, []connect.Finding{{Severity: connect.SeverityWarning, Key: "tasks.max", Message: "1"}}, nil)
