@@ -216,8 +216,12 @@ func (w tlogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// testCtx bounds a whole test, topic creation included: a bound on a hang,
+// not a pace. Loaded run R (d045787, a CPU burner beside the suite) ran out
+// of 2 minutes in TestSandboxRequestsIndependentOfPartitions while a topic
+// of 2,000 partitions got its leaders.
 func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
