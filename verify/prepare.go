@@ -29,7 +29,8 @@ type PrepareOptions struct {
 	Previous *Observation
 	// Writers, when set, reads which clusters the Connect worker and MM2's
 	// producer write to, for Recheck (usually ObserveWriters with the
-	// tool's clients). Nil leaves them unchecked.
+	// tool's clients). Nil leaves them unchecked. Prepare calls it while
+	// the lint and Observe run, from another goroutine.
 	Writers func(ctx context.Context) (Writers, error)
 	// Now is the time Previous is compared with; zero means time.Now().
 	Now time.Time
