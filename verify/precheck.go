@@ -450,7 +450,11 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		precheckOwnConnector(ctx, cs, c, spec, r)
 	}
 	precheckWorkerStorage(ctx, cs, target, spec, writers, r.TargetClusterID)
-	taskStartRule(cs, len(second.Topics.Partitions()), spec.Config["tasks.max"])
+	partitions := 0
+	for _, n := range second.Topics {
+		partitions += int(n)
+	}
+	taskStartRule(cs, partitions, spec.Config["tasks.max"])
 	return r, nil
 }
 

@@ -205,6 +205,8 @@ func pauseRun(ctx context.Context, j job) childResult {
 		return childResult{Error: "commit: " + err.Error()}
 	}
 	tr := newTracer() // the pause starts when the last commit is done
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch() // a failed run stops the watcher at once
 	var verifyRun func() (time.Duration, time.Duration, bool, error)
 	var first <-chan time.Duration
 	err = func() error {
@@ -217,7 +219,7 @@ func pauseRun(ctx context.Context, j job) childResult {
 		if err != nil {
 			return err
 		}
-		if first, err = watchFirstRecord(ctx, j, tr); err != nil {
+		if first, err = watchFirstRecord(watchCtx, j, tr); err != nil {
 			return err
 		}
 		in, err := cutover.Resume(ctx, env, s, p, true, cutover.NewAudit(nil))
@@ -270,8 +272,10 @@ func pauseRun(ctx context.Context, j job) childResult {
 }
 
 // watchFirstRecord reads the end offsets of the job's target partitions
-// and then polls them every 20 ms; the channel gets, from the tracer's
-// start, when their sum first grew: the first record MM2 copied.
+// and then polls them every 20 ms until ctx ends; the channel gets, from
+// the tracer's start, when their sum first grew: the first record MM2
+// copied. The polls are ListOffsets of every partition on the target
+// broker, which MM2's start shares.
 func watchFirstRecord(ctx context.Context, j job, tr *tracer) (<-chan time.Duration, error) {
 	tgt, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{j.Target}, ClientID: "scalebench-watch"})
 	if err != nil {
@@ -298,12 +302,18 @@ func watchFirstRecord(ctx context.Context, j job, tr *tracer) (<-chan time.Durat
 	out := make(chan time.Duration, 1)
 	go func() {
 		defer close(out)
-		for ctx.Err() == nil {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
 			if n, err := sum(); err == nil && n > base {
 				out <- tr.since()
 				return
 			}
-			time.Sleep(20 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
 		}
 	}()
 	return out, nil
