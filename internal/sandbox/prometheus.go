@@ -383,6 +383,37 @@ func (p *Prometheus) Rules(ctx context.Context) ([]RuleInfo, error) {
 	return out, nil
 }
 
+// Target is one active scrape target, as GET /api/v1/targets reports it.
+type Target struct {
+	Labels       map[string]string // after relabelling: instance, job, ...
+	Health       string            // "up", "down" or "unknown"
+	LastError    string            // why the last scrape failed
+	LastScrape   time.Time
+	LastDuration time.Duration
+}
+
+// Targets returns the active scrape targets and how their last scrape went.
+func (p *Prometheus) Targets(ctx context.Context) ([]Target, error) {
+	var data struct {
+		Active []struct {
+			Labels             map[string]string `json:"labels"`
+			Health             string            `json:"health"`
+			LastError          string            `json:"lastError"`
+			LastScrape         time.Time         `json:"lastScrape"`
+			LastScrapeDuration float64           `json:"lastScrapeDuration"`
+		} `json:"activeTargets"`
+	}
+	if err := p.api(ctx, "/api/v1/targets?state=active", &data); err != nil {
+		return nil, err
+	}
+	out := make([]Target, 0, len(data.Active))
+	for _, a := range data.Active {
+		out = append(out, Target{Labels: a.Labels, Health: a.Health, LastError: a.LastError, LastScrape: a.LastScrape,
+			LastDuration: time.Duration(a.LastScrapeDuration * float64(time.Second))})
+	}
+	return out, nil
+}
+
 // api GETs a Prometheus HTTP API path and decodes its data field.
 func (p *Prometheus) api(ctx context.Context, path string, data any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url+path, nil)
