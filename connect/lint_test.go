@@ -348,3 +348,13 @@ func TestMirrorSourceOffsetSyncsOptIn(t *testing.T) {
 		t.Error("an unknown offset-syncs location was accepted")
 	}
 }
+
+func TestTasksFor(t *testing.T) {
+	for _, tc := range []struct{ partitions, want int }{
+		{0, 1}, {1, 1}, {999, 1}, {1000, 1}, {1001, 2}, {2500, 3}, {10_000, 10}, {10_001, 11}, {50_000, 50},
+	} {
+		if got := TasksFor(tc.partitions); got != tc.want {
+			t.Errorf("TasksFor(%d) = %d, want %d", tc.partitions, got, tc.want)
+		}
+	}
+}

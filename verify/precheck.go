@@ -477,10 +477,10 @@ func taskStartRule(cs *Checks, partitions int, tasksMax string) {
 	if per <= partitionsPerTaskWarn {
 		return
 	}
-	want := (partitions + partitionsPerTaskWarn - 1) / partitionsPerTaskWarn
 	cs.add("task-start", Warn, "%d partitions in %d task(s), %d per task: MM2 reads each task's stored offsets one partition at a time when "+
 		"it starts, so MM2 copies nothing for that long after the resume (24.7 s at 10,000 partitions in one task on a test worker, 10.3 s in 4); "+
-		"tasks.max %d (-tasks-max) keeps each task at %d partitions or fewer", partitions, tasks, per, want, partitionsPerTaskWarn)
+		"tasks.max %d (connect.TasksFor; -tasks-max 0 chooses it) keeps each task at %d partitions or fewer",
+		partitions, tasks, per, connect.TasksFor(partitions), connect.PartitionsPerTask)
 }
 
 // workerFacts is what Precheck reads of the Connect worker: GET / and,

@@ -195,7 +195,7 @@ func TestCLIHabits(t *testing.T) {
 		{name: "flags after the step, settings from a file", args: []string{"precheck", "-config", cfg, "-stability-window", "-5s"}, code: 2,
 			stderr: "-stability-window -5s: want a positive duration"},
 		{name: "negative read-back timeout", args: []string{"-config", cfg, "apply", "-readback-timeout=-1m"}, code: 2, stderr: "-readback-timeout -1m0s"},
-		{name: "no tasks", args: []string{"-config", cfg, "plan", "-tasks-max", "0"}, code: 2, stderr: "-tasks-max 0"},
+		{name: "no tasks", args: []string{"-config", cfg, "plan", "-tasks-max", "-1"}, code: 2, stderr: "-tasks-max -1"},
 		{name: "a password in the settings file", args: []string{"-config", withPassword, "plan"}, code: 2, stderr: "passwords come from the environment only"},
 		{name: "an unknown log level", args: []string{"-config", cfg, "plan", "-log-level", "loud"}, code: 2, stderr: "-log-level"},
 		{name: "an unknown log level in the settings file", args: []string{"-config", props(t, "MM2CUTOVER_LOG_LEVEL=loud\n"), "plan"}, code: 2, stderr: "MM2CUTOVER_LOG_LEVEL: slog: level string \"loud\""},

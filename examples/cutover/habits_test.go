@@ -32,7 +32,7 @@ func TestCLIJSONOnFailure(t *testing.T) {
 		code int
 		want string
 	}{
-		{"bad settings", []string{"-json", "precheck", "-tasks-max", "0"}, cutover.ExitUsage, "-tasks-max 0"},
+		{"bad settings", []string{"-json", "precheck", "-tasks-max", "-1"}, cutover.ExitUsage, "-tasks-max -1"},
 		{"bad flag", []string{"-json", "precheck", "-nope"}, cutover.ExitUsage, "-nope"},
 		{"unreachable Connect within the retry budget", []string{"-json", "precheck", "-retry-timeout", "1s", "-request-timeout", "1s"}, cutover.ExitError, "connection refused"},
 	} {

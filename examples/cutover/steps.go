@@ -120,6 +120,7 @@ func (c *cli) plan(ctx context.Context) error {
 
 func (c *cli) buildPlan(ctx context.Context) (*plan.Plan, error) {
 	p, pc, err := cutover.MakePlan(ctx, c.env, c.s, time.Now())
+	c.s = c.s.WithPlan(p) // -tasks-max 0: the plan chose it
 	if pc != nil {
 		if rerr := c.record("precheck", "", map[string]any{"ok": pc.Err() == nil, "checks": pc.Checks}); rerr != nil {
 			return nil, rerr
@@ -165,7 +166,12 @@ func (c *cli) readPlan() (*plan.Plan, error) {
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("%w: -plan %s is a directory", cutover.ErrSettings, c.o.planPath)
 	}
-	return plan.Decode(f)
+	p, err := plan.Decode(f)
+	if err != nil {
+		return nil, err
+	}
+	c.s = c.s.WithPlan(p) // -tasks-max 0 takes the plan's
+	return p, nil
 }
 
 func (c *cli) audit() (*cutover.Audit, func(), error) {

@@ -128,6 +128,7 @@ type ApplyResult struct {
 // gives a plan older than schema version 4 the settings' configuration).
 // It reads nothing; Recheck compares the plan with the clusters.
 func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
+	s = s.WithPlan(p)
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -156,6 +157,7 @@ func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 // days later is checked against now. Moments after the precheck (or the
 // previous step) in this process, the observation it made serves again.
 func Recheck(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
+	s = s.WithPlan(p)
 	cfg, err := ConnectorConfig(s)
 	if err != nil {
 		return err
@@ -205,6 +207,7 @@ func (env *Env) clusterIDs(ctx context.Context) (verify.Clusters, error) {
 // settings name, or for other clusters than those the settings reach (an
 // error matching ErrPlanMismatch). It writes nothing.
 func CheckScope(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
+	s = s.WithPlan(p)
 	if p.ConnectorName != s.Connector || p.SourceAlias != s.SourceAlias {
 		return fmt.Errorf("%w: the plan is for connector %q with source alias %q, the settings name %q and %q",
 			ErrPlanMismatch, p.ConnectorName, p.SourceAlias, s.Connector, s.SourceAlias)
@@ -238,6 +241,7 @@ func confirm(ctx context.Context, env *Env, p *plan.Plan, name string) (map[stri
 // settings or these clusters (CheckScope), or a connector that is not the
 // plan's (verify.ConfirmConnector). It writes nothing.
 func ConfirmConnector(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
+	s = s.WithPlan(p)
 	if err := CheckScope(ctx, env, s, p); err != nil {
 		return err
 	}
@@ -253,6 +257,7 @@ func ConfirmConnector(ctx context.Context, env *Env, s Settings, p *plan.Plan) e
 // (plan.GuardAlreadyApplied); run after the connector has resumed, it refuses
 // (*plan.StaleOffsetsError) and writes nothing.
 func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit) (_ *ApplyResult, err error) {
+	s = s.WithPlan(p)
 	s = s.WithDefaults()
 	defer func() { err = audit.refused("apply", s.Connector, p.Fingerprint, err) }()
 	if err := Recheck(ctx, env, s, p); err != nil {

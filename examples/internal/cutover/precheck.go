@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
+	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/flinkrest"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -26,6 +27,22 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 	cfg, err := ConnectorConfig(s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSettings, err)
+	}
+	source, target, err := env.clients()
+	if err != nil {
+		return nil, err
+	}
+	if s.TasksMax == 0 {
+		// The configuration the precheck validates is the one the plan
+		// will record: BuildPlan counts the same partitions. A topic
+		// that cannot be read is the precheck's to report.
+		if topics, err := source.Topics(ctx, s.Topics...); err == nil {
+			s.TasksMax = connect.TasksFor(len(topics.Partitions()))
+			if cfg, err = ConnectorConfig(s); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrSettings, err)
+			}
+			s.Logger.Info("tasks.max chosen by the source partitions", "partitions", len(topics.Partitions()), "tasks.max", s.TasksMax)
+		}
 	}
 	// The target names, cluster addresses and topic filter the checks use
 	// are the configuration's: no policy is passed beside it.
@@ -74,19 +91,19 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 		}
 		spec.FlinkREST, spec.FlinkJob = c, s.FlinkJob
 	}
-	source, target, err := env.clients()
-	if err != nil {
-		return nil, err
-	}
 	return verify.Precheck(ctx, env.Connect, source, target, spec)
 }
 
 // BuildPlan builds the plan of step 2 from a precheck's snapshot. It is
-// pure: now is the plan's creation time.
+// pure: now is the plan's creation time. A TasksMax of 0 becomes
+// connect.TasksFor of the source partitions the precheck read.
 func BuildPlan(s Settings, pc *Precheck, now time.Time) (*plan.Plan, error) {
 	snap, err := pc.PlanSnapshot()
 	if err != nil {
 		return nil, err
+	}
+	if s.TasksMax == 0 {
+		s.TasksMax = connect.TasksFor(len(pc.Bounds))
 	}
 	cfg, err := ConnectorConfig(s)
 	if err != nil {

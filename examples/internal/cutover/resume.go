@@ -36,6 +36,7 @@ type ResumeIntent struct {
 // connector and waits until it and all its tasks are RUNNING (a FAILED task
 // comes back as *connect.FailedError with its trace).
 func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve bool, audit *Audit) (_ ResumeIntent, err error) {
+	s = s.WithPlan(p)
 	s = s.WithDefaults()
 	name := s.Connector
 	in := ResumeIntent{Connector: name, Fingerprint: p.Fingerprint, Partitions: len(p.Entries)}
@@ -145,6 +146,7 @@ const boundaryGrace = 15 * time.Second
 // failed); and the acceptance checks hold. capture is what Resume recorded
 // under BoundaryCaptureStep; nil compares with the source as it is now.
 func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan, capture []verify.BoundaryRecord) (*PostReport, error) {
+	s = s.WithPlan(p)
 	s = s.WithDefaults()
 	name := s.Connector
 	rep := &PostReport{Connector: name}
@@ -231,6 +233,7 @@ type StatusReport struct {
 // previous status of the same plan (prev, nil when none), it says whether
 // MM2's offsets advance. It changes nothing.
 func ReadStatus(ctx context.Context, env *Env, s Settings, p *plan.Plan, prev *StatusReport) (*StatusReport, error) {
+	s = s.WithPlan(p)
 	s = s.WithDefaults()
 	name := s.Connector
 	rep := &StatusReport{Connector: name, At: time.Now().UTC()}

@@ -44,6 +44,7 @@ type RollbackResult struct {
 // but ErrHasRun is recorded in the audit. Without approve it only returns
 // what it would do, and an error matching ErrNotApproved.
 func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve bool, audit *Audit) (_ *RollbackResult, err error) {
+	s = s.WithPlan(p)
 	s = s.WithDefaults()
 	name := s.Connector
 	res := &RollbackResult{Connector: name, Phase: "before-resume"}
@@ -100,6 +101,7 @@ func RollbackBeforeResume(ctx context.Context, env *Env, s Settings, p *plan.Pla
 // connector stays STOPPED; delete it (and its offsets) once the old job
 // runs again.
 func RollbackAfterResume(ctx context.Context, env *Env, s Settings, forward *plan.Plan, group string, approve bool, audit *Audit) (_ *RollbackResult, err error) {
+	s = s.WithPlan(forward)
 	s = s.WithDefaults()
 	name := s.Connector
 	res := &RollbackResult{Connector: name, Phase: "after-resume", Group: group}

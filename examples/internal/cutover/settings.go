@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,7 +74,10 @@ type Settings struct {
 	Group       string   // the old job's consumer group
 	Topics      []string // source topics in scope
 	Policy      string   // "identity" or "default"
-	TasksMax    int
+	// TasksMax is the connector's tasks.max. 0 chooses it: the plan step
+	// takes connect.TasksFor of the source partitions and records it in
+	// the plan, and the steps after it take the plan's (WithPlan).
+	TasksMax int
 	// WorkerMaxRequestSize is the Connect workers' producer.max.request.size
 	// as their properties set it (REST does not show it); 0 means not set.
 	WorkerMaxRequestSize int
@@ -248,9 +252,6 @@ func (s Settings) WithDefaults() Settings {
 	if s.Policy == "" {
 		s.Policy = "identity"
 	}
-	if s.TasksMax == 0 {
-		s.TasksMax = 1
-	}
 	if s.StabilityWindow == 0 {
 		s.StabilityWindow = 30 * time.Second
 	}
@@ -265,6 +266,19 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	return s
+}
+
+// WithPlan returns the settings with what they leave to the plan: a
+// TasksMax of 0 becomes the plan's tasks.max (1 in a plan that records
+// no configuration, as every tool version before TasksMax 0 built it).
+func (s Settings) WithPlan(p *plan.Plan) Settings {
+	if s.TasksMax == 0 && p != nil {
+		s.TasksMax = 1
+		if n, err := strconv.Atoi(p.ConnectorConfig["tasks.max"]); err == nil && n > 0 {
+			s.TasksMax = n
+		}
 	}
 	return s
 }

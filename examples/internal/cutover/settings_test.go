@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/plan"
 )
 
 // parseSettings parses the required flags and args into Settings.
@@ -75,4 +78,73 @@ func TestPolicyFromConnectorConfig(t *testing.T) {
 	if got := s.WithDefaults().ReplicationPolicy(); got != (offsets.ReplicationPolicy{Kind: offsets.DefaultPolicy, SourceAlias: "source"}) {
 		t.Errorf("ReplicationPolicy = %+v, want the default policy with alias source", got)
 	}
+}
+
+// TestTasksMaxChosenByThePlan: -tasks-max 0 lets the plan step choose
+// tasks.max by the source partitions (connect.TasksFor), the plan records
+// it, and the steps after it take the plan's; a tasks.max given stays.
+func TestTasksMaxChosenByThePlan(t *testing.T) {
+	s := Settings{
+		Source: kafkaadmin.Config{BootstrapServers: []string{"source-1:9092"}}, Target: kafkaadmin.Config{BootstrapServers: []string{"target-1:9092"}},
+		ConnectURL: "http://connect:8083", Connector: "mm2-orders", Group: "flink", Topics: []string{"orders"},
+	}.WithDefaults()
+	if s.TasksMax != 0 {
+		t.Fatalf("WithDefaults set TasksMax %d, want 0 (chosen by the plan)", s.TasksMax)
+	}
+	pc := &Precheck{SourceClusterID: "src-id", TargetClusterID: "tgt-id", Group: offsets.GroupOffsets{},
+		Bounds: map[offsets.SourcePartition]offsets.LogBounds{}, TargetEnds: map[offsets.SourcePartition]int64{}}
+	for i := range int32(2500) {
+		sp := offsets.SourcePartition{Topic: "orders", Partition: i}
+		pc.Group[sp], pc.Bounds[sp], pc.TargetEnds[sp] = 5, offsets.LogBounds{Start: 0, End: 10}, 0
+	}
+	for _, tc := range []struct {
+		name     string
+		tasksMax int
+		want     string
+	}{{"chosen: 2,500 partitions", 0, "3"}, {"given", 7, "7"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := s
+			s.TasksMax = tc.tasksMax
+			p, err := BuildPlan(s, pc, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.ConnectorConfig["tasks.max"]; got != tc.want {
+				t.Fatalf("the plan records tasks.max %q, want %q", got, tc.want)
+			}
+			// A later step with the same flags builds the plan's configuration.
+			if err := p.CheckConfig(mustConfig(t, s.WithPlan(p))); err != nil {
+				t.Errorf("the settings with the plan: %v", err)
+			}
+			if tc.tasksMax == 0 {
+				if err := p.CheckConfig(mustConfig(t, s)); err == nil {
+					t.Error("tasks.max 1 (no plan) matches a plan that chose 3")
+				}
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		p    *plan.Plan
+		in   int
+		want int
+	}{
+		{"no plan", nil, 0, 0},
+		{"the plan's", &plan.Plan{ConnectorConfig: map[string]string{"tasks.max": "4"}}, 0, 4},
+		{"a plan with no configuration (schema before 4)", &plan.Plan{}, 0, 1},
+		{"given wins", &plan.Plan{ConnectorConfig: map[string]string{"tasks.max": "4"}}, 2, 2},
+	} {
+		if got := (Settings{TasksMax: tc.in}).WithPlan(tc.p).TasksMax; got != tc.want {
+			t.Errorf("%s: WithPlan gives TasksMax %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func mustConfig(t *testing.T, s Settings) map[string]string {
+	t.Helper()
+	cfg, err := ConnectorConfig(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

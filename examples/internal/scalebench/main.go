@@ -57,6 +57,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 )
 
@@ -96,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
 	fs.StringVar(&o.profileDir, "profile", "", "write a CPU profile of every library run to this directory")
 	fs.IntVar(&o.workers, "workers", 1, "Connect workers of the sandbox it starts")
-	fs.IntVar(&o.tasksMax, "tasks-max", 1, "tasks.max of the connectors (MM2 loads each task's offsets one partition at a time)")
+	fs.IntVar(&o.tasksMax, "tasks-max", 0, "tasks.max of the connectors; 0 is the cutover's choice, connect.TasksFor (MM2 loads each task's offsets one partition at a time)")
 	fs.StringVar(&o.prefix, "prefix", "scalebench", "prefix of the names of the topics, group and connectors it creates")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -116,8 +117,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return o, err
 		}
 	}
-	if o.tasksMax < 1 {
-		return o, errors.New("-tasks-max must be at least 1")
+	if o.tasksMax < 0 {
+		return o, errors.New("-tasks-max must be 0 (the cutover's choice) or more")
 	}
 	if o.rounds < 1 || o.warmup < 0 {
 		return o, errors.New("-rounds must be at least 1, -warmup at least 0")
@@ -257,6 +258,7 @@ type sizeResult struct {
 	Partitions int `json:"partitions"`
 	Topics     int `json:"topics"`
 	Rounds     int `json:"rounds"`
+	TasksMax   int `json:"tasks_max"`
 	LibOK      int `json:"library_ok"`
 	CLIOK      int `json:"cli_ok"`
 	RawOK      int `json:"raw_ok"`
@@ -317,11 +319,15 @@ func median(ds []time.Duration) time.Duration {
 
 func printTable(w io.Writer, rep report, o options) {
 	rs := rep.Sizes
-	fmt.Fprintf(w, "Kafka %s; %d rounds per size after %d warm-up, order rotating; stability window %v; tasks.max %d; medians\n",
-		rep.KafkaVersion, o.rounds, o.warmup, o.window, rep.TasksMax)
+	tasks := strconv.Itoa(rep.TasksMax)
+	if rep.TasksMax == 0 {
+		tasks = fmt.Sprintf("the cutover's (connect.TasksFor, one per %d partitions)", connect.PartitionsPerTask)
+	}
+	fmt.Fprintf(w, "Kafka %s; %d rounds per size after %d warm-up, order rotating; stability window %v; tasks.max %s; medians\n",
+		rep.KafkaVersion, o.rounds, o.warmup, o.window, tasks)
 	fmt.Fprintf(w, "load average (1, 5, 15 min) %s at the start, %s at the end\n\n", rep.LoadStart, rep.LoadEnd)
-	fmt.Fprintf(w, "%-6s %5s %8s %8s %8s %8s %6s %8s %8s %8s %6s %8s %8s %8s %8s %8s %8s\n",
-		"N", "ok", "raw", "cli", "(plan", "apply)", "ratio", "cli RSS", "library", "(plan", "ratio", "lib RSS", "status", "pause", "(tool", "connect)", "verify")
+	fmt.Fprintf(w, "%-6s %5s %5s %8s %8s %8s %8s %6s %8s %8s %8s %6s %8s %8s %8s %8s %8s %8s\n",
+		"N", "tasks", "ok", "raw", "cli", "(plan", "apply)", "ratio", "cli RSS", "library", "(plan", "ratio", "lib RSS", "status", "pause", "(tool", "connect)", "verify")
 	for _, r := range rs {
 		pause, tool, conn, vfy := "-", "-", "-", "-"
 		if r.Pause > 0 {
@@ -333,8 +339,8 @@ func printTable(w io.Writer, rep report, o options) {
 				vfy += "!"
 			}
 		}
-		fmt.Fprintf(w, "%-6d %5s %8s %8s %8s %8s %6.2f %8s %8s %8s %6.2f %8s %8s %8s %8s %8s %8s\n",
-			r.Partitions, fmt.Sprintf("%d/%d", min(r.LibOK, r.CLIOK, r.RawOK), r.Rounds), ms(r.Raw),
+		fmt.Fprintf(w, "%-6d %5d %5s %8s %8s %8s %8s %6.2f %8s %8s %8s %6.2f %8s %8s %8s %8s %8s %8s\n",
+			r.Partitions, r.TasksMax, fmt.Sprintf("%d/%d", min(r.LibOK, r.CLIOK, r.RawOK), r.Rounds), ms(r.Raw),
 			ms(r.CLI), ms(r.CLIPlan), ms(r.CLIApply), r.CLIRatio, mb(r.CLIRSS),
 			ms(r.Lib), ms(r.LibPlan), r.Ratio, mb(r.LibRSS), ms(r.Status), pause, tool, conn, vfy)
 	}

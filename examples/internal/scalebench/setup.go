@@ -45,7 +45,8 @@ type job struct {
 	// -connector-properties file, for a cli job.
 	Cutover   string `json:"cutover,omitempty"`
 	PropsFile string `json:"props_file,omitempty"`
-	// TasksMax is the connector's tasks.max (0: the cutover's default, 1).
+	// TasksMax is the connector's tasks.max (0: 1, not the CLI's choice;
+	// measureSize gives every job connect.TasksFor of its partitions).
 	TasksMax int `json:"tasks_max,omitempty"`
 }
 
@@ -85,6 +86,10 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 	group := fmt.Sprintf("%s-n%d", o.prefix, n)
 	base := job{Source: h.sb.Source().Bootstrap(), Target: h.sb.Target().Bootstrap(), ConnectURL: h.sb.ConnectURL(),
 		Group: group, Topics: topics, PerTopic: per, Window: o.window, Cutover: h.cutover, PropsFile: h.props, TasksMax: o.tasksMax}
+	if base.TasksMax == 0 { // what the cutover chooses: the pre-created connector, the library and the CLI agree
+		base.TasksMax = connect.TasksFor(int(per) * len(topics))
+	}
+	res.TasksMax = base.TasksMax
 
 	start := time.Now()
 	log.Info("setting up", "partitions", n, "topics", len(topics))
