@@ -161,8 +161,13 @@ type PrecheckSpec struct {
 	// connector-config check fails. Leave it zero.
 	Policy offsets.ReplicationPolicy
 	// StabilityWindow is how long the group's commits (and Input's offsets)
-	// must stay unchanged.
+	// must stay unchanged. When Input is a *FlinkSavepoint and FlinkREST
+	// proves the job stopped there (flink-stopped passes, asked before the
+	// window), the window is StoppedWindow instead, if that is shorter.
 	StabilityWindow time.Duration
+	// StoppedWindow is the window after Flink's proof of the stop; zero
+	// means FlinkStoppedWindow.
+	StoppedWindow time.Duration
 	// Config is the connector configuration the cutover will create, as it
 	// will be POSTed (every file and override merged in); it is linted and
 	// validated by the worker, and every target name, cluster address and
@@ -383,6 +388,14 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 			return nil, fmt.Errorf("offsets from %s: %w", spec.Input.Source(), err)
 		}
 	}
+	if spec.FlinkREST != nil {
+		// Asked first: Flink's proof of the stop shortens the window.
+		f.flinkStopped = flinkStopped(ctx, spec)
+		if w := windowAfterStop(spec, *f.flinkStopped); w < spec.StabilityWindow {
+			log.Info("Flink proved the old job's stop: the window is shortened", "from", spec.StabilityWindow, "to", w)
+			spec.StabilityWindow, f.shortened = w, true
+		}
+	}
 	log.Info("reading the group's offsets twice", "group", spec.Group, "window", spec.StabilityWindow)
 	snap, err := source.ReadCommitWindow(ctx, spec.Group, spec.Topics, spec.StabilityWindow)
 	if topics, ok := checkSourceTopics(cs, spec.Topics, err); ok {
@@ -400,7 +413,9 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 			return nil, fmt.Errorf("offsets from %s: %w", spec.Input.Source(), err)
 		}
 	}
-	if spec.FlinkREST != nil {
+	if f.flinkStopped != nil && f.flinkStopped.Verdict != Pass {
+		// Asked again: a job stopped moments before the precheck may end
+		// during the window, which then was the full one.
 		f.flinkStopped = flinkStopped(ctx, spec)
 	}
 	committed := offsetRules(cs, spec, f, r)
@@ -569,6 +584,8 @@ type offsetFacts struct {
 	inputFirst, inputNow offsets.GroupOffsets
 	// flinkStopped is the flink-stopped check; nil without spec.FlinkREST.
 	flinkStopped *Check
+	// shortened is true when flinkStopped passed and shortened the window.
+	shortened bool
 }
 
 // groupInactiveRule is the group-inactive check: the group has no members.
@@ -592,7 +609,11 @@ func offsetRules(cs *Checks, spec PrecheckSpec, f offsetFacts, r *PrecheckReport
 		cs.add("offsets-readable", Fail, "%v", f.unread)
 	}
 	if f.snap.Stable() {
-		cs.add("offsets-stable", Pass, "no committed offset moved in %v", spec.StabilityWindow)
+		because := ""
+		if f.shortened {
+			because = " (the window after Flink's proof of the stop, flink-stopped)"
+		}
+		cs.add("offsets-stable", Pass, "no committed offset moved in %v%s", spec.StabilityWindow, because)
 	} else {
 		cs.add("offsets-stable", Fail, "%d partitions' committed offsets moved in %v (e.g. %v): the old job still commits; stop it and confirm",
 			len(f.snap.Moved), spec.StabilityWindow, f.snap.Moved[0])
@@ -640,6 +661,34 @@ func offsetRules(cs *Checks, spec PrecheckSpec, f offsetFacts, r *PrecheckReport
 	}
 	checkRange(cs, spec.AcceptExpired, r.Group, r.Bounds)
 	return committed
+}
+
+// FlinkStoppedWindow is the stability window of a plan from the old
+// Flink job's final savepoint once Flink has proved the job stopped there
+// (the flink-stopped check, asked before the window): the job is FINISHED
+// or CANCELED, every task of it ended and closed its Kafka clients (so it
+// can neither commit nor write again), and its last completed savepoint is
+// the one C is read from, an immutable file. The window then only guards
+// writers other than this job: members of the group are refused by
+// group-inactive whatever the window, and a job started again is refused
+// by the re-check before every write once it commits. 2 s outlasts a
+// request the job sent before it ended. With the group as the input the
+// window is not shortened: the group's commits are C, and the window is
+// what protects them from a writer Flink does not vouch for.
+const FlinkStoppedWindow = 2 * time.Second
+
+// windowAfterStop is the window once the flink-stopped check is known:
+// spec.StoppedWindow (FlinkStoppedWindow when zero) when it passed and C
+// comes from the savepoint (spec.Input), else spec.StabilityWindow.
+// Precheck takes the shorter of it and spec.StabilityWindow. It is pure.
+func windowAfterStop(spec PrecheckSpec, flinkStopped Check) time.Duration {
+	if _, fromSavepoint := spec.Input.(*FlinkSavepoint); !fromSavepoint || flinkStopped.Verdict != Pass {
+		return spec.StabilityWindow
+	}
+	if spec.StoppedWindow > 0 {
+		return spec.StoppedWindow
+	}
+	return FlinkStoppedWindow
 }
 
 // flinkStopped asks spec.FlinkREST whether the old job ended with the

@@ -153,3 +153,28 @@ func dumpChecks(cs Checks) string {
 	}
 	return b.String()
 }
+
+// TestWindowAfterStop: Flink's proof that the job stopped at the savepoint
+// C is read from shortens the window to FlinkStoppedWindow (or the spec's
+// StoppedWindow); without the proof, or with the group's commits as C, the
+// window is the spec's.
+func TestWindowAfterStop(t *testing.T) {
+	pass, fail := Check{Name: "flink-stopped", Verdict: Pass}, Check{Name: "flink-stopped", Verdict: Fail}
+	sp := &FlinkSavepoint{}
+	for _, tc := range []struct {
+		name  string
+		spec  PrecheckSpec
+		check Check
+		want  time.Duration
+	}{
+		{"stop proved, C from the savepoint", PrecheckSpec{StabilityWindow: 30 * time.Second, Input: sp}, pass, FlinkStoppedWindow},
+		{"the spec's window after the proof", PrecheckSpec{StabilityWindow: 30 * time.Second, Input: sp, StoppedWindow: 5 * time.Second}, pass, 5 * time.Second},
+		{"stop proved, C from the group", PrecheckSpec{StabilityWindow: 30 * time.Second, Savepoint: sp}, pass, 30 * time.Second},
+		{"not proved: Flink says RUNNING", PrecheckSpec{StabilityWindow: 30 * time.Second, Input: sp}, fail, 30 * time.Second},
+		{"not proved: Flink cannot be asked", PrecheckSpec{StabilityWindow: 30 * time.Second, Input: sp}, Check{Name: "flink-stopped", Verdict: Warn}, 30 * time.Second},
+	} {
+		if got := windowAfterStop(tc.spec, tc.check); got != tc.want {
+			t.Errorf("%s: window %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

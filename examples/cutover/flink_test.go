@@ -25,6 +25,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // The proofs on real Flink drive the CLI as an operator does: each step is
@@ -319,8 +320,8 @@ func testFlinkToMM2AndBack(t *testing.T, name, version string, fromSavepoint boo
 	from := []string{"-savepoint", savepoint}
 	if fromSavepoint {
 		// With Flink's word that the job stopped at this savepoint, the
-		// shortest stability window the CLI takes is safe.
-		from = []string{"-offsets-from", "flink-savepoint:" + savepoint, "-flink-rest", job.REST(), "-flink-job", job.JobID(), "-stability-window", "1ms"}
+		// precheck shortens the default 30 s window to 2 s by itself.
+		from = []string{"-offsets-from", "flink-savepoint:" + savepoint, "-flink-rest", job.REST(), "-flink-job", job.JobID()}
 		past = map[offsets.SourcePartition]int64{} // none
 		// A group ahead of the savepoint is refused, as the input and beside it.
 		ahead := fc.group + "-ahead"
@@ -347,8 +348,12 @@ func testFlinkToMM2AndBack(t *testing.T, name, version string, fromSavepoint boo
 		}
 	}
 	if fromSavepoint {
-		if code, out := fc.cli(append(from, "precheck")...); code != cutover.ExitOK || !strings.Contains(out, "its last completed savepoint is the one given") {
+		code, out := fc.cli(append(from, "precheck")...)
+		if code != cutover.ExitOK || !strings.Contains(out, "its last completed savepoint is the one given") {
 			t.Errorf("precheck with Flink's REST API: exit %d, want %d with flink-stopped passing", code, cutover.ExitOK)
+		}
+		if want := "no committed offset moved in " + verify.FlinkStoppedWindow.String() + " (the window after Flink's proof"; !strings.Contains(out, want) {
+			t.Errorf("precheck with Flink's proof of the stop: offsets-stable does not say %q:\n%s", want, out)
 		}
 		// The re-check before apply reads the savepoint the plan names again:
 		// gone, the plan is refused before anything is written.

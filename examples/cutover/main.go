@@ -108,7 +108,7 @@ var commonFlags = []string{"config", "source-bootstrap", "target-bootstrap", "so
 	"strimzi-cluster", "strimzi-namespace", "json", "log-level"}
 
 var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-file-overrides-group", "flink-source-uid",
-	"flink-rest", "flink-job", "accept-expired", "accepted-by", "savepoint", "stability-window", "worker-producer-max-request-size", "plan", "audit"}
+	"flink-rest", "flink-job", "accept-expired", "accepted-by", "savepoint", "stability-window", "stopped-window", "worker-producer-max-request-size", "plan", "audit"}
 
 var steps = []step{
 	{"precheck", "read-only checks of the clusters, the group, the target topics and Connect: what would block the cutover", planFlags},

@@ -18,6 +18,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // Flags binds the settings of a cutover to a flag set. Every flag can also
@@ -95,6 +96,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.acceptExpired, "accept-expired", "", "partitions whose expired records you accept to lose, e.g. orders-3,orders-5 (orders:3 works too)")
 	fs.StringVar(&f.acceptedBy, "accepted-by", "", "who accepts the loss (required with -accept-expired)")
 	fs.DurationVar(&s.StabilityWindow, "stability-window", 30*time.Second, "how long the group's offsets must stay unchanged")
+	fs.DurationVar(&s.StoppedWindow, "stopped-window", verify.FlinkStoppedWindow, "the window instead, when -flink-rest proves the job stopped at the savepoint of -offsets-from flink-savepoint: (as long as -stability-window keeps the whole window)")
 	fs.DurationVar(&s.ReadBackTimeout, "readback-timeout", 2*time.Minute, "how long to wait for Connect's offsets to equal the plan")
 	fs.DurationVar(&s.CatchUpTimeout, "catchup-timeout", 5*time.Minute, "how long to wait, after resume, for the boundary records and for MM2 to catch up")
 	fs.StringVar(&f.configFile, "config", "", "settings file of MM2CUTOVER_<FLAG>=value lines (# comments); the environment and flags override it; no passwords")
@@ -436,6 +438,9 @@ func (f *Flags) checkValues() error {
 	}
 	if s.WorkerMaxRequestSize < 0 {
 		return fmt.Errorf("%w: -worker-producer-max-request-size %d: want 0 (not set) or more", ErrSettings, s.WorkerMaxRequestSize)
+	}
+	if s.StoppedWindow < 0 {
+		return fmt.Errorf("%w: -stopped-window %v: want a positive duration", ErrSettings, s.StoppedWindow)
 	}
 	if s.TasksMax < 0 {
 		return fmt.Errorf("%w: -tasks-max %d: want 0 (chosen by the partitions) or more", ErrSettings, s.TasksMax)

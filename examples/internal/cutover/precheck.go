@@ -47,7 +47,7 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 	// The target names, cluster addresses and topic filter the checks use
 	// are the configuration's: no policy is passed beside it.
 	spec := verify.PrecheckSpec{
-		Group: s.Group, Topics: s.Topics, StabilityWindow: s.StabilityWindow,
+		Group: s.Group, Topics: s.Topics, StabilityWindow: s.StabilityWindow, StoppedWindow: s.StoppedWindow,
 		Config: cfg, AcceptExpired: s.AcceptExpired, Logger: s.Logger, Connector: s.Connector,
 		Strimzi: s.StrimziCluster != "",
 	}

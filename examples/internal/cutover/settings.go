@@ -131,6 +131,10 @@ type Settings struct {
 	AcceptExpired []plan.ExpiredAcceptance // recorded acceptances of expired data
 
 	StabilityWindow time.Duration // how long the group's offsets must stay unchanged
+	// StoppedWindow is the window instead when Flink proves the job
+	// stopped at the savepoint C is read from (verify.PrecheckSpec); 0 is
+	// verify.FlinkStoppedWindow.
+	StoppedWindow   time.Duration
 	ReadBackTimeout time.Duration // how long to wait for Connect's read-back to equal the plan
 	RunningTimeout  time.Duration // how long to wait for RUNNING after resume
 	CatchUpTimeout  time.Duration // how long to wait for lag 0 after resume
