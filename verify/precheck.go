@@ -388,8 +388,9 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 			return nil, fmt.Errorf("offsets from %s: %w", spec.Input.Source(), err)
 		}
 	}
-	if spec.FlinkREST != nil {
-		// Asked first: Flink's proof of the stop shortens the window.
+	if _, fromSavepoint := spec.Input.(*FlinkSavepoint); spec.FlinkREST != nil && fromSavepoint {
+		// Asked first: Flink's proof of the stop at the savepoint C is
+		// read from shortens the window (windowAfterStop).
 		f.flinkStopped = flinkStopped(ctx, spec)
 		if w := windowAfterStop(spec, *f.flinkStopped); w < spec.StabilityWindow {
 			log.Info("Flink proved the old job's stop: the window is shortened", "from", spec.StabilityWindow, "to", w)
@@ -413,9 +414,9 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 			return nil, fmt.Errorf("offsets from %s: %w", spec.Input.Source(), err)
 		}
 	}
-	if f.flinkStopped != nil && f.flinkStopped.Verdict != Pass {
-		// Asked again: a job stopped moments before the precheck may end
-		// during the window, which then was the full one.
+	if spec.FlinkREST != nil && (f.flinkStopped == nil || f.flinkStopped.Verdict != Pass) {
+		// After the window (again, when asked before it and it failed): a
+		// job stopped moments before the precheck may end meanwhile.
 		f.flinkStopped = flinkStopped(ctx, spec)
 	}
 	committed := offsetRules(cs, spec, f, r)

@@ -231,8 +231,8 @@ func (s Settings) checkExtra() error {
 	}
 	var clash []string
 	for k, v := range s.Extra {
-		if have, ok := cfg[k]; ok && have != v {
-			clash = append(clash, k)
+		if have, ok := cfg[k]; ok && (have != v || k == "tasks.max" && s.TasksMax == 0) {
+			clash = append(clash, k) // tasks.max: -tasks-max 0 leaves it to the plan
 		}
 		if strings.HasPrefix(k, "source.cluster.") || strings.HasPrefix(k, "target.cluster.") {
 			clash = append(clash, k+" (use -mm2-source-client / -mm2-target-client)")

@@ -138,6 +138,16 @@ func TestTasksMaxChosenByThePlan(t *testing.T) {
 			t.Errorf("%s: WithPlan gives TasksMax %d, want %d", tc.name, got, tc.want)
 		}
 	}
+	// tasks.max in -connector-properties would override the plan's choice.
+	withExtra := s
+	withExtra.Extra = map[string]string{"tasks.max": "1"}
+	if err := withExtra.checkExtra(); err == nil || !strings.Contains(err.Error(), "tasks.max") {
+		t.Errorf("-tasks-max 0 with tasks.max in the connector properties: %v, want a clash naming tasks.max", err)
+	}
+	withExtra.TasksMax = 1
+	if err := withExtra.checkExtra(); err != nil {
+		t.Errorf("-tasks-max 1 with tasks.max=1 in the connector properties: %v", err)
+	}
 }
 
 func mustConfig(t *testing.T, s Settings) map[string]string {

@@ -31,12 +31,13 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{nil, true},
 		{[]string{"-sizes", "100,200", "-topics", "4"}, true},
-		{[]string{"-sizes", "1001"}, false},  // not a multiple of -topics
-		{[]string{"-sizes", "20000"}, false}, // more than a sandbox broker holds
-		{[]string{"-sizes", "x"}, false},     // not a number
-		{[]string{"-rounds", "0"}, false},    // nothing to measure
-		{[]string{"-warmup", "-1"}, false},   // negative
-		{[]string{"-tasks-max", "0"}, false}, // no task
+		{[]string{"-sizes", "1001"}, false},   // not a multiple of -topics
+		{[]string{"-sizes", "20000"}, false},  // more than a sandbox broker holds
+		{[]string{"-sizes", "x"}, false},      // not a number
+		{[]string{"-rounds", "0"}, false},     // nothing to measure
+		{[]string{"-warmup", "-1"}, false},    // negative
+		{[]string{"-tasks-max", "0"}, true},   // the cutover's choice
+		{[]string{"-tasks-max", "-1"}, false}, // negative
 		{[]string{"-sizes", "0", "-topics", "1"}, false},
 	} {
 		_, err := parseFlags(tc.args, &bytes.Buffer{})

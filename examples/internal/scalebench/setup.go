@@ -45,8 +45,8 @@ type job struct {
 	// -connector-properties file, for a cli job.
 	Cutover   string `json:"cutover,omitempty"`
 	PropsFile string `json:"props_file,omitempty"`
-	// TasksMax is the connector's tasks.max (0: 1, not the CLI's choice;
-	// measureSize gives every job connect.TasksFor of its partitions).
+	// TasksMax is the connector's tasks.max; measureSize sets it, to
+	// connect.TasksFor of the job's partitions unless -tasks-max is given.
 	TasksMax int `json:"tasks_max,omitempty"`
 }
 
