@@ -320,7 +320,7 @@ func testFlinkToMM2AndBack(t *testing.T, name, version string, fromSavepoint boo
 	from := []string{"-savepoint", savepoint}
 	if fromSavepoint {
 		// With Flink's word that the job stopped at this savepoint, the
-		// precheck shortens the default 30 s window to 2 s by itself.
+		// precheck shortens the stability window (5 s here) to 2 s by itself.
 		from = []string{"-offsets-from", "flink-savepoint:" + savepoint, "-flink-rest", job.REST(), "-flink-job", job.JobID()}
 		past = map[offsets.SourcePartition]int64{} // none
 		// A group ahead of the savepoint is refused, as the input and beside it.
