@@ -607,15 +607,14 @@ func (ac *alertCase) dashboardHasData(ctx context.Context) {
 	}
 	queries := dashboardQueries(t, d)
 	repl := strings.NewReplacer("$namespace", ".+", "${namespace}", ".+", "$connector", ".+", "${connector}", ".+", "$__rate_interval", "1m")
-	panels := map[string]bool{}
+	panels := map[string]bool{}    // whether the panel shows data
+	panelOf := map[string]string{} // query -> its panel
 	for _, where := range sortedKeys(queries) {
 		panel := where
 		if i := strings.Index(where, " target "); i > 0 {
 			panel = where[:i]
 		}
-		if _, seen := panels[panel]; !seen {
-			panels[panel] = false
-		}
+		panels[panel], panelOf[where] = false, panel
 	}
 	// Panels without data are asked again for up to 2 minutes: a rate()
 	// over 1 minute is empty while a starved worker's scrapes fail.
@@ -624,10 +623,7 @@ func (ac *alertCase) dashboardHasData(ctx context.Context) {
 	for round := 1; ; round++ {
 		last := round > 1 && time.Now().After(deadline)
 		for _, where := range sortedKeys(queries) {
-			panel := where
-			if i := strings.Index(where, " target "); i > 0 {
-				panel = where[:i]
-			}
+			panel := panelOf[where]
 			if panels[panel] || broken[where] {
 				continue
 			}

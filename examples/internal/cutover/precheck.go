@@ -41,7 +41,9 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 			if cfg, err = ConnectorConfig(s); err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrSettings, err)
 			}
-			s.WithDefaults().Logger.Info("tasks.max chosen by the source partitions", "partitions", len(topics.Partitions()), "tasks.max", s.TasksMax)
+			if s.Logger != nil {
+				s.Logger.Info("tasks.max chosen by the source partitions", "partitions", len(topics.Partitions()), "tasks.max", s.TasksMax)
+			}
 		}
 	}
 	// The target names, cluster addresses and topic filter the checks use
