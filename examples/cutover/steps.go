@@ -511,6 +511,10 @@ func (c *cli) runAll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.o.yes {
+		// The records MM2 will copy first are read while apply runs.
+		c.env.StartBoundaryCapture(ctx, p)
+	}
 	if err := c.applyPlan(ctx, p); err != nil {
 		return err
 	}

@@ -42,6 +42,9 @@ type Env struct {
 	observed *verify.Observation
 	// clusters are the cluster IDs the clients reach, once read.
 	clusters *verify.Clusters
+	// capture is the boundary capture started for a resume in this Env
+	// (StartBoundaryCapture), until Resume takes it.
+	capture *boundaryCapture
 }
 
 // Open builds the clients from the settings; it contacts nothing.

@@ -46,19 +46,14 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	}
 	// The records MM2 will copy first, read from the source while the
 	// connector's checks run (at 10,000 partitions each takes a few hundred
-	// ms); they are kept only if the checks pass and the resume is approved.
-	type captured struct {
-		records []verify.BoundaryRecord
-		err     error
-	}
+	// ms), or since the plan was made when this Env's caller started the
+	// read then (StartBoundaryCapture); they are kept only if the checks
+	// pass and the resume is approved.
 	captureCtx, stopCapture := context.WithCancel(ctx)
 	defer stopCapture()
-	captureDone := make(chan captured, 1)
+	var capture *boundaryCapture
 	if approve {
-		go func() {
-			r, err := verify.CaptureBoundary(captureCtx, env.Source, p)
-			captureDone <- captured{r, err}
-		}()
+		capture = env.takeCapture(captureCtx, p, time.Now())
 	}
 	ids, err := env.clusterIDs(ctx)
 	if err != nil {
@@ -80,12 +75,12 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 	}
 	// The records MM2 copies first, captured while it is still STOPPED: the
 	// check after resume compares with them, whatever compaction does later.
-	c := <-captureDone
-	if c.err != nil {
-		return in, c.err
+	records, err := capture.wait(ctx)
+	if err != nil {
+		return in, err
 	}
-	capture := c.records
-	if err := audit.Record(BoundaryCaptureStep, name, p.Fingerprint, capture); err != nil {
+	s.Logger.Debug("boundary records captured", "partitions", len(records), "started", capture.started.Format(time.RFC3339Nano))
+	if err := audit.Record(BoundaryCaptureStep, name, p.Fingerprint, records); err != nil {
 		return in, err
 	}
 	s.Logger.Info("resuming the connector", "connector", name)
@@ -109,6 +104,64 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 		return in, fmt.Errorf("connector %s after resume: %w", name, err)
 	}
 	return in, nil
+}
+
+// boundaryCapture is a read of a plan's boundary records
+// (verify.CaptureBoundary) going on in the background.
+type boundaryCapture struct {
+	fingerprint string
+	started     time.Time
+	done        chan struct{} // closed when records and err are set
+	records     []verify.BoundaryRecord
+	err         error
+}
+
+// startCapture starts reading p's boundary records from the source.
+func (env *Env) startCapture(ctx context.Context, p *plan.Plan, now time.Time) *boundaryCapture {
+	c := &boundaryCapture{fingerprint: p.Fingerprint, started: now, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		c.records, c.err = verify.CaptureBoundary(ctx, env.Source, p)
+	}()
+	return c
+}
+
+// wait returns the capture's records once read.
+func (c *boundaryCapture) wait(ctx context.Context) ([]verify.BoundaryRecord, error) {
+	select {
+	case <-c.done:
+		return c.records, c.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// StartBoundaryCapture starts reading, in the background, the records MM2
+// will copy first once p's connector resumes (verify.CaptureBoundary), for
+// Resume of p in this Env to use: `cutover run -yes`, which plans,
+// applies and resumes in one process, calls it once the plan is made, so
+// that the read (about a second at 10,000 partitions) overlaps apply
+// rather than holding back the resume request. The read is of the source
+// only, and nothing copies from it until the resume, so it finds what MM2
+// will start from, as a read moments later would; a partition with no
+// record yet is read again after the resume (verify.CheckBoundary), as
+// with a capture Resume makes itself. Resume uses the read only for the same plan and only when it
+// started within verify.ObservationReuse; otherwise it reads anew. ctx
+// bounds the read.
+func (env *Env) StartBoundaryCapture(ctx context.Context, p *plan.Plan) {
+	env.capture = env.startCapture(ctx, p, time.Now())
+}
+
+// takeCapture returns the capture Resume of p waits for: the one
+// StartBoundaryCapture started for p, if recent, or a new one under ctx.
+// The Env keeps none after it.
+func (env *Env) takeCapture(ctx context.Context, p *plan.Plan, now time.Time) *boundaryCapture {
+	c := env.capture
+	env.capture = nil
+	if c != nil && c.fingerprint == p.Fingerprint && now.Sub(c.started) < verify.ObservationReuse {
+		return c
+	}
+	return env.startCapture(ctx, p, now)
 }
 
 // BoundaryCaptureStep is the audit step under which Resume records the

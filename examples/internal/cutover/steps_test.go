@@ -267,3 +267,70 @@ func TestResumeAndRollbackSteps(t *testing.T) {
 		t.Errorf("group after the rollback = %v, want orders-0 10, orders-1 5", got)
 	}
 }
+
+// TestResumeTakesTheEarlyCapture: Resume of the plan StartBoundaryCapture
+// was called with records what that read found (orders-1 had no record
+// at C yet), not what the source holds by the resume (a record at C
+// arrived since); a read for another plan, or one older than
+// verify.ObservationReuse, is not taken.
+func TestResumeTakesTheEarlyCapture(t *testing.T) {
+	w, ctx := newStepsWorld(t), context.Background()
+	p := w.plan(t)
+	w.env.StartBoundaryCapture(ctx, p)
+	early := w.env.capture
+	if _, err := early.wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.source.Produce(orders1, 5, 6, nil) // after the read: a record at orders-1's C
+	if _, err := Apply(ctx, w.env, w.s, p, NewAudit(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resume(ctx, w.env, w.s, p, true, NewAudit(&w.audit)); err != nil {
+		t.Fatal(err)
+	}
+	if w.env.capture != nil {
+		t.Error("the Env keeps the capture after Resume took it")
+	}
+	var captured []verify.BoundaryRecord
+	dec := json.NewDecoder(bytes.NewReader(w.audit.Bytes()))
+	for dec.More() {
+		var e struct {
+			Step   string
+			Detail json.RawMessage
+		}
+		if err := dec.Decode(&e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Step == BoundaryCaptureStep {
+			if err := json.Unmarshal(e.Detail, &captured); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(captured) != 2 || captured[0].Idle || captured[0].Offset != 10 || !captured[1].Idle {
+		t.Errorf("captured %+v; want the early read: orders-0 at 10, orders-1 idle", captured)
+	}
+
+	other := *p
+	other.Fingerprint = "another plan"
+	for _, tc := range []struct {
+		name   string
+		plan   *plan.Plan
+		after  time.Duration
+		reused bool
+	}{
+		{"same plan, moments later", p, time.Second, true},
+		{"same plan, too old", p, verify.ObservationReuse, false},
+		{"another plan", &other, time.Second, false},
+	} {
+		c := w.env.startCapture(ctx, p, time.Now())
+		w.env.capture = c
+		got := w.env.takeCapture(ctx, tc.plan, c.started.Add(tc.after))
+		if (got == c) != tc.reused {
+			t.Errorf("%s: took the early read %v, want %v", tc.name, got == c, tc.reused)
+		}
+		if _, err := got.wait(ctx); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}

@@ -110,7 +110,7 @@ func libraryRun(ctx context.Context, j job) (res childResult) {
 		defer pprof.StopCPUProfile()
 	}
 	tr := newTracer()
-	p, planned, err := planAndApply(ctx, j, tr)
+	_, p, planned, err := planAndApply(ctx, j, tr, false)
 	res = tr.result(err)
 	res.Plan, res.Apply = planned, res.Elapsed-planned
 	if err == nil && j.PlanFile != "" {
@@ -125,34 +125,38 @@ func libraryRun(ctx context.Context, j job) (res childResult) {
 	return res
 }
 
-// planAndApply runs MakePlan and Apply and returns the plan and when
-// MakePlan ended.
-func planAndApply(ctx context.Context, j job, tr *tracer) (*plan.Plan, time.Duration, error) {
+// planAndApply runs MakePlan and Apply and returns their Env, the plan and
+// when MakePlan ended. With resume, it starts the capture of the boundary
+// records once the plan is made, as `cutover run -yes` does.
+func planAndApply(ctx context.Context, j job, tr *tracer, resume bool) (*cutover.Env, *plan.Plan, time.Duration, error) {
 	s := settings(j, tr.logger())
 	env, err := cutover.Open(s)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	p, _, err := cutover.MakePlan(ctx, env, s, time.Now())
 	planned := tr.since()
 	if err != nil {
-		return nil, planned, fmt.Errorf("plan: %w", err)
+		return env, nil, planned, fmt.Errorf("plan: %w", err)
 	}
 	tr.mark(fmt.Sprintf("plan built: %d entries", len(p.Entries)))
 	if err := p.Blocked(); err != nil {
-		return nil, planned, err
+		return env, nil, planned, err
+	}
+	if resume {
+		env.StartBoundaryCapture(ctx, p)
 	}
 	res, err := cutover.Apply(ctx, env, s, p, cutover.NewAudit(nil))
 	if err != nil {
-		return nil, planned, fmt.Errorf("apply: %w", err)
+		return env, nil, planned, fmt.Errorf("apply: %w", err)
 	}
 	if res.Matched != len(p.Entries) {
-		return nil, planned, fmt.Errorf("apply: %d of %d offsets read back", res.Matched, len(p.Entries))
+		return env, nil, planned, fmt.Errorf("apply: %d of %d offsets read back", res.Matched, len(p.Entries))
 	}
 	source, target := env.Source.(*kafkaadmin.Client), env.Target.(*kafkaadmin.Client) // Open makes clients
 	tr.mark(fmt.Sprintf("applied: %d offsets read back; Kafka requests: source %d, target %d",
 		res.Matched, source.Requests(), target.Requests()))
-	return p, planned, nil
+	return env, p, planned, nil
 }
 
 // statusRun does what `cutover status` does on the applied connector.
@@ -188,8 +192,9 @@ func statusRun(ctx context.Context, j job) childResult {
 }
 
 // pauseRun commits the group's offsets (the old job's last commit), then
-// plans, applies and resumes with approval until the connector runs: the
-// operator pause at its shortest, the stability window included.
+// plans, applies and resumes with approval until the connector runs, in
+// one process and with one Env as `cutover run -yes` does: the operator
+// pause at its shortest, the stability window included.
 func pauseRun(ctx context.Context, j job) childResult {
 	src, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{j.Source}, ClientID: "scalebench-job"})
 	if err != nil {
@@ -210,15 +215,11 @@ func pauseRun(ctx context.Context, j job) childResult {
 	var verifyRun func() (time.Duration, time.Duration, bool, error)
 	var first <-chan time.Duration
 	err = func() error {
-		p, _, err := planAndApply(ctx, j, tr)
+		env, p, _, err := planAndApply(ctx, j, tr, true)
 		if err != nil {
 			return err
 		}
 		s := settings(j, tr.logger())
-		env, err := cutover.Open(s)
-		if err != nil {
-			return err
-		}
 		if first, err = watchFirstRecord(watchCtx, j, tr); err != nil {
 			return err
 		}

@@ -81,6 +81,9 @@ type options struct {
 	workers    int
 	prefix     string // of the topics, group and connectors
 	tasksMax   int
+	// pauseTasks are more tasks.max values to measure the operator pause
+	// with, after the connectors' own.
+	pauseTasks []int
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -98,6 +101,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.profileDir, "profile", "", "write a CPU profile of every library run to this directory")
 	fs.IntVar(&o.workers, "workers", 1, "Connect workers of the sandbox it starts")
 	fs.IntVar(&o.tasksMax, "tasks-max", 0, "tasks.max of the connectors; 0 is the cutover's choice, connect.TasksFor (MM2 loads each task's offsets one partition at a time)")
+	pauseTasks := fs.String("pause-tasks", "", "more tasks.max values to measure the operator pause with, comma separated (e.g. 20,40): each gets -pause runs after those with the connectors' own")
 	fs.StringVar(&o.prefix, "prefix", "scalebench", "prefix of the names of the topics, group and connectors it creates")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -111,6 +115,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return o, fmt.Errorf("size %d: a sandbox broker holds at most about 15,000 partitions here", n)
 		}
 		o.sizes = append(o.sizes, n)
+	}
+	if *pauseTasks != "" {
+		for _, s := range strings.Split(*pauseTasks, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n <= 0 {
+				return o, fmt.Errorf("-pause-tasks %q: want positive tasks.max values", s)
+			}
+			o.pauseTasks = append(o.pauseTasks, n)
+		}
 	}
 	if o.profileDir != "" {
 		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
@@ -279,24 +292,10 @@ type sizeResult struct {
 	RawRSS    int64         `json:"raw_peak_rss_bytes"`
 	Status    time.Duration `json:"status_ns"`
 	StatusRSS int64         `json:"status_peak_rss_bytes"`
-	Pause     time.Duration `json:"pause_ns,omitempty"`
-	// PauseToResume is the part of Pause until the resume request: the
-	// stability window and the tool's own reads and writes.
-	PauseToResume time.Duration `json:"pause_to_resume_ns,omitempty"`
-	// PauseFirstRecord is when, in the same run, MM2's first copied
-	// record reached the target.
-	PauseFirstRecord time.Duration `json:"pause_first_record_ns,omitempty"`
-	PauseSteps       []step        `json:"pause_steps,omitempty"`
-	// Verify is `cutover verify` after the resume of a pause run, and
-	// VerifyOK whether one passed.
-	Verify   time.Duration `json:"verify_ns,omitempty"`
-	VerifyOK bool          `json:"verify_ok,omitempty"`
-	// VerifyCatchUp is the part of Verify until MM2 had caught up.
-	VerifyCatchUp time.Duration `json:"verify_catch_up_ns,omitempty"`
-	// VerifyAgain is a second `cutover verify` once MM2 had caught up:
-	// the tool's own time.
-	VerifyAgain time.Duration `json:"verify_again_ns,omitempty"`
-	Errors      []string      `json:"errors,omitempty"`
+	// Pauses are the operator pauses measured: the first with the
+	// connectors' own tasks.max, then one per -pause-tasks value.
+	Pauses []pauseResult `json:"pauses,omitempty"`
+	Errors []string `json:"errors,omitempty"`
 
 	// Steps is where the library's time went in its median run: each
 	// Connect request and each step the library logged, from the start.
@@ -306,6 +305,32 @@ type sizeResult struct {
 	CLISteps []step `json:"cli_steps"`
 	// RawSteps are the raw floor's phases in its median run.
 	RawSteps []step `json:"raw_steps"`
+}
+
+// pauseResult is the operator pause with one tasks.max: medians over its
+// successful runs.
+type pauseResult struct {
+	TasksMax int `json:"tasks_max"`
+	Runs     int `json:"runs"`
+	OK       int `json:"ok"`
+	// Pause is from the group's last commit to the connector RUNNING.
+	Pause time.Duration `json:"pause_ns"`
+	// ToResume is the part of Pause until the resume request: the
+	// stability window and the tool's own reads and writes.
+	ToResume time.Duration `json:"to_resume_ns"`
+	// FirstRecord is when, in the same run, MM2's first copied record
+	// reached the target.
+	FirstRecord time.Duration `json:"first_record_ns,omitempty"`
+	Steps       []step        `json:"steps,omitempty"`
+	// Verify is `cutover verify` after the resume, and VerifyOK whether
+	// one passed.
+	Verify   time.Duration `json:"verify_ns,omitempty"`
+	VerifyOK bool          `json:"verify_ok,omitempty"`
+	// VerifyCatchUp is the part of Verify until MM2 had caught up.
+	VerifyCatchUp time.Duration `json:"verify_catch_up_ns,omitempty"`
+	// VerifyAgain is a second `cutover verify` once MM2 had caught up:
+	// the tool's own time.
+	VerifyAgain time.Duration `json:"verify_again_ns,omitempty"`
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -330,13 +355,14 @@ func printTable(w io.Writer, rep report, o options) {
 		"N", "tasks", "ok", "raw", "cli", "(plan", "apply)", "ratio", "cli RSS", "library", "(plan", "ratio", "lib RSS", "status", "pause", "(tool", "connect)", "verify")
 	for _, r := range rs {
 		pause, tool, conn, vfy := "-", "-", "-", "-"
-		if r.Pause > 0 {
-			pause, tool, conn = ms(r.Pause), ms(r.PauseToResume), ms(r.Pause-r.PauseToResume)
-		}
-		if r.Verify > 0 {
-			vfy = ms(r.Verify) + "/" + ms(r.VerifyCatchUp) + "/" + ms(r.VerifyAgain)
-			if !r.VerifyOK {
-				vfy += "!"
+		if len(r.Pauses) > 0 && r.Pauses[0].Pause > 0 {
+			pr := r.Pauses[0]
+			pause, tool, conn = ms(pr.Pause), ms(pr.ToResume), ms(pr.Pause-pr.ToResume)
+			if pr.Verify > 0 {
+				vfy = ms(pr.Verify) + "/" + ms(pr.VerifyCatchUp) + "/" + ms(pr.VerifyAgain)
+				if !pr.VerifyOK {
+					vfy += "!"
+				}
 			}
 		}
 		fmt.Fprintf(w, "%-6d %5d %5s %8s %8s %8s %8s %6.2f %8s %8s %8s %6.2f %8s %8s %8s %8s %8s %8s\n",
@@ -366,9 +392,11 @@ func printTable(w io.Writer, rep report, o options) {
 		printSteps(w, r.Steps)
 		fmt.Fprintf(w, "N=%d raw floor, median run:\n", r.Partitions)
 		printSteps(w, r.RawSteps)
-		if len(r.PauseSteps) > 0 {
-			fmt.Fprintf(w, "N=%d operator pause (ms after the last commit):\n", r.Partitions)
-			printSteps(w, r.PauseSteps)
+		for _, pr := range r.Pauses {
+			if len(pr.Steps) > 0 {
+				fmt.Fprintf(w, "N=%d operator pause, tasks.max %d, median run (ms after the last commit):\n", r.Partitions, pr.TasksMax)
+				printSteps(w, pr.Steps)
+			}
 		}
 		for _, e := range r.Errors {
 			fmt.Fprintf(w, "  error: %s\n", e)
@@ -376,23 +404,26 @@ func printTable(w io.Writer, rep report, o options) {
 	}
 }
 
-// printPauses prints the operator pause of every size measured: from the
-// group's last commit (the old job's proven stop) to MM2's first copied
-// record.
+// printPauses prints the operator pause of every size and tasks.max
+// measured: from the group's last commit (the old job's proven stop) to
+// MM2's first copied record.
 func printPauses(w io.Writer, rs []sizeResult, window time.Duration) {
 	fmt.Fprintf(w, "\noperator pause, median (ms): the stability window, the tool's reads and writes after it, Connect starting\n"+
 		"MM2 (resume request to RUNNING), the first copied record on the target (resume request to the record), total\n")
-	fmt.Fprintf(w, "%-6s %8s %8s %8s %8s %8s\n", "N", "window", "tool", "connect", "record", "total")
+	fmt.Fprintf(w, "%-6s %5s %5s %8s %8s %8s %8s %8s\n", "N", "tasks", "ok", "window", "tool", "connect", "record", "total")
 	for _, r := range rs {
-		if r.Pause == 0 {
-			continue
+		for _, pr := range r.Pauses {
+			if pr.OK == 0 {
+				fmt.Fprintf(w, "%-6d %5d %5s\n", r.Partitions, pr.TasksMax, fmt.Sprintf("0/%d", pr.Runs))
+				continue
+			}
+			rec, total := "-", "-"
+			if pr.FirstRecord > 0 {
+				rec, total = ms(pr.FirstRecord-pr.ToResume), ms(pr.FirstRecord)
+			}
+			fmt.Fprintf(w, "%-6d %5d %5s %8s %8s %8s %8s %8s\n", r.Partitions, pr.TasksMax, fmt.Sprintf("%d/%d", pr.OK, pr.Runs),
+				ms(window), ms(pr.ToResume-window), ms(pr.Pause-pr.ToResume), rec, total)
 		}
-		rec, total := "-", "-"
-		if r.PauseFirstRecord > 0 {
-			rec, total = ms(r.PauseFirstRecord-r.PauseToResume), ms(r.PauseFirstRecord)
-		}
-		fmt.Fprintf(w, "%-6d %8s %8s %8s %8s %8s\n", r.Partitions, ms(window), ms(r.PauseToResume-window),
-			ms(r.Pause-r.PauseToResume), rec, total)
 	}
 }
 

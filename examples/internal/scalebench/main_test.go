@@ -38,6 +38,9 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-warmup", "-1"}, false},    // negative
 		{[]string{"-tasks-max", "0"}, true},   // the cutover's choice
 		{[]string{"-tasks-max", "-1"}, false}, // negative
+		{[]string{"-pause-tasks", "20, 40"}, true},
+		{[]string{"-pause-tasks", "20,0"}, false}, // not a tasks.max
+		{[]string{"-pause-tasks", "20,"}, false},  // empty
 		{[]string{"-sizes", "0", "-topics", "1"}, false},
 	} {
 		_, err := parseFlags(tc.args, &bytes.Buffer{})
@@ -71,11 +74,12 @@ func TestMedian(t *testing.T) {
 }
 
 // TestSmallRun runs the whole benchmark at 20 partitions on the sandbox:
-// the three paths, status and the operator pause succeed, and the table lists
-// them. It measures nothing worth reading; it shows the command works.
+// the three paths, status and the operator pause (with the cutover's
+// tasks.max, 1, and with -pause-tasks 2) succeed, and the table lists them.
+// It measures nothing worth reading; it shows the command works.
 func TestSmallRun(t *testing.T) {
 	sb := sandboxtest.Shared(t)
-	o, err := parseFlags([]string{"-sizes", "20", "-topics", "2", "-rounds", "1", "-warmup", "0", "-pause", "1", "-json"}, &bytes.Buffer{})
+	o, err := parseFlags([]string{"-sizes", "20", "-topics", "2", "-rounds", "1", "-warmup", "0", "-pause", "1", "-pause-tasks", "2", "-json"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,15 +97,20 @@ func TestSmallRun(t *testing.T) {
 		t.Fatalf("report %s: %v", stdout.Bytes(), err)
 	}
 	r := rep.Sizes[0]
-	if r.LibOK != 1 || r.CLIOK != 1 || r.RawOK != 1 || r.CLI <= r.CLIPlan || r.CLIPlan <= 0 || r.Lib <= 0 || r.Raw <= 0 || r.Status <= 0 || r.Pause <= r.PauseToResume || r.PauseToResume <= 0 || r.PauseFirstRecord <= r.PauseToResume || len(r.Errors) > 0 {
-		t.Errorf("result %+v; want one successful run of each path, a status and a pause", r)
+	if r.LibOK != 1 || r.CLIOK != 1 || r.RawOK != 1 || r.CLI <= r.CLIPlan || r.CLIPlan <= 0 || r.Lib <= 0 || r.Raw <= 0 || r.Status <= 0 || len(r.Errors) > 0 || len(r.Pauses) != 2 {
+		t.Errorf("result %+v; want one successful run of each path, a status and two pauses", r)
+	}
+	for i, pr := range r.Pauses {
+		if pr.TasksMax != i+1 || pr.OK != 1 || pr.Pause <= pr.ToResume || pr.ToResume <= 0 || pr.FirstRecord <= pr.ToResume {
+			t.Errorf("pause %d: %+v; want tasks.max %d, one successful run, a resume and a first record", i, pr, i+1)
+		}
 	}
 	if (r.LibRSS <= 0 || r.CLIRSS <= 0) && runtime.GOOS == "linux" {
 		t.Errorf("no peak RSS measured for the library run (%d) or the cli (%d)", r.LibRSS, r.CLIRSS)
 	}
 	var table bytes.Buffer
 	printTable(&table, rep, o)
-	for _, want := range []string{"ok: runs", "N=20 library", "plan built: 20 entries", "N=20 cli", "plan: plan written", "cutover apply exited", "apply: PATCH /connectors/", "operator pause, median", "GET 1:", "connector RUNNING"} {
+	for _, want := range []string{"ok: runs", "N=20 library", "plan built: 20 entries", "N=20 cli", "plan: plan written", "cutover apply exited", "apply: PATCH /connectors/", "operator pause, median", "operator pause, tasks.max 2", "GET 1:", "connector RUNNING"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}

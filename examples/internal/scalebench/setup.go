@@ -188,40 +188,67 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 	res.Steps = medianRun(libRuns, res.Lib).Steps
 	res.RawSteps = medianRun(rawRuns, res.Raw).Steps
 
-	var pauses, toResume, firsts, verifies, catchUps, agains []time.Duration
-	var pauseRuns []childResult
+	if o.pause > 0 {
+		for _, tasks := range append([]int{base.TasksMax}, o.pauseTasks...) {
+			j := base
+			j.TasksMax = tasks
+			pr, err := measurePause(ctx, c, o, j, h.base, log)
+			if err != nil {
+				return res, err
+			}
+			res.Pauses = append(res.Pauses, pr.pauseResult)
+			res.Errors = append(res.Errors, pr.errors...)
+		}
+	}
+	return res, nil
+}
+
+// pauses is what measurePause found: the medians, and the errors of the
+// runs that failed.
+type pauses struct {
+	pauseResult
+	errors []string
+}
+
+// measurePause runs o.pause operator pauses of j's partitions with j's
+// tasks.max, each on a connector of its own.
+func measurePause(ctx context.Context, c *connect.Client, o options, j job, runBase string, log *slog.Logger) (pauses, error) {
+	out := pauses{pauseResult: pauseResult{TasksMax: j.TasksMax, Runs: o.pause}}
+	n := int(j.PerTopic) * len(j.Topics)
+	var pause, toResume, firsts, verifies, catchUps, agains []time.Duration
+	var runs []childResult
 	for r := range o.pause {
-		j := base
 		j.Mode = "pause"
-		j.Connector = fmt.Sprintf("%s-n%d-p%d", h.base, n, r)
+		j.Connector = fmt.Sprintf("%s-n%d-t%d-p%d", runBase, n, j.TasksMax, r)
 		if err := createStopped(ctx, c, j); err != nil {
-			return res, err
+			return out, err
 		}
 		cr, err := runJob(ctx, j)
 		if err != nil {
-			return res, err
+			return out, err
 		}
-		log.Info("operator pause", "partitions", n, "ok", cr.OK, "pause", cr.Elapsed.Round(time.Millisecond), "error", cr.Error)
+		log.Info("operator pause", "partitions", n, "tasks.max", j.TasksMax, "ok", cr.OK, "pause", cr.Elapsed.Round(time.Millisecond), "error", cr.Error)
 		if cr.OK {
-			pauses = append(pauses, cr.Elapsed)
+			out.OK++
+			pause = append(pause, cr.Elapsed)
 			toResume = append(toResume, cr.ToResume)
 			firsts = append(firsts, cr.FirstRecord)
 			verifies = append(verifies, cr.Verify)
 			catchUps = append(catchUps, cr.CatchUp)
 			agains = append(agains, cr.Again)
-			res.VerifyOK = res.VerifyOK || cr.VerifyOK
-			pauseRuns = append(pauseRuns, cr)
+			out.VerifyOK = out.VerifyOK || cr.VerifyOK
+			runs = append(runs, cr)
 		} else {
-			res.Errors = append(res.Errors, fmt.Sprintf("pause %d: %s", r, cr.Error))
+			out.errors = append(out.errors, fmt.Sprintf("pause %d, tasks.max %d: %s", r, j.TasksMax, cr.Error))
 		}
 		if err := remove(ctx, c, j.Connector); err != nil {
 			log.Warn("removing the connector", "connector", j.Connector, "error", err)
 		}
 	}
-	res.Pause, res.PauseToResume, res.Verify, res.VerifyCatchUp = median(pauses), median(toResume), median(verifies), median(catchUps)
-	res.VerifyAgain, res.PauseFirstRecord = median(agains), median(firsts)
-	res.PauseSteps = medianRun(pauseRuns, res.Pause).Steps
-	return res, nil
+	out.Pause, out.ToResume, out.FirstRecord = median(pause), median(toResume), median(firsts)
+	out.Verify, out.VerifyCatchUp, out.VerifyAgain = median(verifies), median(catchUps), median(agains)
+	out.Steps = medianRun(runs, out.Pause).Steps
+	return out, nil
 }
 
 // medianRun returns the run that took d (the median).
