@@ -295,7 +295,7 @@ type sizeResult struct {
 	// Pauses are the operator pauses measured: the first with the
 	// connectors' own tasks.max, then one per -pause-tasks value.
 	Pauses []pauseResult `json:"pauses,omitempty"`
-	Errors []string `json:"errors,omitempty"`
+	Errors []string      `json:"errors,omitempty"`
 
 	// Steps is where the library's time went in its median run: each
 	// Connect request and each step the library logged, from the start.
