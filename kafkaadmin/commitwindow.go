@@ -202,6 +202,10 @@ func (s CommitWindow) Stable() bool {
 // [*PartitionErrors] (with the readings) when some partitions could not be
 // read in either reading, the context's error (also while waiting), or the
 // errors of [Client.ReadGroup].
+// firstReadingDone is what ReadCommitWindow logs (at debug level) once its
+// first reading is done and the window starts.
+const firstReadingDone = "commit window: first reading done"
+
 func (r *Client) ReadCommitWindow(ctx context.Context, group string, topics []string, window time.Duration) (CommitWindow, error) {
 	if window <= 0 {
 		return CommitWindow{}, &ArgumentError{Op: "ReadCommitWindow", Reason: "window must be positive"}
@@ -219,6 +223,7 @@ func (r *Client) ReadCommitWindow(ctx context.Context, group string, topics []st
 	if err != nil && !errors.As(err, &pe) {
 		return CommitWindow{}, err
 	}
+	r.log.DebugContext(ctx, firstReadingDone, "group", group, "window", window)
 	wait := progress.Start(r.log, fmt.Sprintf("group %s's commits to stay put for %s", group, window))
 	if err := wait.Sleep(ctx, window); err != nil {
 		return CommitWindow{}, opError("commit window", err)

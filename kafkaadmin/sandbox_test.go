@@ -11,6 +11,7 @@ import (
 	"maps"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -205,6 +206,27 @@ func newTestClient(t testing.TB, bootstrap string) *Client {
 }
 
 // testLogger sends the Client's retry notices to the test log.
+// signalHandler closes ch, once, when a record with message msg is
+// handled: a test waits on it for a step of the code under test.
+type signalHandler struct {
+	slog.Handler
+	msg  string
+	ch   chan struct{}
+	once *sync.Once
+}
+
+func (h signalHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h signalHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.once.Do(func() { close(h.ch) })
+	}
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
 func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(tlogWriter{t}, nil))
 }
@@ -323,16 +345,31 @@ func testSandboxFlinkGroup(t *testing.T, src *sandbox.Broker) {
 	if err != nil || !snap.Stable() {
 		t.Errorf("ReadCommitWindow() = moved %v, %v; want stable", snap.Moved, err)
 	}
-	done := make(chan struct{})
+	// "Flink" commits once the first reading is done (the client logs it),
+	// not after a fixed delay: on a loaded machine a first reading, or a
+	// commit through a KRaft controller electing a new leader, took longer
+	// than the 700 ms and 3 s this test once allowed (loaded run V).
+	started := make(chan struct{})
+	wr := newTestClient(t, bs)
+	wr.log = slog.New(signalHandler{Handler: wr.log.Handler(), msg: firstReadingDone, ch: started, once: new(sync.Once)})
+	committed := make(chan time.Time, 1)
 	go func() {
-		defer close(done)
-		time.Sleep(700 * time.Millisecond)
+		select {
+		case <-started:
+		case <-ctx.Done():
+			committed <- time.Time{}
+			return
+		}
 		flinkCommit(t, bs, group, map[TopicPartition]int64{tp(topic, 1): 5, tp(topic, 2): 0})
+		committed <- time.Now()
 	}()
-	snap, err = r.ReadCommitWindow(ctx, group, []string{topic}, 3*time.Second)
-	<-done
+	snap, err = wr.ReadCommitWindow(ctx, group, []string{topic}, 10*time.Second)
+	at := <-committed
 	if err != nil {
 		t.Fatal(err)
+	}
+	if at.IsZero() || at.After(snap.Second.At) {
+		t.Fatalf("the commit in the window ended at %v, after the second reading at %v: the machine is too slow for this test's 10 s window", at, snap.Second.At)
 	}
 	wantMoved := []OffsetChange{
 		{TopicPartition: tp(topic, 1), Before: offsets.NewGroupOffset(3), After: offsets.NewGroupOffset(5)},
