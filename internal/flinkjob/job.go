@@ -48,6 +48,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/internal/jvmcds"
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
@@ -139,6 +140,9 @@ type Job struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	log   string
+	// cdsDone ends the JVM's use of its class data sharing archive
+	// (jvmcds) once it exited.
+	cdsDone func(exited bool)
 
 	mu        sync.Mutex
 	changed   chan struct{} // closed and replaced on every state change
@@ -226,6 +230,10 @@ func Start(ctx context.Context, cfg Config) (*Job, error) {
 	}
 	argv := append([]string{"-Xms64m", "-Xmx" + cfg.HeapMax, "-Djava.io.tmpdir=" + tmp}, jvmFlags...)
 	argv = append(argv, "-cp", dist.classpath(), "io.github.mm2cutover.flinkjob.Replicator")
+	// The job's JVM starts a whole Flink mini cluster: its classes come
+	// from the archive the first job wrote, in the jar cache.
+	cdsOpts, cdsDone := jvmcds.New(filepath.Dir(dist.Dir), java, dist.classpath(), "flink-replicator").Options()
+	argv = append(cdsOpts, argv...)
 	cmd := exec.Command(java, append(argv, args...)...)
 	cmd.Env = baseEnv()
 	cmd.Dir = cfg.Dir
@@ -234,19 +242,22 @@ func Start(ctx context.Context, cfg Config) (*Job, error) {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		logf.Close()
+		cdsDone(false)
 		return nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		logf.Close()
+		cdsDone(false)
 		return nil, err
 	}
-	j := &Job{cfg: cfg, dist: dist, cmd: cmd, stdin: stdin, log: logf.Name(),
+	j := &Job{cfg: cfg, dist: dist, cmd: cmd, stdin: stdin, log: logf.Name(), cdsDone: cdsDone,
 		changed: make(chan struct{}), done: make(chan struct{}), cps: checkpoints{parallelism: cfg.Parallelism}}
 	fmt.Fprintf(logf, "=== flinkjob: starting flink %s at %s: %s\n", dist.Version.Flink, time.Now().Format(time.RFC3339Nano), strings.Join(cmd.Args, " "))
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
+		cdsDone(false)
 		return nil, fmt.Errorf("start flink job: %w", err)
 	}
 	go j.read(stdout, logf)
@@ -337,6 +348,7 @@ func (j *Job) read(stdout io.Reader, logf *os.File) {
 		})
 	}
 	err := j.cmd.Wait()
+	j.cdsDone(jvmcds.ExitedByItself(err))
 	fmt.Fprintf(logf, "=== flinkjob: exited at %s: %v\n", time.Now().Format(time.RFC3339Nano), err)
 	logf.Close()
 	j.update(func() { j.exitErr = err })

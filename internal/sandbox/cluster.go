@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mm2cutover/mm2cutover/internal/jvmcds"
 )
 
 // Broker is one KRaft cluster: a single node, or several (Config.SourceBrokers),
@@ -143,7 +145,8 @@ func (s *Sandbox) newBroker(name string, n int, java, dist, confDir string, env 
 			nd.proc = s.docker.runner(label, brokerArgv(formatCmd(argv, b.clusterID), argv), nodeEnv, filepath.Join(dir, "broker.log"))
 			continue
 		}
-		nd.proc = &process{name: label, argv: argv, env: nodeEnv, dir: dir, log: filepath.Join(dir, "broker.log")}
+		nd.proc = &process{name: label, argv: argv, env: nodeEnv, dir: dir, log: filepath.Join(dir, "broker.log"),
+			cds: s.classArchive(s.java, s.libs, "broker")}
 		args := formatCmd(argv, b.clusterID)
 		if s.sec != nil {
 			// The SCRAM credentials go to kafka-storage in a java @argfile
@@ -154,10 +157,17 @@ func (s *Sandbox) newBroker(name string, n int, java, dist, confDir string, env 
 			}
 			argfiles = append(argfiles, path)
 		}
+		formatCDS := s.classArchive(s.java, s.libs, "storage-format")
 		nd.format = func(ctx context.Context) error {
+			args, done := args, func(bool) {}
+			var opts []string
+			if opts, done = formatCDS.Options(); len(opts) > 0 {
+				args, _ = jvmcds.WithOptions(args, nil, "", opts)
+			}
 			cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 			cmd.Env, cmd.Dir = nodeEnv, dir
 			out, err := cmd.CombinedOutput()
+			done(jvmcds.ExitedByItself(err))
 			if err != nil {
 				return fmt.Errorf("format %s: %v\n%s", label, err, lastLines(string(out), 20))
 			}

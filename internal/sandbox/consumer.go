@@ -72,7 +72,8 @@ func (s *Sandbox) StartJavaConsumer(ctx context.Context, cfg JavaConsumerConfig)
 		"--consumer-property", "enable.auto.commit=false",
 		"--consumer-property", "client.id=mm2cutover-java-consumer")
 	c := &JavaConsumer{cfg: cfg, boot: s.source.bootstrap, rmDir: rmDir,
-		proc: &process{name: "java consumer (" + cfg.Protocol + ")", argv: argv, env: baseEnv(), dir: dir, log: filepath.Join(dir, "consumer.log")}}
+		proc: &process{name: "java consumer (" + cfg.Protocol + ")", argv: argv, env: baseEnv(), dir: dir, log: filepath.Join(dir, "consumer.log"),
+			cds: s.classArchive(java, libs, "console-consumer")}}
 	release, err := takeStartSlot(ctx, s.log, "java consumer")
 	if err != nil {
 		return nil, err

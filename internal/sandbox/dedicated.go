@@ -143,7 +143,8 @@ func (s *Sandbox) StartDedicatedMM2(ctx context.Context, cfg DedicatedConfig) (*
 	argv = append(argv, "-Dlog4j2.configurationFile="+log4j2, "-Dlog4j.configuration=file:"+log4j1,
 		"-cp", filepath.Join(libs, "*"), "org.apache.kafka.connect.mirror.MirrorMaker", propsPath, "--clusters", tgt)
 	m := &DedicatedMM2{sourceAlias: src, props: propsPath, rmDir: rmDir,
-		proc: &process{name: "dedicated mm2", argv: argv, env: baseEnv(), dir: dir, log: filepath.Join(dir, "mm2.log")}}
+		proc: &process{name: "dedicated mm2", argv: argv, env: baseEnv(), dir: dir, log: filepath.Join(dir, "mm2.log"),
+			cds: s.classArchive(java, libs, "dedicated-mm2")}}
 	release, err := takeStartSlot(ctx, s.log, "dedicated mm2")
 	if err != nil {
 		return nil, err

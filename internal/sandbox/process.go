@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mm2cutover/mm2cutover/internal/jvmcds"
 )
 
 // runner is one JVM of the sandbox: a local process, or a Docker container
@@ -34,6 +36,11 @@ type process struct {
 	env  []string
 	dir  string
 	log  string
+	// cds is the class data sharing archive of the JVM, nil for
+	// none; its option goes at the end of the environment variable cdsEnv
+	// when that is set (a start script's JVM options), else after argv[0].
+	cds    *jvmcds.Archive
+	cdsEnv string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -53,14 +60,20 @@ func (p *process) start() error {
 		return err
 	}
 	fmt.Fprintf(logf, "=== sandbox: starting %s at %s\n", p.name, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(p.argv[0], p.argv[1:]...)
-	cmd.Env = p.env
+	argv, env := p.argv, p.env
+	opts, cdsDone := p.cds.Options()
+	if len(opts) > 0 {
+		argv, env = jvmcds.WithOptions(argv, env, p.cdsEnv, opts)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
 	cmd.Dir = p.dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
+		cdsDone(false)
 		return fmt.Errorf("start %s: %w", p.name, err)
 	}
 	done := make(chan struct{})
@@ -68,6 +81,7 @@ func (p *process) start() error {
 	go func() {
 		err := cmd.Wait()
 		logf.Close()
+		cdsDone(jvmcds.ExitedByItself(err))
 		p.mu.Lock()
 		p.err = err
 		p.mu.Unlock()

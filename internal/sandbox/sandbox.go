@@ -45,6 +45,7 @@ import (
 	"time"
 
 	mm2 "github.com/mm2cutover/mm2cutover/docker/mm2"
+	"github.com/mm2cutover/mm2cutover/internal/jvmcds"
 )
 
 // DefaultKafkaVersion is the newest Apache Kafka release whose broker,
@@ -195,6 +196,7 @@ type Sandbox struct {
 	jmxAgent string // the JMX exporter agent jar in the work directory; "" without Config.JMXExporter
 
 	cacheDir   string   // Config.CacheDir, resolved
+	java       string   // the java binary of local JVMs; "" with the Docker backend
 	prometheus []runner // Prometheus servers StartPrometheus started
 }
 
@@ -300,6 +302,7 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 			return nil, err
 		}
 		s.version, s.libs = versionOf(dist, cfg.KafkaVersion), filepath.Join(dist, "libs")
+		s.java = java
 	}
 	confDir := filepath.Join(s.workDir, "mm2")
 	if err := os.CopyFS(confDir, mm2.Files); err != nil {
@@ -368,6 +371,13 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		log.Info("connect workers ready", "urls", s.workerURLs())
 	}
 	return s, nil
+}
+
+// classArchive returns the class data sharing archive of the role's local
+// JVMs run by java on the Kafka jars in libs; nil, for none, without a
+// java binary (the Docker backend).
+func (s *Sandbox) classArchive(java, libs, role string) *jvmcds.Archive {
+	return jvmcds.New(s.cacheDir, java, filepath.Join(libs, "*"), role)
 }
 
 // baseEnv is the environment of every process: enough to find java, nothing
@@ -459,7 +469,12 @@ func (s *Sandbox) newWorker(i int, dist, confDir string, env []string) (*Worker,
 	if s.docker != nil {
 		w.proc = s.docker.runner(name, argv, env, filepath.Join(dir, "worker.log"))
 	} else {
-		w.proc = &process{name: name, argv: argv, env: env, dir: dir, log: filepath.Join(dir, "worker.log")}
+		role := "worker"
+		if s.jmxAgent != "" {
+			role = "worker-jmx"
+		}
+		w.proc = &process{name: name, argv: argv, env: env, dir: dir, log: filepath.Join(dir, "worker.log"),
+			cds: s.classArchive(s.java, s.libs, role), cdsEnv: "KAFKA_JVM_PERFORMANCE_OPTS"}
 	}
 	return w, nil
 }
