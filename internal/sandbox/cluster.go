@@ -159,9 +159,9 @@ func (s *Sandbox) newBroker(name string, n int, java, dist, confDir string, env 
 		}
 		formatCDS := s.classArchive(s.java, s.libs, "storage-format")
 		nd.format = func(ctx context.Context) error {
-			args, done := args, func(bool) {}
-			var opts []string
-			if opts, done = formatCDS.Options(); len(opts) > 0 {
+			args := args
+			opts, done := formatCDS.Options()
+			if len(opts) > 0 {
 				args, _ = jvmcds.WithOptions(args, nil, "", opts)
 			}
 			cmd := exec.CommandContext(ctx, args[0], args[1:]...)
