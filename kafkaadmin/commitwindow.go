@@ -189,6 +189,10 @@ func (s CommitWindow) Stable() bool {
 	return len(s.Moved) == 0
 }
 
+// firstReadingDone is what ReadCommitWindow logs (at debug level) once its
+// first reading is done and the window starts.
+const firstReadingDone = "commit window: first reading done"
+
 // ReadCommitWindow reads the group's commits over every partition of the
 // named topics, waits for window, reads them again with the partitions' log
 // bounds, and reports every partition whose commit moved. The first
@@ -202,10 +206,6 @@ func (s CommitWindow) Stable() bool {
 // [*PartitionErrors] (with the readings) when some partitions could not be
 // read in either reading, the context's error (also while waiting), or the
 // errors of [Client.ReadGroup].
-// firstReadingDone is what ReadCommitWindow logs (at debug level) once its
-// first reading is done and the window starts.
-const firstReadingDone = "commit window: first reading done"
-
 func (r *Client) ReadCommitWindow(ctx context.Context, group string, topics []string, window time.Duration) (CommitWindow, error) {
 	if window <= 0 {
 		return CommitWindow{}, &ArgumentError{Op: "ReadCommitWindow", Reason: "window must be positive"}
