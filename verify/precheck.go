@@ -398,6 +398,8 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		}
 	}
 	log.Info("reading the group's offsets twice", "group", spec.Group, "window", spec.StabilityWindow)
+	afterWindow := startTargetReads(ctx, source, target, spec)
+	defer afterWindow.stop()
 	snap, err := source.ReadCommitWindow(ctx, spec.Group, spec.Topics, spec.StabilityWindow)
 	if topics, ok := checkSourceTopics(cs, spec.Topics, err); ok {
 		if len(topics) == 0 {
@@ -422,9 +424,12 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	committed := offsetRules(cs, spec, f, r)
 	group, second := f.group, snap.Second
 
-	targets, err := target.CheckTargets(ctx, second.Topics, spec.Policy)
-	if err != nil {
-		return nil, fmt.Errorf("check target topics: %w", err)
+	early := afterWindow.wait(second.Topics)
+	targets := afterWindow.checks
+	if !early {
+		if targets, err = target.CheckTargets(ctx, second.Topics, spec.Policy); err != nil {
+			return nil, fmt.Errorf("check target topics: %w", err)
+		}
 	}
 	targetsOK := targetRules(cs, targets)
 	r.observed = Observation{
@@ -440,32 +445,52 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		}
 	}
 	if targetsOK {
-		if r.TargetEnds, err = TargetEnds(ctx, target, second.Topics, spec.Policy); err != nil {
+		if early {
+			r.TargetEnds, err = afterWindow.ends, afterWindow.endsErr
+		} else {
+			r.TargetEnds, err = TargetEnds(ctx, target, second.Topics, spec.Policy)
+		}
+		if err != nil {
 			return nil, err
 		}
 		r.observed.TargetEnds = r.TargetEnds
-		if endsBefore != nil {
-			precheckTargetQuiet(ctx, cs, target, spec, endsBefore, r.TargetEnds, connectorState(ctx, c, spec.Connector))
-		} else {
-			cs.add("target-quiet", Warn, "not checked: the target topics' end offsets could not be read before the %v window", spec.StabilityWindow)
-		}
-		precheckRecordSizes(ctx, cs, source, target, spec)
-	} else {
-		cs.add("target-quiet", Warn, "not checked: the target topics failed their check")
 	}
 
+	// The checks left read different things (the target's records and
+	// configs, Connect's validation and connectors, the cutover's own
+	// connector) and each writes only its own checks: they run at once,
+	// and their checks join the report in this order.
+	var parts [7]Checks
+	if targetsOK {
+		wg.Go(func() {
+			if endsBefore != nil {
+				precheckTargetQuiet(ctx, &parts[0], target, spec, endsBefore, r.TargetEnds, connectorState(ctx, c, spec.Connector))
+			} else {
+				parts[0].add("target-quiet", Warn, "not checked: the target topics' end offsets could not be read before the %v window", spec.StabilityWindow)
+			}
+		})
+		wg.Go(func() { precheckRecordSizes(ctx, &parts[1], source, target, spec) })
+	} else {
+		parts[0].add("target-quiet", Warn, "not checked: the target topics failed their check")
+	}
 	if r.WorkerVersion != "" {
 		exp := connect.LintExpectations{SourceAlias: offsets.SourceAliasOf(spec.Config), HasClearedPartition: hasZero(r.Group), Topics: spec.Topics}
 		if callerPolicy != (offsets.ReplicationPolicy{}) {
 			exp.Policy = &callerPolicy
 		}
-		findings, err := c.LintConfig(ctx, spec.Config, exp)
-		lintRules(cs, findings, err)
-		precheckConnectors(ctx, cs, c, source, target, spec, r.WorkerVersion)
-		precheckReplicationFactors(ctx, cs, source, target, spec, r.WorkerVersion, targets)
-		precheckOwnConnector(ctx, cs, c, spec, r)
+		wg.Go(func() {
+			findings, err := c.LintConfig(ctx, spec.Config, exp)
+			lintRules(&parts[2], findings, err)
+		})
+		wg.Go(func() { precheckConnectors(ctx, &parts[3], c, source, target, spec, r.WorkerVersion) })
+		wg.Go(func() { precheckReplicationFactors(ctx, &parts[4], source, target, spec, r.WorkerVersion, targets) })
+		wg.Go(func() { precheckOwnConnector(ctx, &parts[5], c, spec, r) })
 	}
-	precheckWorkerStorage(ctx, cs, target, spec, writers, r.TargetClusterID)
+	wg.Go(func() { precheckWorkerStorage(ctx, &parts[6], target, spec, writers, r.TargetClusterID) })
+	wg.Wait()
+	for _, p := range parts {
+		*cs = append(*cs, p...)
+	}
 	partitions := 0
 	for _, n := range second.Topics {
 		partitions += int(n)
@@ -887,4 +912,60 @@ func listSome(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
+}
+
+// targetReads are the precheck's reads of the target after the window —
+// its topics (CheckTargets) and their end offsets — started once the
+// window has passed since the group's first reading began, beside the
+// second reading, which they do not need: they take the source topics'
+// partition counts from a metadata read of their own, and are used only
+// when those equal the second reading's.
+type targetReads struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	topics  kafkaadmin.Topics
+	checks  []kafkaadmin.TargetCheck
+	err     error
+	ends    map[offsets.SourcePartition]int64
+	endsErr error // when the ends could not be read; the checks say whether they had to be
+}
+
+// startTargetReads starts the target's reads, spec.StabilityWindow from now.
+func startTargetReads(ctx context.Context, source, target *kafkaadmin.Client, spec PrecheckSpec) *targetReads {
+	ctx, cancel := context.WithCancel(ctx)
+	t := &targetReads{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		window := time.NewTimer(spec.StabilityWindow)
+		defer window.Stop()
+		select {
+		case <-ctx.Done():
+			t.err = ctx.Err()
+			return
+		case <-window.C:
+		}
+		if t.topics, t.err = existingTopics(ctx, source, spec.Topics); t.err != nil {
+			return
+		}
+		if t.checks, t.err = target.CheckTargets(ctx, t.topics, spec.Policy); t.err != nil {
+			return
+		}
+		t.ends, t.endsErr = TargetEnds(ctx, target, t.topics, spec.Policy)
+	}()
+	return t
+}
+
+// wait waits for the reads and reports whether they can stand for the
+// ones after the second reading: they succeeded, on the source topics
+// and partition counts topics names.
+func (t *targetReads) wait(topics kafkaadmin.Topics) bool {
+	<-t.done
+	return t.err == nil && maps.Equal(t.topics, topics)
+}
+
+// stop ends the reads if they still run and waits for them.
+func (t *targetReads) stop() {
+	t.cancel()
+	<-t.done
 }
