@@ -469,12 +469,14 @@ func (s *Sandbox) newWorker(i int, dist, confDir string, env []string) (*Worker,
 	if s.docker != nil {
 		w.proc = s.docker.runner(name, argv, env, filepath.Join(dir, "worker.log"))
 	} else {
-		role := "worker"
-		if s.jmxAgent != "" {
-			role = "worker-jmx"
+		p := &process{name: name, argv: argv, env: env, dir: dir, log: filepath.Join(dir, "worker.log"), cdsEnv: "KAFKA_JVM_PERFORMANCE_OPTS"}
+		if s.jmxAgent == "" {
+			// A JVM with a Java agent writes no archive: it exits with
+			// "Must enable AllowArchivingWithJavaAgent", a diagnostic
+			// option for tests of the JVM itself.
+			p.cds = s.classArchive(s.java, s.libs, "worker")
 		}
-		w.proc = &process{name: name, argv: argv, env: env, dir: dir, log: filepath.Join(dir, "worker.log"),
-			cds: s.classArchive(s.java, s.libs, role), cdsEnv: "KAFKA_JVM_PERFORMANCE_OPTS"}
+		w.proc = p
 	}
 	return w, nil
 }
