@@ -78,17 +78,24 @@ func Observe(ctx context.Context, source, target ClusterReader, p *plan.Plan, in
 
 // observeSource reads, for Observe, the source's cluster ID, the group's
 // description, and its commits with the bounds of the topics that exist.
+// The three reads depend on none another and run at once.
 func observeSource(ctx context.Context, source ClusterReader, group string, topics []string, o *Observation) error {
-	var err error
-	if o.SourceClusterID, err = source.ClusterID(ctx); err != nil {
-		return fmt.Errorf("source cluster: %w", err)
-	}
-	if o.Group, err = source.DescribeGroup(ctx, group); err != nil {
-		return fmt.Errorf("describe group %s: %w", group, err)
-	}
-	reading, err := readExisting(ctx, source, group, topics)
-	if err != nil {
-		return fmt.Errorf("re-read group %s: %w", group, err)
+	var (
+		idErr, groupErr, readErr error
+		reading                  kafkaadmin.Reading
+		wg                       sync.WaitGroup
+	)
+	wg.Go(func() { o.SourceClusterID, idErr = source.ClusterID(ctx) })
+	wg.Go(func() { o.Group, groupErr = source.DescribeGroup(ctx, group) })
+	wg.Go(func() { reading, readErr = readExisting(ctx, source, group, topics) })
+	wg.Wait()
+	switch {
+	case idErr != nil:
+		return fmt.Errorf("source cluster: %w", idErr)
+	case groupErr != nil:
+		return fmt.Errorf("describe group %s: %w", group, groupErr)
+	case readErr != nil:
+		return fmt.Errorf("re-read group %s: %w", group, readErr)
 	}
 	o.At, o.SourceTopics, o.Bounds, o.Committed = reading.At, reading.Topics, reading.Bounds, reading.Committed
 	return nil
@@ -97,11 +104,25 @@ func observeSource(ctx context.Context, source ClusterReader, group string, topi
 // observeTarget reads, for Observe, the target's cluster ID and the
 // partition counts and end offsets of the target topics that exist (names,
 // which back maps to their source topics).
+// The cluster ID is read beside the topics.
 func observeTarget(ctx context.Context, target ClusterReader, names []string, back map[string]string, o *Observation) error {
-	var err error
-	if o.TargetClusterID, err = target.ClusterID(ctx); err != nil {
-		return fmt.Errorf("target cluster: %w", err)
+	var idErr error
+	idRead := make(chan struct{})
+	go func() {
+		defer close(idRead)
+		o.TargetClusterID, idErr = target.ClusterID(ctx)
+	}()
+	err := observeTargetTopics(ctx, target, names, back, o)
+	<-idRead
+	if idErr != nil {
+		return fmt.Errorf("target cluster: %w", idErr)
 	}
+	return err
+}
+
+// observeTargetTopics reads, for observeTarget, the partition counts and
+// end offsets of the target topics that exist.
+func observeTargetTopics(ctx context.Context, target ClusterReader, names []string, back map[string]string, o *Observation) error {
 	have, err := existingTopics(ctx, target, names)
 	if err != nil {
 		return fmt.Errorf("target topics: %w", err)
