@@ -318,6 +318,21 @@ func TestImage(t *testing.T) {
 	if err := sb.Workers()[0].Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// A worker answers REST before its configuration store has read the
+	// config topic, and Connect's resume looks the connector up there, on
+	// the worker asked: 404 "Unknown connector" (loaded run Z). GET
+	// .../config waits for the worker to join the group and read it.
+	waitConfig := time.Now().Add(2 * time.Minute)
+	for {
+		_, err := viaProcess.Config(ctx, "image-mirror")
+		if err == nil {
+			break
+		}
+		if time.Now().After(waitConfig) {
+			t.Fatalf("the restarted process worker does not know connector image-mirror: %v", err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 	if err := viaProcess.Resume(ctx, "image-mirror"); err != nil {
 		t.Fatalf("resume through the process worker (forwarded to the container, the leader): %v", err)
 	}
