@@ -80,10 +80,26 @@ func TestWaitMirrorOffsetsReadsThroughUnavailableOffsets(t *testing.T) {
 // A worker that keeps failing: the wait ends at the deadline with a
 // *ReadBackError that says both why it ended and what the reads said.
 func TestWaitMirrorOffsetsDeadlineKeepsLastReadError(t *testing.T) {
-	c, _ := fakeOffsetsServer(t, answerWith(200, stale), answerWith(500, offsetsUnavailable))
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	rb, err := c.WaitMirrorOffsets(ctx, "mm2", wantOrders0)
+	// The deadline must come after the wait has taken in a 500: a third
+	// read proves it (the reads are one after another). On a starved
+	// machine the first 300 ms may hold only the stale read (loaded run
+	// AC), so the wait is tried again with twice the time.
+	var (
+		rb  offsets.ReadBack
+		err error
+	)
+	for timeout := 300 * time.Millisecond; ; timeout *= 2 {
+		c, calls := fakeOffsetsServer(t, answerWith(200, stale), answerWith(500, offsetsUnavailable))
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		rb, err = c.WaitMirrorOffsets(ctx, "mm2", wantOrders0)
+		cancel()
+		if n := calls.Load(); n >= 3 {
+			break
+		} else if timeout > 20*time.Second {
+			t.Fatalf("%d reads in %v, want 3 or more", n, timeout)
+		}
+		t.Logf("%d reads in %v: again with twice the time", calls.Load(), timeout)
+	}
 	var rbe *connect.ReadBackError
 	if !errors.As(err, &rbe) || !errors.Is(err, connect.ErrReadBack) || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, connect.ErrOffsetsUnavailable) {
 		t.Fatalf("err = %v; want a *ReadBackError matching ErrReadBack, DeadlineExceeded and ErrOffsetsUnavailable", err)
