@@ -14,7 +14,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/internal/jvmcds"
 )
 
-// Broker is one KRaft cluster: a single node, or several (Config.SourceBrokers),
+// Broker is one KRaft cluster: a single node, or several (Config.SourceBrokers, Config.TargetBrokers),
 // each a broker and a controller in one JVM. Its fault handles (Start, Stop)
 // act on every node; Nodes gives the handles of each.
 type Broker struct {
@@ -43,8 +43,8 @@ type Node struct {
 // client listeners on Config.BrokerHost when given), each
 // with a client listener, a controller listener and, in a secure sandbox, a
 // PLAINTEXT inter-broker listener. Every node is a controller: with three,
-// the quorum survives one stopped node.
-func (s *Sandbox) newBroker(name string, n int, java, dist, confDir string, env []string) (*Broker, error) {
+// the quorum survives one stopped node. rf is Config.ReplicationFactor.
+func (s *Sandbox) newBroker(name string, n, rf int, java, dist, confDir string, env []string) (*Broker, error) {
 	perNode := 2
 	if s.sec != nil {
 		perNode = 5 // client, inter-broker, mTLS, OAUTHBEARER, controller
@@ -95,7 +95,7 @@ func (s *Sandbox) newBroker(name string, n int, java, dist, confDir string, env 
 				props = append(props, authorizerProps()...)
 			}
 		}
-		rf := strconv.Itoa(n)
+		rf := strconv.Itoa(replicationFactor(n, rf))
 		props = append(props,
 			"log.dirs="+filepath.Join(dir, "data"),
 			"auto.create.topics.enable=false",
@@ -306,4 +306,14 @@ func (nd *Node) Stop(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// replicationFactor is the default replication factor of a cluster of n
+// nodes for Config.ReplicationFactor rf: every node for 0, else rf capped
+// at n.
+func replicationFactor(n, rf int) int {
+	if rf <= 0 || rf > n {
+		return n
+	}
+	return rf
 }

@@ -1,6 +1,6 @@
 // Package sandbox runs real Apache Kafka and Kafka Connect on this machine for
 // tests and demos: two independent KRaft clusters, "source" (one node, or
-// Config.SourceBrokers) and "target" (one node), and zero or more Kafka
+// Config.SourceBrokers) and "target" (one node, or Config.TargetBrokers), and zero or more Kafka
 // Connect distributed workers whose management cluster is the target, with
 // MirrorMaker 2's connectors on their class path.
 //
@@ -99,9 +99,18 @@ type Config struct {
 	Workers int
 	// SourceBrokers is the number of brokers of the source cluster (0
 	// means 1). With several, topics are replicated to all of them by
-	// default, so that leaders are spread and can move. The target cluster
-	// always has one.
+	// default, so that leaders are spread and can move.
 	SourceBrokers int
+	// TargetBrokers is the number of brokers of the target cluster (0
+	// means 1), Connect's management cluster.
+	TargetBrokers int
+	// ReplicationFactor is the default replication factor of a cluster of
+	// several brokers (topics, consumer offsets, transactions). 0
+	// replicates to every broker; 1 spreads the partitions over the brokers,
+	// one replica each, so that N brokers hold N times the partitions of one
+	// (a broker holds at most about 15,000 here: a process may open 20,000
+	// files). Larger values are capped at the cluster's size.
+	ReplicationFactor int
 	// Secure starts SASL_SSL brokers (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN)
 	// and Connect workers with HTTPS REST and basic auth, with certificates
 	// and passwords generated at start (see secure.go). Not with Docker.
@@ -335,10 +344,10 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	}
 	defer release()
 	// The two clusters format and start in parallel; each takes a few seconds.
-	if s.source, err = s.newBroker("source", max(cfg.SourceBrokers, 1), java, dist, confDir, env); err != nil {
+	if s.source, err = s.newBroker("source", max(cfg.SourceBrokers, 1), cfg.ReplicationFactor, java, dist, confDir, env); err != nil {
 		return nil, err
 	}
-	if s.target, err = s.newBroker("target", 1, java, dist, confDir, env); err != nil {
+	if s.target, err = s.newBroker("target", max(cfg.TargetBrokers, 1), cfg.ReplicationFactor, java, dist, confDir, env); err != nil {
 		return nil, err
 	}
 	var wg sync.WaitGroup

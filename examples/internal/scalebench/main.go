@@ -36,8 +36,13 @@
 //	MM2CUTOVER_SANDBOX=/tmp/mm2sandbox.json go run ./examples/internal/scalebench -keep
 //
 // A single sandbox broker holds at most about 15,000-19,000 partitions
-// here (open-file limit 20,000): sizes are set up one after another and
-// deleted after their rounds unless -keep is given.
+// here (open-file limit 20,000). The sandbox it starts has one broker per
+// cluster for every 15,000 partitions of the largest size (or -brokers),
+// with replication factor 1 so that the partitions spread over them. Sizes
+// are set up one after another and deleted after their rounds unless -keep
+// is given.
+//
+//	go run ./examples/internal/scalebench -sizes 1000,10000,50000 -rounds 3
 package main
 
 import (
@@ -84,7 +89,17 @@ type options struct {
 	// pauseTasks are more tasks.max values to measure the operator pause
 	// with, after the connectors' own.
 	pauseTasks []int
+	// brokers is the number of brokers of each cluster of the sandbox it
+	// starts; 0 is brokersFor the largest size.
+	brokers int
 }
+
+// partitionsPerBroker is what one sandbox broker holds here with room to
+// spare: each partition keeps files open, and a process may open 20,000.
+const partitionsPerBroker = 15000
+
+// brokersFor is the brokers a cluster needs for n partitions.
+func brokersFor(n int) int { return max(1, (n+partitionsPerBroker-1)/partitionsPerBroker) }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("scalebench", flag.ContinueOnError)
@@ -103,6 +118,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.tasksMax, "tasks-max", 0, "tasks.max of the connectors; 0 is the cutover's choice, connect.TasksFor (MM2 loads each task's offsets one partition at a time)")
 	pauseTasks := fs.String("pause-tasks", "", "more tasks.max values to measure the operator pause with, comma separated (e.g. 20,40): each gets -pause runs after those with the connectors' own")
 	fs.StringVar(&o.prefix, "prefix", "scalebench", "prefix of the names of the topics, group and connectors it creates")
+	fs.IntVar(&o.brokers, "brokers", 0, "brokers of each cluster of the sandbox it starts, the partitions spread over them (replication factor 1); 0: one per 15,000 partitions of the largest size")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -111,8 +127,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		if err != nil || n <= 0 || o.topics <= 0 || n%o.topics != 0 {
 			return o, fmt.Errorf("size %q: want a positive multiple of -topics (%d)", s, o.topics)
 		}
-		if n > 15000 {
-			return o, fmt.Errorf("size %d: a sandbox broker holds at most about 15,000 partitions here", n)
+		if o.brokers > 0 && n > partitionsPerBroker*o.brokers {
+			return o, fmt.Errorf("size %d: %d brokers hold at most about %d partitions here (%d each)", n, o.brokers, partitionsPerBroker*o.brokers, partitionsPerBroker)
 		}
 		o.sizes = append(o.sizes, n)
 	}
@@ -129,6 +145,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
 			return o, err
 		}
+	}
+	if o.brokers < 0 {
+		return o, errors.New("-brokers must be 0 (one per 15,000 partitions) or more")
 	}
 	if o.tasksMax < 0 {
 		return o, errors.New("-tasks-max must be 0 (the cutover's choice) or more")
@@ -241,7 +260,15 @@ func openSandbox(ctx context.Context, o options, log *slog.Logger) (*held, error
 	cfg := sandbox.ConfigFromEnv()
 	cfg.Workers = o.workers
 	cfg.Logger = log
-	log.Info("starting a sandbox", "workers", o.workers)
+	brokers := o.brokers
+	if brokers == 0 {
+		brokers = brokersFor(slices.Max(o.sizes))
+	}
+	cfg.SourceBrokers, cfg.TargetBrokers = brokers, brokers
+	if brokers > 1 {
+		cfg.ReplicationFactor = 1
+	}
+	log.Info("starting a sandbox", "workers", o.workers, "brokers_per_cluster", brokers)
 	sb, err := sandbox.Start(ctx, cfg)
 	if err != nil {
 		return nil, err

@@ -31,8 +31,11 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{nil, true},
 		{[]string{"-sizes", "100,200", "-topics", "4"}, true},
-		{[]string{"-sizes", "1001"}, false},   // not a multiple of -topics
-		{[]string{"-sizes", "20000"}, false},  // more than a sandbox broker holds
+		{[]string{"-sizes", "1001"}, false},                   // not a multiple of -topics
+		{[]string{"-sizes", "20000"}, true},                   // two brokers per cluster
+		{[]string{"-sizes", "20000", "-brokers", "1"}, false}, // more than a sandbox broker holds
+		{[]string{"-sizes", "50000", "-brokers", "4"}, true},
+		{[]string{"-brokers", "-1"}, false},
 		{[]string{"-sizes", "x"}, false},      // not a number
 		{[]string{"-rounds", "0"}, false},     // nothing to measure
 		{[]string{"-warmup", "-1"}, false},    // negative
@@ -46,6 +49,14 @@ func TestParseFlags(t *testing.T) {
 		_, err := parseFlags(tc.args, &bytes.Buffer{})
 		if (err == nil) != tc.ok {
 			t.Errorf("parseFlags(%q) = %v, want ok %v", tc.args, err, tc.ok)
+		}
+	}
+}
+
+func TestBrokersFor(t *testing.T) {
+	for n, want := range map[int]int{0: 1, 1000: 1, 15000: 1, 15001: 2, 20000: 2, 50000: 4} {
+		if got := brokersFor(n); got != want {
+			t.Errorf("brokersFor(%d) = %d, want %d", n, got, want)
 		}
 	}
 }
