@@ -61,6 +61,7 @@ func (s *Sandbox) newBroker(name string, n, rf int, java, dist, confDir string, 
 	for i := range n {
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ports[i*perNode+perNode-1]))
 	}
+	replicas := strconv.Itoa(replicationFactor(n, rf))
 	var argfiles []string
 	for i := range n {
 		p := ports[i*perNode : (i+1)*perNode]
@@ -95,22 +96,21 @@ func (s *Sandbox) newBroker(name string, n, rf int, java, dist, confDir string, 
 				props = append(props, authorizerProps()...)
 			}
 		}
-		rf := strconv.Itoa(replicationFactor(n, rf))
 		props = append(props,
 			"log.dirs="+filepath.Join(dir, "data"),
 			"auto.create.topics.enable=false",
 			"num.partitions=1",
 		)
 		if n > 1 {
-			props = append(props, "default.replication.factor="+rf)
+			props = append(props, "default.replication.factor="+replicas)
 		}
 		props = append(props,
-			"offsets.topic.replication.factor="+rf,
+			"offsets.topic.replication.factor="+replicas,
 			"offsets.topic.num.partitions=5",
-			"transaction.state.log.replication.factor="+rf,
+			"transaction.state.log.replication.factor="+replicas,
 			"transaction.state.log.min.isr=1",
 			"transaction.state.log.num.partitions=5",
-			"share.coordinator.state.topic.replication.factor="+rf,
+			"share.coordinator.state.topic.replication.factor="+replicas,
 			"share.coordinator.state.topic.min.isr=1",
 			"group.initial.rebalance.delay.ms=0",
 			// A fetch that waits in the purgatory stays referenced from the
