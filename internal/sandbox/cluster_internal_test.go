@@ -16,3 +16,30 @@ func TestReplicationFactor(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkerHeap(t *testing.T) {
+	for _, c := range []struct {
+		xmx   string
+		valid bool
+		opts  string
+	}{
+		{"", true, heapFlags}, // the brokers' heap
+		{"2g", true, "-Xms128m -Xmx2g"},
+		{"1536m", true, "-Xms128m -Xmx1536m"},
+		{"2G", true, "-Xms128m -Xmx2G"},
+		{"g", false, ""},
+		{"2gb", false, ""},
+		{"-2g", false, ""},
+		{"0m", false, ""},
+		{"2g -XX:+Foo", false, ""}, // one size, never more flags
+	} {
+		if got := validHeap(c.xmx); got != c.valid {
+			t.Errorf("validHeap(%q) = %v, want %v", c.xmx, got, c.valid)
+		}
+		if c.valid {
+			if got := workerHeap(c.xmx); got != c.opts {
+				t.Errorf("workerHeap(%q) = %q, want %q", c.xmx, got, c.opts)
+			}
+		}
+	}
+}

@@ -111,6 +111,11 @@ type Config struct {
 	// (a broker holds at most about 15,000 here: a process may open 20,000
 	// files). Larger values are capped at the cluster's size.
 	ReplicationFactor int
+	// WorkerHeap is the maximum heap (-Xmx, as "2g" or "1536m") of each
+	// Connect worker ("" means 768m, the brokers' heap). MM2's tasks hold
+	// a consumer and a producer each: a worker starting 50 tasks of 1,000
+	// partitions ran out of 768m (Kafka 4.3.1).
+	WorkerHeap string
 	// Secure starts SASL_SSL brokers (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN)
 	// and Connect workers with HTTPS REST and basic auth, with certificates
 	// and passwords generated at start (see secure.go). Not with Docker.
@@ -249,6 +254,9 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if cfg.KafkaVersion == "" {
 		cfg.KafkaVersion = DefaultKafkaVersion
 	}
+	if !validHeap(cfg.WorkerHeap) {
+		return nil, fmt.Errorf("sandbox: worker heap %q is not a size such as 2g or 1536m", cfg.WorkerHeap)
+	}
 	if cfg.CacheDir == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
@@ -362,7 +370,7 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	log.Info("kafka clusters ready", "source", s.source.bootstrap, "target", s.target.bootstrap)
 
 	for i := range cfg.Workers {
-		w, err := s.newWorker(i, dist, confDir, env)
+		w, err := s.newWorker(i, dist, confDir, workerHeap(cfg.WorkerHeap), env)
 		if err != nil {
 			return nil, err
 		}
@@ -440,7 +448,30 @@ func newClusterID() string {
 	}
 }
 
-func (s *Sandbox) newWorker(i int, dist, confDir string, env []string) (*Worker, error) {
+// workerHeap returns the KAFKA_HEAP_OPTS of a worker whose maximum heap is
+// xmx ("" means the brokers' heapFlags).
+func workerHeap(xmx string) string {
+	if xmx == "" {
+		return heapFlags
+	}
+	return "-Xms128m -Xmx" + xmx
+}
+
+// validHeap reports whether xmx is "" or a size -Xmx takes: digits and
+// an optional unit k, m or g.
+func validHeap(xmx string) bool {
+	if xmx == "" {
+		return true
+	}
+	digits := strings.TrimRight(xmx, "kKmMgG")
+	if len(xmx)-len(digits) > 1 {
+		return false
+	}
+	n, err := strconv.Atoi(digits)
+	return err == nil && n > 0
+}
+
+func (s *Sandbox) newWorker(i int, dist, confDir, heap string, env []string) (*Worker, error) {
 	host := fmt.Sprintf("127.0.0.%d", firstWorkerIP4+i)
 	ports, err := freePorts(host, 1)
 	if err != nil {
@@ -453,7 +484,7 @@ func (s *Sandbox) newWorker(i int, dist, confDir string, env []string) (*Worker,
 	env = append(append([]string{}, env...),
 		"KAFKA_HOME="+dist,
 		"MM2_CONF_DIR="+confDir,
-		"KAFKA_HEAP_OPTS="+heapFlags,
+		"KAFKA_HEAP_OPTS="+heap,
 		"KAFKA_JVM_PERFORMANCE_OPTS="+jvmFlags,
 	)
 	env = append(env, s.WorkerEnv(host, ports[0])...)

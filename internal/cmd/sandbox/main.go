@@ -33,6 +33,7 @@ func main() {
 	flag.IntVar(&cfg.SourceBrokers, "source-brokers", 1, "number of brokers of the source cluster")
 	flag.IntVar(&cfg.TargetBrokers, "target-brokers", 1, "number of brokers of the target cluster")
 	flag.IntVar(&cfg.ReplicationFactor, "replication-factor", 0, "default replication factor of a cluster of several brokers (0: every broker; 1 spreads partitions for scale)")
+	flag.StringVar(&cfg.WorkerHeap, "worker-heap", "", "maximum heap of each worker, as 2g or 1536m (default 768m, the brokers')")
 	flag.BoolVar(&cfg.Secure, "secure", false, "SASL_SSL brokers (SCRAM, PLAIN) and HTTPS + basic-auth workers, credentials generated at start")
 	hold := flag.Bool("hold", false, "keep the sandbox running until interrupted instead of running the smoke demo")
 	statePath := flag.String("state", "", "with -hold: write the sandbox state file here (for "+sandbox.StateEnv+")")
