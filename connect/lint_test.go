@@ -351,7 +351,9 @@ func TestMirrorSourceOffsetSyncsOptIn(t *testing.T) {
 
 func TestTasksFor(t *testing.T) {
 	for _, tc := range []struct{ partitions, want int }{
-		{0, 1}, {1, 1}, {999, 1}, {1000, 1}, {1001, 2}, {2500, 3}, {10_000, 10}, {10_001, 11}, {50_000, 50},
+		{0, 1}, {1, 1}, {999, 1}, {1000, 1}, {1001, 2}, {2500, 3}, {10_000, 10}, {10_001, 11},
+		{20_000, 20}, {22_000, 22}, {22_001, 22}, {25_000, 20}, // the budget decides past 22,000
+		{50_000, 10}, {100_000, 5}, {500_000, 1}, {2_000_000, 1},
 	} {
 		if got := TasksFor(tc.partitions); got != tc.want {
 			t.Errorf("TasksFor(%d) = %d, want %d", tc.partitions, got, tc.want)

@@ -73,22 +73,39 @@ type MirrorSource struct {
 }
 
 // PartitionsPerTask is how many source partitions [TasksFor] gives one
-// task of a MirrorSourceConnector. A task starts copying only once it has
-// read the stored offset of each of its partitions, one at a time
-// (MirrorSourceTask.loadOffsets, each a read of the worker's offset
-// store): on a test worker (Kafka 4.3.1), about 3 ms a partition. Tasks
-// load at once, so more tasks start sooner; each holds a consumer and a
-// producer of its own.
+// task of a MirrorSourceConnector when the flow is small enough for
+// [TaskPartitionBudget]. A task starts copying only once it has read the
+// stored offset of each of its partitions, one at a time
+// (MirrorSourceTask.loadOffsets, each a read of the worker's offset store):
+// on a test worker (Kafka 4.3.1), about 3 ms a partition. Tasks load at
+// once, so more tasks start sooner.
 const PartitionsPerTask = 1000
 
-// TasksFor returns the tasks.max that gives each task of a
-// MirrorSourceConnector copying partitions source partitions at most
-// [PartitionsPerTask] of them, and at least 1. tasks.max changes neither
-// what is copied nor where it starts: MM2 deals the partitions out among
-// its tasks, and Connect keeps one stored offset per partition whichever
-// task copies it.
+// TaskPartitionBudget bounds tasks.max times the source partitions for
+// [TasksFor]: the heap the tasks of one connector take grows with both.
+// MM2 deals the partitions out to its tasks round robin, so each task
+// copies from every topic, and its consumer and its producer each hold the
+// metadata of every partition of those topics (and metrics per partition):
+// about 0.8 KB per partition per task. On a test worker (Kafka 4.3.1,
+// 50,000 partitions in 10 topics) 50 tasks ran a 768 MB heap out of memory
+// and kept a 2 GB heap in full collections; the budget, about 400 MB,
+// fits the worker image's default heap of 1 GB with room for the records in
+// flight.
+const TaskPartitionBudget = 500_000
+
+// TasksFor returns the tasks.max for a MirrorSourceConnector copying
+// partitions source partitions: one task per [PartitionsPerTask] of them,
+// as many as [TaskPartitionBudget] allows, and at least 1. Past 22,000
+// partitions the budget decides (10 tasks at 50,000), and each task starts
+// more slowly. tasks.max changes neither what is copied nor where it
+// starts: MM2 deals the partitions out among its tasks, and Connect keeps
+// one stored offset per partition whichever task copies it.
 func TasksFor(partitions int) int {
-	return max(1, (partitions+PartitionsPerTask-1)/PartitionsPerTask)
+	tasks := (partitions + PartitionsPerTask - 1) / PartitionsPerTask
+	if partitions > 0 {
+		tasks = min(tasks, TaskPartitionBudget/partitions)
+	}
+	return max(1, tasks)
 }
 
 // ErrClientBootstrap matches the error of [MirrorSource.Config] for client

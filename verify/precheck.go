@@ -507,21 +507,30 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 // 24.7 s from resume to RUNNING with tasks.max 1, 10.3 s with 4.
 const partitionsPerTaskWarn = 2500
 
-// taskStartRule is the task-start check: warn, and only warn, when a task
-// of the connector would hold more than partitionsPerTaskWarn partitions.
+// taskStartRule is the task-start and task-heap checks: warn, and only
+// warn, when a task of the connector would hold more than
+// partitionsPerTaskWarn partitions and more tasks fit
+// connect.TaskPartitionBudget, or when its tasks would take more than
+// that budget.
 func taskStartRule(cs *Checks, partitions int, tasksMax string) {
 	tasks, err := strconv.Atoi(tasksMax)
 	if err != nil || tasks < 1 {
 		tasks = 1 // the lint reports a bad tasks.max
 	}
-	per := (partitions + tasks - 1) / tasks
-	if per <= partitionsPerTaskWarn {
-		return
+	chosen := connect.TasksFor(partitions)
+	if per := (partitions + tasks - 1) / tasks; per > partitionsPerTaskWarn && tasks < chosen {
+		cs.add("task-start", Warn, "%d partitions in %d task(s), %d per task: MM2 reads each task's stored offsets one partition at a time when "+
+			"it starts, so MM2 copies nothing for that long after the resume (24.7 s at 10,000 partitions in one task on a test worker, 10.3 s in 4); "+
+			"tasks.max %d (connect.TasksFor; -tasks-max 0 chooses it) starts sooner",
+			partitions, tasks, per, chosen)
 	}
-	cs.add("task-start", Warn, "%d partitions in %d task(s), %d per task: MM2 reads each task's stored offsets one partition at a time when "+
-		"it starts, so MM2 copies nothing for that long after the resume (24.7 s at 10,000 partitions in one task on a test worker, 10.3 s in 4); "+
-		"tasks.max %d (connect.TasksFor; -tasks-max 0 chooses it) keeps each task at %d partitions or fewer",
-		partitions, tasks, per, connect.TasksFor(partitions), connect.PartitionsPerTask)
+	if tasks > chosen && tasks*partitions > connect.TaskPartitionBudget {
+		cs.add("task-heap", Warn, "%d tasks for %d partitions: each task's consumer and producer hold the metadata of every partition of the "+
+			"topics it copies, about 0.8 KB per partition per task, so these tasks need about %d MB of the workers' heap "+
+			"(50 tasks at 50,000 partitions ran a 768 MB worker out of memory on a test worker); "+
+			"tasks.max %d (connect.TasksFor; -tasks-max 0 chooses it) keeps it to about %d MB",
+			tasks, partitions, tasks*partitions*8/10/1000, chosen, chosen*partitions*8/10/1000)
+	}
 }
 
 // workerFacts is what Precheck reads of the Connect worker: GET / and,

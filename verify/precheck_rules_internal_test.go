@@ -130,6 +130,12 @@ func TestWorkerTargetLintRules(t *testing.T) {
 		{"10,001 partitions in four tasks", func(cs *Checks) { taskStartRule(cs, 10_001, "4") }, "task-start=warn"},
 		{"a small flow in one task", func(cs *Checks) { taskStartRule(cs, 12, "1") }, ""},
 		{"a tasks.max the lint refuses counts as one", func(cs *Checks) { taskStartRule(cs, 3_000, "x") }, "task-start=warn"},
+		{"50,000 partitions in the cutover's 10 tasks", func(cs *Checks) { taskStartRule(cs, 50_000, "10") }, ""},
+		{"50,000 partitions in 4 tasks", func(cs *Checks) { taskStartRule(cs, 50_000, "4") }, "task-start=warn"},
+		{"50,000 partitions in 50 tasks", func(cs *Checks) { taskStartRule(cs, 50_000, "50") }, "task-heap=warn"},
+		{"10,000 partitions in 40 tasks", func(cs *Checks) { taskStartRule(cs, 10_000, "40") }, ""},
+		{"10,000 partitions in 60 tasks", func(cs *Checks) { taskStartRule(cs, 10_000, "60") }, "task-heap=warn"},
+		{"a small flow in many tasks", func(cs *Checks) { taskStartRule(cs, 12, "8") }, ""},
 		{"a clean lint", func(cs *Checks) { lintRules(cs, nil, nil) }, "connector-config=ok"},
 		{"a lint warning", func(cs *Checks) {
 			lintRules(cs, []connect.Finding{{Severity: connect.SeverityWarning, Key: "tasks.max", Message: "1"}}, nil)

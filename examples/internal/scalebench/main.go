@@ -373,7 +373,7 @@ func printTable(w io.Writer, rep report, o options) {
 	rs := rep.Sizes
 	tasks := strconv.Itoa(rep.TasksMax)
 	if rep.TasksMax == 0 {
-		tasks = fmt.Sprintf("the cutover's (connect.TasksFor, one per %d partitions)", connect.PartitionsPerTask)
+		tasks = fmt.Sprintf("the cutover's (connect.TasksFor, one per %d partitions, at most %d tasks x partitions)", connect.PartitionsPerTask, connect.TaskPartitionBudget)
 	}
 	fmt.Fprintf(w, "Kafka %s; %d rounds per size after %d warm-up, order rotating; stability window %v; tasks.max %s; medians\n",
 		rep.KafkaVersion, o.rounds, o.warmup, o.window, tasks)
