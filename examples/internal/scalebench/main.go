@@ -92,6 +92,8 @@ type options struct {
 	// brokers is the number of brokers of each cluster of the sandbox it
 	// starts; 0 is brokersFor the largest size.
 	brokers int
+	// workerHeap is the -Xmx of the workers of the sandbox it starts.
+	workerHeap string
 }
 
 // partitionsPerBroker is what one sandbox broker holds here with room to
@@ -119,6 +121,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	pauseTasks := fs.String("pause-tasks", "", "more tasks.max values to measure the operator pause with, comma separated (e.g. 20,40): each gets -pause runs after those with the connectors' own")
 	fs.StringVar(&o.prefix, "prefix", "scalebench", "prefix of the names of the topics, group and connectors it creates")
 	fs.IntVar(&o.brokers, "brokers", 0, "brokers of each cluster of the sandbox it starts, the partitions spread over them (replication factor 1); 0: one per 15,000 partitions of the largest size")
+	fs.StringVar(&o.workerHeap, "worker-heap", "2g", "maximum heap of the workers of the sandbox it starts, as the Kubernetes example's (a worker starting 50 tasks at 50,000 partitions ran out of 768m)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -259,6 +262,7 @@ func openSandbox(ctx context.Context, o options, log *slog.Logger) (*held, error
 	}
 	cfg := sandbox.ConfigFromEnv()
 	cfg.Workers = o.workers
+	cfg.WorkerHeap = o.workerHeap
 	cfg.Logger = log
 	brokers := o.brokers
 	if brokers == 0 {
@@ -268,7 +272,7 @@ func openSandbox(ctx context.Context, o options, log *slog.Logger) (*held, error
 	if brokers > 1 {
 		cfg.ReplicationFactor = 1
 	}
-	log.Info("starting a sandbox", "workers", o.workers, "brokers_per_cluster", brokers)
+	log.Info("starting a sandbox", "workers", o.workers, "worker_heap", o.workerHeap, "brokers_per_cluster", brokers)
 	sb, err := sandbox.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
