@@ -50,8 +50,9 @@ type childResult struct {
 	// offsets, lag, the boundary check on every partition, acceptance).
 	Again time.Duration `json:"verify_again_ns,omitempty"`
 	Steps []step        `json:"steps,omitempty"`
-	// MaxRSS is the child's peak resident set size in bytes, read when
-	// its work is done.
+	// MaxRSS is the peak resident set size in bytes of the process that
+	// did the work: the child's own, read when its work is done, or for
+	// the cli run the larger of its two processes'.
 	MaxRSS int64 `json:"max_rss_bytes"`
 }
 
@@ -72,7 +73,9 @@ func runChild(stdin io.Reader, stdout io.Writer) int {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		res = doJob(ctx, j)
 		cancel()
-		res.MaxRSS = peakRSS()
+		if j.Mode != "cli" { // cliRun measured the processes it started; this one only waited
+			res.MaxRSS = peakRSS()
+		}
 	}
 	if err := json.NewEncoder(stdout).Encode(res); err != nil {
 		return 1
