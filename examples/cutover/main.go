@@ -69,6 +69,7 @@ var version = defaultVersion
 const defaultVersion = "0.2.0-dev"
 
 func main() {
+	cutover.LeanGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -92,6 +92,7 @@ type result struct {
 }
 
 func main() {
+	cutover.LeanGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
