@@ -351,8 +351,8 @@ func TestMirrorSourceOffsetSyncsOptIn(t *testing.T) {
 
 func TestTasksFor(t *testing.T) {
 	for _, tc := range []struct{ partitions, want int }{
-		{0, 1}, {1, 1}, {999, 1}, {1000, 1}, {1001, 2}, {2500, 3}, {10_000, 10}, {10_001, 11},
-		{20_000, 20}, {22_000, 22}, {22_001, 22}, {25_000, 20}, // the budget decides past 22,000
+		{0, 1}, {1, 1}, {500, 1}, {501, 2}, {1000, 2}, {2500, 5}, {10_000, 20}, {10_001, 21},
+		{15_625, 32}, {15_626, 31}, {20_000, 25}, // the budget decides past 15,625
 		{50_000, 10}, {100_000, 5}, {500_000, 1}, {2_000_000, 1},
 	} {
 		if got := TasksFor(tc.partitions); got != tc.want {

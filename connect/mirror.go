@@ -78,26 +78,29 @@ type MirrorSource struct {
 // stored offset of each of its partitions, one at a time
 // (MirrorSourceTask.loadOffsets, each a read of the worker's offset store):
 // on a test worker (Kafka 4.3.1), about 3 ms a partition. Tasks load at
-// once, so more tasks start sooner.
-const PartitionsPerTask = 1000
+// once, so more tasks start sooner: at 10,000 partitions the first record
+// was copied 4.8 s after the resume with 10 tasks and 2.3 s with 20
+// (scalebench, medians of 3).
+const PartitionsPerTask = 500
 
 // TaskPartitionBudget bounds tasks.max times the source partitions for
 // [TasksFor]: the heap the tasks of one connector take grows with both.
 // MM2 deals the partitions out to its tasks round robin, so each task
 // copies from every topic, and its consumer and its producer each hold the
 // metadata of every partition of those topics (and metrics per partition):
-// about 0.8 KB per partition per task. On a test worker (Kafka 4.3.1,
+// 0.4 to 0.8 KB per partition per task. On a test worker (Kafka 4.3.1,
 // 50,000 partitions in 10 topics) 50 tasks ran a 768 MB heap out of memory
-// and kept a 2 GB heap in full collections; the budget, about 400 MB,
-// fits the worker image's default heap of 1 GB with room for the records in
-// flight.
+// (beside the offsets of earlier connectors) and kept a 2 GB heap in full
+// collections, its class histogram holding 2.3 million PartitionInfo; with
+// 10 tasks, 0.8 million. The budget, 200 to 400 MB, fits the worker image's
+// default heap of 1 GB with room for the records in flight.
 const TaskPartitionBudget = 500_000
 
 // TasksFor returns the tasks.max for a MirrorSourceConnector copying
 // partitions source partitions: one task per [PartitionsPerTask] of them,
-// as many as [TaskPartitionBudget] allows, and at least 1. Past 22,000
-// partitions the budget decides (10 tasks at 50,000), and each task starts
-// more slowly. tasks.max changes neither what is copied nor where it
+// as many as [TaskPartitionBudget] allows, and at least 1: 20 tasks at
+// 10,000 partitions. Past 15,625 partitions the budget decides (25 tasks at
+// 20,000, 10 at 50,000), and each task starts more slowly. tasks.max changes neither what is copied nor where it
 // starts: MM2 deals the partitions out among its tasks, and Connect keeps
 // one stored offset per partition whichever task copies it.
 func TasksFor(partitions int) int {

@@ -526,7 +526,7 @@ func taskStartRule(cs *Checks, partitions int, tasksMax string) {
 	}
 	if tasks > chosen && tasks*partitions > connect.TaskPartitionBudget {
 		cs.add("task-heap", Warn, "%d tasks for %d partitions: each task's consumer and producer hold the metadata of every partition of the "+
-			"topics it copies, about 0.8 KB per partition per task, so these tasks need about %d MB of the workers' heap "+
+			"topics it copies, up to about 0.8 KB per partition per task, so these tasks may need about %d MB of the workers' heap "+
 			"(50 tasks at 50,000 partitions ran a 768 MB worker out of memory on a test worker); "+
 			"tasks.max %d (connect.TasksFor; -tasks-max 0 chooses it) keeps it to about %d MB",
 			tasks, partitions, tasks*partitions*8/10/1000, chosen, chosen*partitions*8/10/1000)

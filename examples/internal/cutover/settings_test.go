@@ -101,7 +101,7 @@ func TestTasksMaxChosenByThePlan(t *testing.T) {
 		name     string
 		tasksMax int
 		want     string
-	}{{"chosen: 2,500 partitions", 0, "3"}, {"given", 7, "7"}} {
+	}{{"chosen: 2,500 partitions", 0, "5"}, {"given", 7, "7"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := s
 			s.TasksMax = tc.tasksMax
@@ -118,7 +118,7 @@ func TestTasksMaxChosenByThePlan(t *testing.T) {
 			}
 			if tc.tasksMax == 0 {
 				if err := p.CheckConfig(mustConfig(t, s)); err == nil {
-					t.Error("tasks.max 1 (no plan) matches a plan that chose 3")
+					t.Error("tasks.max 1 (no plan) matches a plan that chose 5")
 				}
 			}
 		})
