@@ -100,9 +100,10 @@ const TaskPartitionBudget = 500_000
 // partitions source partitions: one task per [PartitionsPerTask] of them,
 // as many as [TaskPartitionBudget] allows, and at least 1: 20 tasks at
 // 10,000 partitions. Past 15,625 partitions the budget decides (25 tasks at
-// 20,000, 10 at 50,000), and each task starts more slowly. tasks.max changes neither what is copied nor where it
-// starts: MM2 deals the partitions out among its tasks, and Connect keeps
-// one stored offset per partition whichever task copies it.
+// 20,000, 10 at 50,000), and each task starts more slowly. tasks.max
+// changes neither what is copied nor where it starts: MM2 deals the
+// partitions out among its tasks, and Connect keeps one stored offset per
+// partition whichever task copies it.
 func TasksFor(partitions int) int {
 	tasks := (partitions + PartitionsPerTask - 1) / PartitionsPerTask
 	if partitions > 0 {

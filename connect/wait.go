@@ -115,6 +115,33 @@ func (c *Client) WaitRunning(ctx context.Context, name string) (*ConnectorStatus
 	return last, nil
 }
 
+// WaitKnown polls GET /connectors/{name}/config on the worker asked until
+// it answers, and returns the configuration. A worker that forwarded a
+// create to the leader has already answered 201, and answers 404 until its
+// own configuration store has read the new connector; every read of the
+// connector through it (its configuration, a resume) fails until then. It
+// returns an *APIError matching ErrNotFound if the connector is still
+// unknown newConnectorGrace after the call, or an error wrapping ctx's
+// error when ctx ends first.
+func (c *Client) WaitKnown(ctx context.Context, name string) (map[string]string, error) {
+	since := time.Now()
+	var config map[string]string
+	err := c.poll(ctx, func() (bool, error) {
+		var err error
+		config, err = c.Config(ctx, name)
+		if errors.Is(err, ErrNotFound) && time.Since(since) < newConnectorGrace {
+			return false, nil
+		}
+		return err == nil, err
+	}, func(cerr error) error {
+		return fmt.Errorf("connect: waiting for the worker to know connector %q: %w", name, cerr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return config, nil
+}
+
 // pollStatus reads the status for the Wait helpers. Right after a create the
 // worker answers 404 "No status found for connector X" until the connector's
 // first state is written to the status topic: when GET /connectors/{name}

@@ -51,7 +51,9 @@ var ErrHasRun = errors.New("verify: the connector has run")
 // "name"); it must be the one the plan was built for (a
 // *plan.ConfigChangedError otherwise, nothing written). A connector that
 // does not exist is created STOPPED (connect.InitialStopped) and created
-// is true. One that exists is adopted only when it is the plan's
+// is true, also when the worker asked does not show it within
+// connect's grace for a forwarded create ((*connect.Client).WaitKnown, then
+// with its error): record the create either way. One that exists is adopted only when it is the plan's
 // (ConfirmConnector: a *ForeignConnectorError otherwise, never written).
 //
 // Then call (*connect.Client).RequireStopped, the STOPPED guard: a
@@ -69,6 +71,12 @@ func CreateOrAdopt(ctx context.Context, c *connect.Client, p *plan.Plan, config 
 	case errors.Is(err, connect.ErrNotFound):
 		if _, err := c.Create(ctx, name, config, connect.InitialStopped); err != nil {
 			return false, fmt.Errorf("create connector %s: %w", name, err)
+		}
+		// The steps after this one read the connector's configuration
+		// (Patch's confirmation) through the same worker, which may not
+		// know it yet when it forwarded the create to the leader.
+		if _, err := c.WaitKnown(ctx, name); err != nil {
+			return true, fmt.Errorf("connector %s was created, and the worker does not show it yet: %w", name, err)
 		}
 		return true, nil
 	case err != nil:

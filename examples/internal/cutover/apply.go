@@ -277,15 +277,17 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	// Step 3: the connector exists STOPPED with the plan's configuration.
 	s.step("before-create")
 	res.Created, err = verify.CreateOrAdopt(ctx, env.Connect, p, cfg, ids)
-	if err != nil {
-		return res, err
-	}
 	if res.Created {
 		s.Logger.Info("created the connector STOPPED", "connector", name)
-		if err := audit.Record("create", name, p.Fingerprint, map[string]any{"config": RedactConfig(ctx, env, s, cfg), "initial_state": "STOPPED"}); err != nil {
-			return res, err
+		if aerr := audit.Record("create", name, p.Fingerprint, map[string]any{"config": RedactConfig(ctx, env, s, cfg), "initial_state": "STOPPED"}); aerr != nil && err == nil {
+			return res, aerr
 		}
-		s.step("created")
+		if err == nil {
+			s.step("created")
+		}
+	}
+	if err != nil {
+		return res, err
 	}
 	if err := env.Connect.RequireStopped(ctx, name); err != nil {
 		return nil, notStopped(name, err, "the cutover never changes the state of a connector it finds running or paused; "+
