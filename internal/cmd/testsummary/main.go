@@ -106,7 +106,7 @@ func main() {
 				if e.Test != "" {
 					failed = append(failed, key)
 					fmt.Printf("=== FAILED %s\n%s", key, strings.Join(outputs[key], ""))
-					if lines := failureLines(outputs[key], 10); len(lines) > 0 {
+					if lines := failureLines(outputs[key], 10, 6); len(lines) > 0 {
 						failures = append(failures, key)
 						for _, l := range lines {
 							failures = append(failures, "    "+l)
@@ -161,23 +161,54 @@ var located = regexp.MustCompile(`^\s*([\w.-]+\.go:\d+): `)
 // that occurs at most twice in the output. A logger that sends its lines
 // to t.Log writes them all from one location, thousands of times; a
 // failure is reported from its own. A panic's first line (a test binary's
-// timeout is one) counts too. Each line is cut to 500 bytes.
-func failureLines(output []string, n int) []string {
+// timeout is one) counts too. A located line keeps the last cont lines of
+// its message (go test indents them deeper): a command's stderr logged
+// under "exit 1" ends with its error. Each line is cut to 500 bytes.
+func failureLines(output []string, n, cont int) []string {
 	count := map[string]int{}
 	for _, o := range output {
 		if m := located.FindStringSubmatch(o); m != nil {
 			count[m[1]]++
 		}
 	}
-	var lines []string
+	cut := func(l string) string {
+		if len(l) > 500 {
+			return l[:500] + " ..."
+		}
+		return l
+	}
+	var groups [][]string
+	indent := -1 // of the last kept located line; -1 after any other line
+	var tail []string
+	flush := func() {
+		if len(groups) > 0 && len(tail) > 0 {
+			g := &groups[len(groups)-1]
+			for _, l := range tail[max(0, len(tail)-cont):] {
+				*g = append(*g, "  "+cut(l))
+			}
+		}
+		tail = nil
+	}
 	for _, o := range output {
 		l := strings.TrimSpace(o)
-		if m := located.FindStringSubmatch(o); m != nil && count[m[1]] <= 2 || strings.HasPrefix(l, "panic: ") {
-			if len(l) > 500 {
-				l = l[:500] + " ..."
+		m := located.FindStringSubmatch(o)
+		switch {
+		case m != nil && count[m[1]] <= 2 || strings.HasPrefix(l, "panic: "):
+			flush()
+			groups = append(groups, []string{cut(l)})
+			indent = len(o) - len(strings.TrimLeft(o, " \t"))
+			if strings.HasPrefix(l, "panic: ") {
+				indent = -1
 			}
-			lines = append(lines, l)
+		case m == nil && indent >= 0 && len(o)-len(strings.TrimLeft(o, " \t")) > indent:
+			if l != "" {
+				tail = append(tail, l)
+			}
+		default:
+			flush()
+			indent = -1
 		}
 	}
-	return lines[max(0, len(lines)-n):]
+	flush()
+	return slices.Concat(groups[max(0, len(groups)-n):]...)
 }

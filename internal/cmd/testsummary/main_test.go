@@ -23,18 +23,27 @@ func TestFailureLines(t *testing.T) {
 			"    alerts_test.go:612: MM2Slow: not firing within 6m0s (pending seen: true)\n",
 			"--- FAIL: TestX (12.00s)\n"), 10,
 			[]string{"alerts_test.go:612: MM2TaskFailed: not firing within 6m0s (pending seen: false)",
+				"  second line of a message",
 				"alerts_test.go:612: MM2Slow: not firing within 6m0s (pending seen: true)"}},
-		{"the last n", []string{"a_test.go:1: one\n", "a_test.go:2: two\n", "a_test.go:3: three\n"}, 2,
-			[]string{"a_test.go:2: two", "a_test.go:3: three"}},
+		{"the last n", []string{"a_test.go:1: one\n", "a_test.go:2: two\n", "    two's second line\n", "a_test.go:3: three\n"}, 2,
+			[]string{"a_test.go:2: two", "  two's second line", "a_test.go:3: three"}},
 		{"only logs", logs, 10, nil},
 		{"no located line", []string{"=== RUN   TestX\n", "boom\n"}, 10, nil},
 		{"a panic", []string{"=== RUN   TestX\n", "panic: test timed out after 1m0s\n", "\trunning tests:\n"}, 10,
 			[]string{"panic: test timed out after 1m0s"}},
+		{"a command's stderr: its last lines", []string{"=== RUN   TestY\n",
+			"    realistic_test.go:307: cutover apply: exit 1\n", "        \n",
+			"        progress 1\n", "        progress 2\n", "        progress 3\n", "        error: the read-back timed out\n",
+			"    sandboxtest.go:163: sandbox logs:\n", "--- FAIL: TestY (1.00s)\n"}, 10,
+			[]string{"realistic_test.go:307: cutover apply: exit 1", "  progress 2", "  progress 3", "  error: the read-back timed out",
+				"sandboxtest.go:163: sandbox logs:"}},
+		{"a logger line ends a message", append([]string{"    a_test.go:5: failed:\n", "        why\n"}, logs[:3]...), 10,
+			[]string{"a_test.go:5: failed:", "  why"}},
 		{"a long line is cut", []string{"b_test.go:9: " + strings.Repeat("x", 600) + "\n"}, 10,
 			[]string{"b_test.go:9: " + strings.Repeat("x", 500-len("b_test.go:9: ")) + " ..."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := failureLines(tc.output, tc.n); !slices.Equal(got, tc.want) {
+			if got := failureLines(tc.output, tc.n, 3); !slices.Equal(got, tc.want) {
 				t.Errorf("failureLines:\ngot  %q\nwant %q", got, tc.want)
 			}
 		})
