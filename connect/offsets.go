@@ -205,14 +205,16 @@ func (c *Client) offsetsWrite(ctx context.Context, name, method string, body []b
 // *NotStoppedError naming the state: PAUSED is not STOPPED, and a FAILED
 // one was resumed. One between states — no status yet (just created), or
 // UNASSIGNED, or STOPPED while it still lists tasks, as on its way back to
-// STOPPED after a configuration change — is polled for up to 30 s; if it
-// does not settle, the *NotStoppedError has Settling set: worth a retry,
-// not a refusal. A connector not found within 15 s of the call (a worker
-// that forwarded the create may not know it yet) is an *APIError matching
-// ErrNotFound. Both *NotStoppedError cases match ErrNotStopped.
+// STOPPED after a configuration change — is polled for as long as the
+// client retries a rebalance (Retry.Elapsed, 2 minutes by default; never
+// less than 30 s): a new connector reports STOPPED only once a rebalance
+// has assigned it. If it does not settle, the *NotStoppedError has Settling
+// set: worth a retry, not a refusal. A connector not found within 15 s of
+// the call (a worker that forwarded the create may not know it yet) is an
+// *APIError matching ErrNotFound. Both *NotStoppedError cases match ErrNotStopped.
 func (c *Client) RequireStopped(ctx context.Context, name string) error {
 	since := time.Now()
-	deadline := since.Add(transitionWait)
+	deadline := since.Add(c.rebalanceWait(transitionWait))
 	var st *ConnectorStatus
 	err := c.poll(ctx, func() (bool, error) {
 		var err error
@@ -238,6 +240,17 @@ func (c *Client) RequireStopped(ctx context.Context, name string) error {
 	return err
 }
 
-// transitionWait bounds how long an offsets write waits for a connector
+// transitionWait is the least an offsets write waits for a connector
 // between states to settle in STOPPED.
 const transitionWait = 30 * time.Second
+
+// rebalanceWait is how long a wait gives what only a rebalance completes
+// (a new connector assigned, or known to the worker asked): as long as the
+// client retries a request refused for a rebalance, and at least floor.
+// On a loaded CI machine (66bceba) apply failed (its error not kept) in
+// the second the worker asked rejoined its group, as a worker does when it
+// reads a new connector: it had not known the one created 15 s or more
+// before, or had not yet seen it STOPPED.
+func (c *Client) rebalanceWait(floor time.Duration) time.Duration {
+	return max(floor, cmpOr(c.policy.Elapsed, defaultRetryElapsed))
+}

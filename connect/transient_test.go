@@ -8,6 +8,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mm2cutover/mm2cutover/redact"
 )
@@ -145,5 +146,29 @@ func TestRedact(t *testing.T) {
 	want := `Invalid value password="[redacted]" and [redacted] for orders`
 	if got != want {
 		t.Errorf("redact = %q, want %q", got, want)
+	}
+}
+
+// What only a rebalance completes (a created connector known to the worker
+// asked, a new connector assigned and STOPPED) is waited for as long as a
+// request refused for a rebalance is retried, never less than the floor.
+func TestRebalanceWait(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		retry Retry
+		floor time.Duration
+		want  time.Duration
+	}{
+		{"the default retry budget", Retry{}, 15 * time.Second, 2 * time.Minute},
+		{"attempts alone keep the default budget", Retry{Attempts: 1}, 30 * time.Second, 2 * time.Minute},
+		{"a longer budget", Retry{Elapsed: 10 * time.Minute}, 30 * time.Second, 10 * time.Minute},
+		{"a short budget keeps the floor", Retry{Elapsed: time.Second}, 15 * time.Second, 15 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Client{policy: tc.retry}
+			if got := c.rebalanceWait(tc.floor); got != tc.want {
+				t.Errorf("rebalanceWait(%v) with %+v = %v, want %v", tc.floor, tc.retry, got, tc.want)
+			}
+		})
 	}
 }

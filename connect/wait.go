@@ -119,17 +119,21 @@ func (c *Client) WaitRunning(ctx context.Context, name string) (*ConnectorStatus
 // it answers, and returns the configuration. A worker that forwarded a
 // create to the leader has already answered 201, and answers 404 until its
 // own configuration store has read the new connector; every read of the
-// connector through it (its configuration, a resume) fails until then. It
-// returns an *APIError matching ErrNotFound if the connector is still
-// unknown newConnectorGrace after the call, or an error wrapping ctx's
-// error when ctx ends first.
+// connector through it (its configuration, a resume) fails until then. The
+// create was answered, so a 404 is "not yet" for as long as the client
+// retries a rebalance (Retry.Elapsed, 2 minutes by default; never less
+// than newConnectorGrace): on a loaded machine a worker may read the create
+// back only with the rebalance it causes. It returns an *APIError matching
+// ErrNotFound if the connector is still unknown then, or an error wrapping
+// ctx's error when ctx ends first.
 func (c *Client) WaitKnown(ctx context.Context, name string) (map[string]string, error) {
 	since := time.Now()
+	grace := c.rebalanceWait(newConnectorGrace)
 	var config map[string]string
 	err := c.poll(ctx, func() (bool, error) {
 		var err error
 		config, err = c.Config(ctx, name)
-		if errors.Is(err, ErrNotFound) && time.Since(since) < newConnectorGrace {
+		if errors.Is(err, ErrNotFound) && time.Since(since) < grace {
 			return false, nil
 		}
 		return err == nil, err

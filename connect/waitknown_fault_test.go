@@ -53,3 +53,34 @@ func TestWaitKnownAfterForwardedCreate(t *testing.T) {
 		t.Error("WaitKnown of a connector the worker answers 500 for succeeded")
 	}
 }
+
+// A loaded worker may read a forwarded create back only with the rebalance
+// the create causes (apply failed on a loaded CI machine, 66bceba, as the
+// worker asked rejoined its group). The create was answered, so WaitKnown
+// goes on as long as the client retries a rebalance (2 minutes by
+// default); the old 15 s bound fails here.
+func TestWaitKnownPastTheOldGrace(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /connectors/mm2/config", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if time.Since(start) < 17*time.Second {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"error_code":404,"message":"Connector mm2 not found"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"name":"mm2","tasks.max":"1"}`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c, err := connect.New(srv.URL, connect.WithPollInterval(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if cfg, err := c.WaitKnown(ctx, "mm2"); err != nil || cfg["tasks.max"] != "1" {
+		t.Fatalf("WaitKnown = %v, %v; want the configuration once the worker knows it, 17 s on", cfg, err)
+	}
+}
