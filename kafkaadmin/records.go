@@ -284,6 +284,7 @@ func (s *session) scan(spans map[TopicPartition]Span, iso Isolation, want int) (
 					s.transportFailed(res.b)
 					return res.err
 				}
+				room := responseFetchBytes - responseBytes(res.resp)
 				for _, tp := range byLeader[leader] {
 					st := state[tp]
 					block := res.resp.GetBlock(tp.Topic, tp.Partition)
@@ -298,14 +299,14 @@ func (s *session) scan(spans map[TopicPartition]Span, iso Isolation, want int) (
 						errs[tp], st.done = err, true
 						continue
 					}
-					if st.advance(block, iso) {
+					if st.advance(block, iso, room) {
 						moved = true
 					}
 				}
 			}
 			if !moved && !refresh {
 				// Every pending partition was starved by the response size
-				// limit of its leader; the first partition of a response is
+				// limit of its leader; the first partition a broker reads is
 				// always served, so this cannot repeat forever, but guard.
 				return fmt.Errorf("fetch made no progress: %w", sarama.ErrIncompleteResponse)
 			}
@@ -329,8 +330,18 @@ func (s *session) scan(spans map[TopicPartition]Span, iso Isolation, want int) (
 // advance consumes one fetch response block: it collects the data records
 // at or after st.pos, moves st.pos past the batches it read, and marks the
 // partition done when enough records were found or the end was reached.
-// It reports whether the partition moved (or finished).
-func (st *scanState) advance(block *sarama.FetchResponseBlock, iso Isolation) bool {
+// It reports whether the partition moved (or finished), or its limit grew.
+//
+// A block with no records short of the end is one of two things. From
+// fetch version 3 a broker answers a partition whose first batch is larger
+// than what it may still return with no records at all, not a partial
+// batch (only the first partition it reads gets a whole batch however
+// large): when room, what the response left of its limit, covers the
+// partition's own limit, the batch is larger than that limit, which grows.
+// Otherwise the response ran out first, and the partition is fetched again
+// as it was. Without the growth, partitions whose first batches all exceed
+// the limit were served one a round: 1,000 of them took 803 requests.
+func (st *scanState) advance(block *sarama.FetchResponseBlock, iso Isolation, room int64) bool {
 	end := block.HighWaterMarkOffset
 	if iso == ReadCommitted {
 		end = block.LastStableOffset
@@ -383,7 +394,7 @@ func (st *scanState) advance(block *sarama.FetchResponseBlock, iso Isolation) bo
 		return true
 	}
 	if !read {
-		if block.Partial || partialFirst(block) {
+		if block.Partial || partialFirst(block) || room >= int64(st.limit) {
 			if st.limit >= maxFetchBytes {
 				return false
 			}
@@ -393,6 +404,34 @@ func (st *scanState) advance(block *sarama.FetchResponseBlock, iso Isolation) bo
 		return false // starved by the response limit: fetch again
 	}
 	return true
+}
+
+// responseBytes is at least what the broker counted against a fetch
+// response's limit: the record batches it returned, estimated from their
+// decoded records with the most a batch and a record header take on the
+// wire (a compressed batch's decoded records are larger than its bytes).
+// An estimate too high only lets a partition wait a round where its limit
+// could have grown.
+func responseBytes(resp *sarama.FetchResponse) int64 {
+	const batchOverhead, recordOverhead = 61, 40
+	var n int64
+	for _, parts := range resp.Blocks {
+		for _, block := range parts {
+			for _, set := range block.RecordsSet {
+				if set == nil || set.RecordBatch == nil {
+					continue
+				}
+				n += batchOverhead
+				for _, r := range set.RecordBatch.Records {
+					n += recordOverhead + int64(len(r.Key)+len(r.Value))
+					for _, h := range r.Headers {
+						n += int64(len(h.Key)+len(h.Value)) + 10
+					}
+				}
+			}
+		}
+	}
+	return n
 }
 
 // partialFirst reports whether the block's only record set is a batch that
