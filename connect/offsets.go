@@ -211,7 +211,8 @@ func (c *Client) offsetsWrite(ctx context.Context, name, method string, body []b
 // has assigned it. If it does not settle, the *NotStoppedError has Settling
 // set: worth a retry, not a refusal. A connector not found within 15 s of
 // the call (a worker that forwarded the create may not know it yet) is an
-// *APIError matching ErrNotFound. Both *NotStoppedError cases match ErrNotStopped.
+// *APIError matching ErrNotFound. Both *NotStoppedError cases match
+// ErrNotStopped.
 func (c *Client) RequireStopped(ctx context.Context, name string) error {
 	since := time.Now()
 	deadline := since.Add(c.rebalanceWait(transitionWait))

@@ -2,7 +2,6 @@ package connect_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -20,18 +19,14 @@ func TestWaitKnownAfterForwardedCreate(t *testing.T) {
 	var calls atomic.Int32
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /connectors/mm2/config", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
 		if calls.Add(1) <= 2 {
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = io.WriteString(w, `{"error_code":404,"message":"Connector mm2 not found"}`)
+			connectError(w, http.StatusNotFound, "Connector mm2 not found")
 			return
 		}
-		_, _ = io.WriteString(w, `{"name":"mm2","tasks.max":"1"}`)
+		writeJSON(w, http.StatusOK, map[string]string{"name": "mm2", "tasks.max": "1"})
 	})
 	mux.HandleFunc("GET /connectors/other/config", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = io.WriteString(w, `{"error_code":500,"message":"boom"}`)
+		connectError(w, http.StatusInternalServerError, "boom")
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -64,13 +59,11 @@ func TestWaitKnownPastTheOldGrace(t *testing.T) {
 	start := time.Now()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /connectors/mm2/config", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
 		if time.Since(start) < 17*time.Second {
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = io.WriteString(w, `{"error_code":404,"message":"Connector mm2 not found"}`)
+			connectError(w, http.StatusNotFound, "Connector mm2 not found")
 			return
 		}
-		_, _ = io.WriteString(w, `{"name":"mm2","tasks.max":"1"}`)
+		writeJSON(w, http.StatusOK, map[string]string{"name": "mm2", "tasks.max": "1"})
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

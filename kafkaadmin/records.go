@@ -65,10 +65,11 @@ func (i Isolation) sarama() sarama.IsolationLevel {
 	return sarama.ReadCommitted
 }
 
-// Fetch sizes. A fetch asks each partition for at most partitionFetchBytes;
-// a partition whose first batch is larger is fetched again alone with a
-// limit four times higher, up to maxFetchBytes (the broker's default
-// message.max.bytes is 1 MiB; topics may allow more).
+// Fetch sizes. A fetch asks each partition for at most partitionFetchBytes
+// and the response for at most responseFetchBytes; a partition whose first
+// batch is larger than its limit is fetched again in the next round with a
+// limit four times higher (see scanState.advance), up to maxFetchBytes (the
+// broker's default message.max.bytes is 1 MiB; topics may allow more).
 const (
 	partitionFetchBytes = 64 << 10
 	responseFetchBytes  = 32 << 20

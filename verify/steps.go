@@ -51,9 +51,9 @@ var ErrHasRun = errors.New("verify: the connector has run")
 // "name"); it must be the one the plan was built for (a
 // *plan.ConfigChangedError otherwise, nothing written). A connector that
 // does not exist is created STOPPED (connect.InitialStopped) and created
-// is true, also when the worker asked does not show it within
-// connect's grace for a forwarded create ((*connect.Client).WaitKnown, then
-// with its error): record the create either way. One that exists is adopted only when it is the plan's
+// is true, also when the worker asked still does not show it once
+// (*connect.Client).WaitKnown gives up (then with its error): record the
+// create either way. One that exists is adopted only when it is the plan's
 // (ConfirmConnector: a *ForeignConnectorError otherwise, never written).
 //
 // Then call (*connect.Client).RequireStopped, the STOPPED guard: a
