@@ -81,6 +81,6 @@
 // writes the words of its own package's sentinel after that prefix; an
 // error of another package that it wraps keeps its own ("plan: partition
 // orders-0: offsets: ..."). Match errors with errors.Is and errors.As, never
-// by their words; verify.Classify sorts any of them into the kinds a tool
+// by their words; errkind.Of sorts any of them into the kinds a tool
 // acts on.
 package mm2cutover

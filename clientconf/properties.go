@@ -20,6 +20,8 @@ import (
 	"os"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 // MaxFileSize bounds every settings file this package reads: a properties
@@ -28,7 +30,7 @@ import (
 const MaxFileSize = 1 << 20
 
 // ErrTooLarge matches a file larger than MaxFileSize.
-var ErrTooLarge = errors.New("clientconf: file too large")
+var ErrTooLarge = errkind.New(errkind.Rejected, "clientconf: file too large")
 
 // SyntaxError reports a line of a properties file that Java's
 // Properties.load would refuse too (a malformed \uXXXX escape), or bytes
@@ -41,6 +43,9 @@ type SyntaxError struct {
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("clientconf: line %d: %s", e.Line, e.Reason)
 }
+
+// ErrorKind is errkind.Rejected: fix the file.
+func (e *SyntaxError) ErrorKind() errkind.Kind { return errkind.Rejected }
 
 // ReadLimited reads all of r up to limit bytes, and fails with an error
 // matching ErrTooLarge beyond that.

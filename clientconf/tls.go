@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/redact"
 
 	keystore "github.com/pavlo-v-chernykh/keystore-go/v4"
@@ -105,6 +106,9 @@ func (e *StoreError) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *StoreError) Unwrap() error { return e.Err }
+
+// ErrorKind is errkind.Rejected: fix the setting.
+func (e *StoreError) ErrorKind() errkind.Kind { return errkind.Rejected }
 
 // TLSFromProperties reads the TLSKeys of props (prefix included: "" for a
 // client file, "listeners.https." for Connect's REST settings). Other keys

@@ -11,12 +11,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/redact"
 
 	"github.com/cenkalti/backoff/v4"
@@ -480,7 +483,32 @@ func (c *Client) transportError(ctx, actx context.Context, req request, err erro
 	if serr := securityError(req, err); serr != nil {
 		return serr
 	}
-	return fmt.Errorf("connect: %s %s: %w", req.method, req.path, err)
+	return &transportError{method: req.method, err: fmt.Errorf("connect: %s %s: %w", req.method, req.path, err)}
+}
+
+// transportError is a request that got no answer: the connection failed
+// or broke. It is worth a retry, but for a write whose request may have
+// reached the worker before the connection broke: its outcome is unknown.
+type transportError struct {
+	method string
+	err    error
+}
+
+func (e *transportError) Error() string { return e.err.Error() }
+func (e *transportError) Unwrap() error { return e.err }
+
+// ErrorKind is errkind.Retry for a read, or for a write that never left
+// (the connection was refused, or the dial failed); errkind.OutcomeUnknown
+// for any other write.
+func (e *transportError) ErrorKind() errkind.Kind {
+	if k := errkind.Of(e.err); k == errkind.Rejected {
+		return k
+	}
+	var oe *net.OpError
+	if e.method == http.MethodGet || errors.Is(e.err, syscall.ECONNREFUSED) || errors.As(e.err, &oe) && oe.Op == "dial" {
+		return errkind.Retry
+	}
+	return errkind.OutcomeUnknown
 }
 
 // credentials returns the forms in which the client's basic-auth

@@ -39,7 +39,7 @@
 // answered 500 "Request timed out", or not answered in time: it may have
 // happened). A TLS failure with the endpoint (a certificate that does not
 // verify, no TLS, a TLS alert) is a *SecurityError matching ErrTLS, never
-// retried. verify.Classify sorts all of them into kinds. IsTransient, a pure function, decides what is retried: a
+// retried. errkind.Of sorts all of them into kinds. IsTransient, a pure function, decides what is retried: a
 // rebalance refusal (409, or a 500 that mentions a rebalance), a 503, a
 // refused or reset connection, and only for requests safe to repeat
 // (Repeat). Create is retried only on a rebalance; a retried create that

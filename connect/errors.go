@@ -1,10 +1,11 @@
 package connect
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 // Sentinel errors. Every error the package returns for a server answer is an
@@ -16,23 +17,23 @@ import (
 var (
 	// ErrNotFound matches a 404: the connector (or plugin) does not exist on
 	// the Connect cluster.
-	ErrNotFound = errors.New("connect: not found")
+	ErrNotFound = errkind.New(errkind.Refused, "connect: not found")
 
 	// ErrAlreadyExists matches a 409 "Connector X already exists" from
 	// POST /connectors. It is permanent: never retried.
-	ErrAlreadyExists = errors.New("connect: connector already exists")
+	ErrAlreadyExists = errkind.New(errkind.Refused, "connect: connector already exists")
 
 	// ErrNotStopped matches a request that needs the connector in the STOPPED
 	// state with zero tasks (alter or reset offsets): the client's own guard
 	// (*NotStoppedError) and the worker's 400 "Connectors must be in the
 	// STOPPED state before their offsets can be modified".
-	ErrNotStopped = errors.New("connect: connector is not stopped")
+	ErrNotStopped = errkind.New(errkind.Refused, "connect: connector is not stopped")
 
 	// ErrRebalance matches a transient refusal while the Connect group
 	// rebalances or has no known leader: a 409 "Cannot complete request
 	// momentarily ..." or "... conflicting operation ...", or a 500 whose
 	// message mentions a rebalance. Requests safe to repeat are retried on it.
-	ErrRebalance = errors.New("connect: worker group is rebalancing")
+	ErrRebalance = errkind.New(errkind.Retry, "connect: worker group is rebalancing")
 
 	// ErrUnauthorized matches a 401: the worker's REST extension (for example
 	// BasicAuthSecurityRestExtension) rejected the credentials or got none.
@@ -41,23 +42,23 @@ var (
 	// that as a 500 "IO Error trying to forward REST request: ...
 	// Authentication challenge without WWW-Authenticate header" (the
 	// error matches ErrForwarding too).
-	ErrUnauthorized = errors.New("connect: unauthorized")
+	ErrUnauthorized = errkind.New(errkind.Rejected, "connect: unauthorized")
 
 	// ErrForbidden matches a 403.
-	ErrForbidden = errors.New("connect: forbidden")
+	ErrForbidden = errkind.New(errkind.Rejected, "connect: forbidden")
 
 	// ErrForwarding matches a 500 "IO Error trying to forward REST request":
 	// the worker that received a write could not reach the leader at the
 	// leader's advertised REST address.
-	ErrForwarding = errors.New("connect: forwarding to the leader failed")
+	ErrForwarding = errkind.New(errkind.Retry, "connect: forwarding to the leader failed")
 
 	// ErrUnsupportedVersion matches a call the worker is too old for; the
 	// concrete error is *VersionError.
-	ErrUnsupportedVersion = errors.New("connect: worker version too old")
+	ErrUnsupportedVersion = errkind.New(errkind.Rejected, "connect: worker version too old")
 
 	// ErrFailed matches a connector or task in the FAILED state found by
 	// WaitRunning; the concrete error is *FailedError with the trace.
-	ErrFailed = errors.New("connect: connector or task failed")
+	ErrFailed = errkind.New(errkind.CheckFailed, "connect: connector or task failed")
 
 	// ErrOffsetsUnavailable matches a 500 "Failed to retrieve offsets for
 	// source connector ..." answering GET /connectors/{name}/offsets: the
@@ -66,7 +67,7 @@ var (
 	// while it still loads what it just wrote (a
 	// ConcurrentModificationException in ConnectorOffsetBackingStore); the
 	// next read succeeds. Offsets retries it: a read is safe to repeat.
-	ErrOffsetsUnavailable = errors.New("connect: connector offsets unavailable at the moment")
+	ErrOffsetsUnavailable = errkind.New(errkind.Retry, "connect: connector offsets unavailable at the moment")
 
 	// ErrOutcomeUnknown matches a write (any method but GET) whose outcome
 	// is unknown: the worker answered 500 "Request timed out" (its herder
@@ -74,7 +75,7 @@ var (
 	// no answer came within the client's request timeout. The write may have
 	// happened: read the state back before deciding what to do (an apply run
 	// again finds the offsets applied, or applies them).
-	ErrOutcomeUnknown = errors.New("connect: the write may have happened")
+	ErrOutcomeUnknown = errkind.New(errkind.OutcomeUnknown, "connect: the write may have happened")
 )
 
 // Substrings of Kafka Connect's own error messages (HerderRequestHandler,
@@ -168,6 +169,27 @@ func (e *APIError) Is(target error) bool {
 	return false
 }
 
+// ErrorKind classifies the answer: errkind.OutcomeUnknown for a write the
+// worker timed out on (ErrOutcomeUnknown); errkind.Rejected for 401 and 403
+// (and a forwarded request the leader refused), any other 4xx but those
+// below, and a redirect; errkind.Retry for a rebalance, a read of offsets
+// that failed for the moment, a failed forward to the leader and any
+// other 5xx; errkind.Refused for 404 (no such connector), 409 "already
+// exists" and 400 "must be in the STOPPED state".
+func (e *APIError) ErrorKind() errkind.Kind {
+	switch {
+	case e.Is(ErrOutcomeUnknown):
+		return errkind.OutcomeUnknown
+	case e.Is(ErrUnauthorized), e.Is(ErrForbidden):
+		return errkind.Rejected
+	case e.isRebalance(), e.isOffsetsRead(), e.isForwarding(), e.StatusCode >= 500:
+		return errkind.Retry
+	case e.Is(ErrNotFound), e.Is(ErrAlreadyExists), e.Is(ErrNotStopped):
+		return errkind.Refused
+	}
+	return errkind.Rejected
+}
+
 // isOffsetsRead reports Worker.sourceConnectorOffsets' failure, answered to
 // a GET of a source connector's offsets.
 func (e *APIError) isOffsetsRead() bool {
@@ -248,6 +270,15 @@ func (e *NotStoppedError) Is(target error) bool { return target == ErrNotStopped
 // Unwrap returns the worker's answer, if any.
 func (e *NotStoppedError) Unwrap() error { return e.Err }
 
+// ErrorKind is errkind.Retry for a connector still settling, and
+// errkind.Refused for one RUNNING, PAUSED or FAILED.
+func (e *NotStoppedError) ErrorKind() errkind.Kind {
+	if e.Settling {
+		return errkind.Retry
+	}
+	return errkind.Refused
+}
+
 // VersionError reports that a feature needs a newer Kafka Connect worker than
 // the one answering GET /. It matches ErrUnsupportedVersion.
 type VersionError struct {
@@ -262,6 +293,9 @@ func (e *VersionError) Error() string {
 
 // Is reports true for ErrUnsupportedVersion.
 func (e *VersionError) Is(target error) bool { return target == ErrUnsupportedVersion }
+
+// ErrorKind is errkind.Rejected: upgrade the workers.
+func (e *VersionError) ErrorKind() errkind.Kind { return errkind.Rejected }
 
 // FailedError reports a connector or one of its tasks in the FAILED state.
 // Task is nil when the connector itself failed. Trace is the Java stack trace
@@ -315,6 +349,9 @@ func (e *FailedError) Advice() string {
 // Is reports true for ErrFailed.
 func (e *FailedError) Is(target error) bool { return target == ErrFailed }
 
+// ErrorKind is errkind.CheckFailed.
+func (e *FailedError) ErrorKind() errkind.Kind { return errkind.CheckFailed }
+
 // ConfigConflictError reports that a create which had to be retried found a
 // connector of the same name whose configuration differs from the requested
 // one. Keys lists the differing configuration keys (never their values). It
@@ -332,6 +369,9 @@ func (e *ConfigConflictError) Error() string {
 
 // Unwrap returns the worker's 409 answer.
 func (e *ConfigConflictError) Unwrap() error { return e.Err }
+
+// ErrorKind is errkind.Refused: the name is taken.
+func (e *ConfigConflictError) ErrorKind() errkind.Kind { return errkind.Refused }
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

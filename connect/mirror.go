@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/redact"
 )
@@ -114,7 +115,7 @@ func TasksFor(partitions int) int {
 
 // ErrClientBootstrap matches the error of [MirrorSource.Config] for client
 // settings that hold bootstrap.servers.
-var ErrClientBootstrap = errors.New("connect: client settings may not set bootstrap.servers")
+var ErrClientBootstrap = errkind.New(errkind.Rejected, "connect: client settings may not set bootstrap.servers")
 
 // configErrors is the error of [MirrorSource.Config]: the problems found,
 // one a line, after one "connect: "; it matches the sentinels among them
@@ -131,6 +132,9 @@ func (e configErrors) Error() string {
 
 // Unwrap returns the problems.
 func (e configErrors) Unwrap() []error { return e }
+
+// ErrorKind is errkind.Rejected: the settings are invalid.
+func (e configErrors) ErrorKind() errkind.Kind { return errkind.Rejected }
 
 // Config renders the connector configuration. It returns an error when a
 // required field is missing or a value is invalid (a topic name Kafka would

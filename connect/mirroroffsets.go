@@ -8,13 +8,14 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/internal/progress"
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // ErrNotMirrorOffset means Connect listed an offset that is not shaped like
 // MirrorSourceConnector's: it was not written by MM2 or by a plan.
-var ErrNotMirrorOffset = errors.New("connect: not a MirrorSourceConnector offset")
+var ErrNotMirrorOffset = errkind.New(errkind.CheckFailed, "connect: not a MirrorSourceConnector offset")
 
 // MirrorOffsets reads a MirrorSourceConnector's offsets (GET
 // /connectors/{name}/offsets) as typed values, decoded by
@@ -49,12 +50,12 @@ func (c *Client) AlterMirrorOffsets(ctx context.Context, name string, list []off
 
 // ErrReadBack matches a *ReadBackError whose reads succeeded and never
 // equalled the expected offsets: a check that ran and failed.
-var ErrReadBack = errors.New("connect: offsets read back do not equal the expected ones")
+var ErrReadBack = errkind.New(errkind.CheckFailed, "connect: offsets read back do not equal the expected ones")
 
 // ErrOffsetsUnread matches a *ReadBackError whose reads all failed: the
 // offsets were never read, so nothing is known about them. The worker was
 // unreachable or kept failing; a later read may succeed (worth a retry).
-var ErrOffsetsUnread = errors.New("connect: the offsets could not be read back")
+var ErrOffsetsUnread = errkind.New(errkind.Retry, "connect: the offsets could not be read back")
 
 // ReadBackError is WaitMirrorOffsets giving up. With Reads > 0 it matches
 // ErrReadBack and ReadBack is the last comparison; with Reads == 0 no read
@@ -84,6 +85,15 @@ func (e *ReadBackError) Is(target error) bool {
 
 // Unwrap returns the context's error (and the last read's).
 func (e *ReadBackError) Unwrap() error { return e.Err }
+
+// ErrorKind is errkind.CheckFailed when a read succeeded and read other
+// offsets, errkind.Retry when none did.
+func (e *ReadBackError) ErrorKind() errkind.Kind {
+	if e.Reads > 0 {
+		return errkind.CheckFailed
+	}
+	return errkind.Retry
+}
 
 // Pauses between the reads of WaitMirrorOffsets: Connect usually shows a
 // PATCH within a few hundred milliseconds, so the first reads come quickly;
@@ -200,4 +210,4 @@ const settlePause = time.Second
 // ErrOffsetsUnsettled matches SettledMirrorOffsets giving up: the offsets
 // of a connector kept changing after it stopped (is it really STOPPED, or
 // did something else write them?).
-var ErrOffsetsUnsettled = errors.New("connect: the connector's offsets kept changing")
+var ErrOffsetsUnsettled = errkind.New(errkind.Retry, "connect: the connector's offsets kept changing")

@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
+
+	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 // ErrTLS matches a TLS failure with the Connect REST endpoint that no retry
@@ -13,7 +15,7 @@ import (
 // it refused the client's certificate (a TLS alert). The concrete error is
 // *SecurityError. Credentials the REST API refused are ErrUnauthorized and
 // ErrForbidden (an *APIError).
-var ErrTLS = errors.New("connect: tls handshake failed")
+var ErrTLS = errkind.New(errkind.Rejected, "connect: tls handshake failed")
 
 // SecurityError reports a request to the Connect REST API that failed for
 // a reason of the client's settings, which no retry fixes: a certificate
@@ -33,6 +35,9 @@ func (e *SecurityError) Error() string {
 
 // Is reports true for ErrTLS.
 func (e *SecurityError) Is(target error) bool { return target == ErrTLS }
+
+// ErrorKind is errkind.Rejected: no retry fixes the TLS settings.
+func (e *SecurityError) ErrorKind() errkind.Kind { return errkind.Rejected }
 
 // Unwrap returns the transport's error.
 func (e *SecurityError) Unwrap() error { return e.Err }

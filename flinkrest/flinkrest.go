@@ -16,12 +16,13 @@ package flinkrest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 // Client reads Flink's REST API at one base URL.
@@ -85,7 +86,7 @@ type Checkpoints struct {
 
 // ErrNotFound matches a *ResponseError of status 404: no such job (or it
 // expired from the cluster's job store).
-var ErrNotFound = errors.New("flinkrest: not found")
+var ErrNotFound = errkind.New(errkind.Rejected, "flinkrest: not found")
 
 // ResponseError is an answer other than 200, with Flink's error messages
 // ({"errors": [...]}).
@@ -106,6 +107,16 @@ func (e *ResponseError) Error() string {
 // Is makes errors.Is(err, ErrNotFound) true for a 404.
 func (e *ResponseError) Is(target error) bool {
 	return target == ErrNotFound && e.StatusCode == http.StatusNotFound
+}
+
+// ErrorKind is errkind.Retry for a 5xx (the JobManager failing for the
+// moment) and errkind.Rejected for any other answer (a job ID or URL that
+// is not the job's, credentials refused).
+func (e *ResponseError) ErrorKind() errkind.Kind {
+	if e.StatusCode >= 500 {
+		return errkind.Retry
+	}
+	return errkind.Rejected
 }
 
 // Job reads the job's state. Errors: a *ResponseError (ErrNotFound for an

@@ -1,15 +1,16 @@
 package flinksavepoint
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 // ErrInvalid matches every error that says a savepoint cannot be read as it
 // is, whatever the detail: every sentinel below matches it too. Reading again
 // never helps; point at another savepoint or fix the one given.
-var ErrInvalid = errors.New("flinksavepoint: unreadable flink savepoint")
+var ErrInvalid = errkind.New(errkind.Rejected, "flinksavepoint: unreadable flink savepoint")
 
 // invalid is a sentinel that also matches ErrInvalid.
 type invalid string
@@ -18,6 +19,10 @@ func (e invalid) Error() string { return string(e) }
 
 // Is makes errors.Is(sentinel, ErrInvalid) true.
 func (e invalid) Is(target error) bool { return target == ErrInvalid }
+
+// ErrorKind is errkind.Rejected, as ErrInvalid's: the savepoint given
+// cannot be used.
+func (e invalid) ErrorKind() errkind.Kind { return errkind.Rejected }
 
 // Sentinel errors. The typed errors below wrap them: match with [errors.Is],
 // read details with [errors.As]. Every text of this package, a sentinel's or

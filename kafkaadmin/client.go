@@ -252,9 +252,9 @@ func (r *Client) retry(ctx context.Context, op string, fn func(attempt int) erro
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case last != nil && retriable(last):
-		return fmt.Errorf("gave up after %d attempts in %v: %w", attempt, time.Since(start).Round(time.Millisecond), last)
+		return markKafka(fmt.Errorf("gave up after %d attempts in %v: %w", attempt, time.Since(start).Round(time.Millisecond), last))
 	}
-	return err
+	return markKafka(err)
 }
 
 // session is the state of one call: its connections, one per broker

@@ -3,10 +3,10 @@ package kafkaadmin
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
@@ -28,7 +28,7 @@ func DedicatedOffsetsTopic(sourceAlias string) string {
 // is not one Connect writes for a MirrorSourceConnector: a key that is not
 // the JSON array [connector name, source partition], or, for the connector
 // asked for, a partition or an offset that is not MirrorSourceConnector's.
-var ErrMalformedOffsetRecord = errors.New("kafkaadmin: malformed connect offset record")
+var ErrMalformedOffsetRecord = errkind.New(errkind.CheckFailed, "kafkaadmin: malformed connect offset record")
 
 // DecodeConnectOffsetKey decodes the key of a record of a Kafka Connect
 // offsets topic (offset.storage.topic). Connect's internal JsonConverter

@@ -14,6 +14,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/internal/kafkaretry"
 )
 
@@ -24,35 +25,35 @@ import (
 // package that it wraps keeps that package's prefix.
 var (
 	// ErrInvalidConfig means a Config was rejected; see [*ConfigError].
-	ErrInvalidConfig = errors.New("kafkaadmin: invalid config")
+	ErrInvalidConfig = errkind.New(errkind.Rejected, "kafkaadmin: invalid config")
 	// ErrInvalidArgument means a call's arguments were rejected before any
 	// request was sent; see [*ArgumentError].
-	ErrInvalidArgument = errors.New("kafkaadmin: invalid argument")
+	ErrInvalidArgument = errkind.New(errkind.Rejected, "kafkaadmin: invalid argument")
 	// ErrUnknownTopic means a topic asked for does not exist in the
 	// cluster; see [*UnknownTopicsError].
-	ErrUnknownTopic = errors.New("kafkaadmin: unknown topic")
+	ErrUnknownTopic = errkind.New(errkind.CheckFailed, "kafkaadmin: unknown topic")
 	// ErrGroupActive means a group has members, so its offsets belong to
 	// them and were not written; see [*GroupActiveError].
-	ErrGroupActive = errors.New("kafkaadmin: group is active")
+	ErrGroupActive = errkind.New(errkind.Refused, "kafkaadmin: group is active")
 	// ErrTopicsChanged means a topic's partition count changed between the
 	// two readings of a commit window; see [*TopicsChangedError].
-	ErrTopicsChanged = errors.New("kafkaadmin: topics changed during the window")
+	ErrTopicsChanged = errkind.New(errkind.Retry, "kafkaadmin: topics changed during the window")
 	// ErrPartial means some partitions of a call failed; see
 	// [*PartitionErrors].
-	ErrPartial = errors.New("kafkaadmin: some partitions failed")
+	ErrPartial = errkind.New(errkind.Retry, "kafkaadmin: some partitions failed")
 	// ErrAuthentication means a broker rejected the SASL credentials: a
 	// wrong password, an unknown user, a user without credentials for the
 	// mechanism, or a mechanism the listener does not enable; see
 	// [*SecurityError].
-	ErrAuthentication = errors.New("kafkaadmin: authentication failed")
+	ErrAuthentication = errkind.New(errkind.Rejected, "kafkaadmin: authentication failed")
 	// ErrTLS means the TLS handshake with a broker failed, most often
 	// because its certificate does not verify against the configured CA;
 	// see [*SecurityError].
-	ErrTLS = errors.New("kafkaadmin: tls handshake failed")
+	ErrTLS = errkind.New(errkind.Rejected, "kafkaadmin: tls handshake failed")
 	// ErrSecurityProtocol means the client and the broker's listener speak
 	// different protocols: TLS to a PLAINTEXT or SASL_PLAINTEXT port, or
 	// plain Kafka to an SSL or SASL_SSL port; see [*SecurityError].
-	ErrSecurityProtocol = errors.New("kafkaadmin: security protocol does not match the listener")
+	ErrSecurityProtocol = errkind.New(errkind.Rejected, "kafkaadmin: security protocol does not match the listener")
 )
 
 // SecurityError reports a connection to a broker that failed for a reason
@@ -78,6 +79,9 @@ func (e *SecurityError) Error() string {
 
 // Is reports whether target is e.Kind.
 func (e *SecurityError) Is(target error) bool { return target == e.Kind }
+
+// ErrorKind is errkind.Rejected: no retry fixes it.
+func (e *SecurityError) ErrorKind() errkind.Kind { return errkind.Rejected }
 
 // Unwrap returns the underlying error.
 func (e *SecurityError) Unwrap() error { return e.Err }
@@ -166,6 +170,9 @@ func (e *ConfigError) Error() string {
 // Is reports whether target is [ErrInvalidConfig].
 func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
 
+// ErrorKind is errkind.Rejected.
+func (e *ConfigError) ErrorKind() errkind.Kind { return errkind.Rejected }
+
 // Unwrap returns the underlying error, if any.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
@@ -184,6 +191,9 @@ func (e *ArgumentError) Error() string {
 // Is reports whether target is [ErrInvalidArgument].
 func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArgument }
 
+// ErrorKind is errkind.Rejected.
+func (e *ArgumentError) ErrorKind() errkind.Kind { return errkind.Rejected }
+
 // UnknownTopicsError lists topics that do not exist in the cluster (or
 // that this principal may not describe). It matches [ErrUnknownTopic].
 type UnknownTopicsError struct {
@@ -196,6 +206,9 @@ func (e *UnknownTopicsError) Error() string {
 
 // Is reports whether target is [ErrUnknownTopic].
 func (e *UnknownTopicsError) Is(target error) bool { return target == ErrUnknownTopic }
+
+// ErrorKind is errkind.CheckFailed: the topics asked for are not there.
+func (e *UnknownTopicsError) ErrorKind() errkind.Kind { return errkind.CheckFailed }
 
 // GroupActiveError reports that a group has members, so its offsets were
 // not written. Stop the group's consumers first. It matches
@@ -218,6 +231,9 @@ func (e *GroupActiveError) Error() string {
 // Is reports whether target is [ErrGroupActive].
 func (e *GroupActiveError) Is(target error) bool { return target == ErrGroupActive }
 
+// ErrorKind is errkind.Refused: the group's offsets belong to its members.
+func (e *GroupActiveError) ErrorKind() errkind.Kind { return errkind.Refused }
+
 // Unwrap returns the broker's error, if any.
 func (e *GroupActiveError) Unwrap() error { return e.Err }
 
@@ -239,6 +255,9 @@ func (e *TopicsChangedError) Error() string {
 
 // Is reports whether target is [ErrTopicsChanged].
 func (e *TopicsChangedError) Is(target error) bool { return target == ErrTopicsChanged }
+
+// ErrorKind is errkind.Retry: the next window may see no change.
+func (e *TopicsChangedError) ErrorKind() errkind.Kind { return errkind.Retry }
 
 // PartitionErrors is returned, with the result of the partitions that
 // were read, when some partitions of a call failed: Errs holds each failed
@@ -272,6 +291,17 @@ func (e *PartitionErrors) Error() string {
 
 // Is reports whether target is [ErrPartial].
 func (e *PartitionErrors) Is(target error) bool { return target == ErrPartial }
+
+// ErrorKind is the strongest kind of the partitions' errors (see
+// errkind.Of), each a Kafka error classified as the client's own calls
+// are.
+func (e *PartitionErrors) ErrorKind() errkind.Kind {
+	k := errkind.None
+	for _, err := range e.Errs {
+		k = max(k, kafkaKind(err))
+	}
+	return k
+}
 
 // Unwrap returns the distinct partition errors, so that errors.Is and
 // errors.As see them.
@@ -321,3 +351,52 @@ func retriable(err error) bool {
 // words is the text of err without this package's prefix, for an error
 // that writes it after its own "kafkaadmin: ".
 func words(err error) string { return strings.TrimPrefix(err.Error(), "kafkaadmin: ") }
+
+// kafkaKind classifies an error of a Kafka call for errkind.Of: the kind
+// an error of this package states; Retry for what retriable accepts (the
+// errors Kafka marks retriable, lost connections, timeouts); Rejected for
+// any other error a broker answered (an authorization refused, an
+// unsupported request, an invalid group or offset: no retry changes the
+// answer) and for a sarama configuration the client refused.
+func kafkaKind(err error) errkind.Kind {
+	if err == nil {
+		return errkind.None
+	}
+	if k := errkind.Of(err); k != errkind.Unclassified {
+		return k
+	}
+	if retriable(err) {
+		return errkind.Retry
+	}
+	var (
+		k  sarama.KError
+		ce sarama.ConfigurationError
+	)
+	if errors.As(err, &k) || errors.As(err, &ce) {
+		return errkind.Rejected
+	}
+	return errkind.Unclassified
+}
+
+// kafkaError gives an error of a Kafka call the kind kafkaKind found, for
+// errkind.Of; its text and what it wraps are the error's own.
+type kafkaError struct {
+	err  error
+	kind errkind.Kind
+}
+
+func (e *kafkaError) Error() string           { return e.err.Error() }
+func (e *kafkaError) Unwrap() error           { return e.err }
+func (e *kafkaError) ErrorKind() errkind.Kind { return e.kind }
+
+// markKafka returns err with the kind kafkaKind finds, where errkind.Of
+// would find another.
+func markKafka(err error) error {
+	if err == nil {
+		return nil
+	}
+	if k := kafkaKind(err); k != errkind.Of(err) {
+		return &kafkaError{err: err, kind: k}
+	}
+	return err
+}

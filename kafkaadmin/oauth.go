@@ -18,6 +18,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/redact"
 )
 
@@ -159,6 +160,9 @@ func (e *TokenEndpointError) Error() string {
 
 // Is matches ErrAuthentication.
 func (e *TokenEndpointError) Is(target error) bool { return target == ErrAuthentication }
+
+// ErrorKind is errkind.Rejected: the token endpoint refused the client.
+func (e *TokenEndpointError) ErrorKind() errkind.Kind { return errkind.Rejected }
 
 func (ts *tokenSource) fetch(ctx context.Context) (string, time.Duration, error) {
 	form := url.Values{"grant_type": {"client_credentials"}}

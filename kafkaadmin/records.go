@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 // Record is one record of a partition, as a consumer sees it.
@@ -34,7 +36,7 @@ type Header struct {
 // beyond the partition's end (the last stable offset for ReadCommitted, the
 // high watermark for ReadUncommitted), or only transaction markers and
 // aborted records lie between it and the end.
-var ErrNoRecord = errors.New("kafkaadmin: no record at or after the offset")
+var ErrNoRecord = errkind.New(errkind.CheckFailed, "kafkaadmin: no record at or after the offset")
 
 // Isolation is the isolation level of a read: which records it sees.
 type Isolation int8

@@ -1,9 +1,10 @@
 package offsets
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 // Sentinel errors. Every error this package returns matches exactly one of
@@ -14,31 +15,31 @@ import (
 var (
 	// ErrInvalidPartition: the topic name is not a valid Kafka topic name or
 	// the partition number is negative.
-	ErrInvalidPartition = errors.New("offsets: invalid source partition")
+	ErrInvalidPartition = errkind.New(errkind.CheckFailed, "offsets: invalid source partition")
 	// ErrInvalidBounds: the log start offset is negative or above the log end
 	// offset (high watermark).
-	ErrInvalidBounds = errors.New("offsets: invalid log bounds")
+	ErrInvalidBounds = errkind.New(errkind.CheckFailed, "offsets: invalid log bounds")
 	// ErrMissing: the consumer group has no committed offset for the partition.
-	ErrMissing = errors.New("offsets: no committed offset")
+	ErrMissing = errkind.New(errkind.CheckFailed, "offsets: no committed offset")
 	// ErrNegative: an offset is negative, which is never a Kafka position.
-	ErrNegative = errors.New("offsets: negative offset")
+	ErrNegative = errkind.New(errkind.CheckFailed, "offsets: negative offset")
 	// ErrBeyondEnd: the committed offset is above the log end offset.
-	ErrBeyondEnd = errors.New("offsets: committed offset beyond log end offset")
+	ErrBeyondEnd = errkind.New(errkind.CheckFailed, "offsets: committed offset beyond log end offset")
 	// ErrExpired: the committed offset is below the log start offset, so the
 	// records in between were deleted by retention.
-	ErrExpired = errors.New("offsets: committed offset below log start offset")
+	ErrExpired = errkind.New(errkind.CheckFailed, "offsets: committed offset below log start offset")
 	// ErrOverflow: the next offset after a Connect offset does not fit in an int64.
-	ErrOverflow = errors.New("offsets: offset overflows int64")
+	ErrOverflow = errkind.New(errkind.CheckFailed, "offsets: offset overflows int64")
 	// ErrAliasMismatch: a Connect source partition names a different
 	// source.cluster.alias than expected; MirrorSourceConnector would accept it
 	// and never read it.
-	ErrAliasMismatch = errors.New("offsets: source cluster alias mismatch")
+	ErrAliasMismatch = errkind.New(errkind.Rejected, "offsets: source cluster alias mismatch")
 	// ErrDuplicate: the same source partition appears twice in one list.
-	ErrDuplicate = errors.New("offsets: duplicate source partition")
+	ErrDuplicate = errkind.New(errkind.CheckFailed, "offsets: duplicate source partition")
 	// ErrMalformed: JSON that is not a MirrorSourceConnector offset list.
-	ErrMalformed = errors.New("offsets: malformed connect offsets")
+	ErrMalformed = errkind.New(errkind.CheckFailed, "offsets: malformed connect offsets")
 	// ErrUnknownAction: an [Action] that is not block, set or clear.
-	ErrUnknownAction = errors.New("offsets: unknown action")
+	ErrUnknownAction = errkind.New(errkind.Rejected, "offsets: unknown action")
 )
 
 // DecisionError is why [Decide] blocked a partition. Err is one of

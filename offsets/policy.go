@@ -1,9 +1,10 @@
 package offsets
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 // PolicyKind names a MirrorMaker 2 replication policy
@@ -95,7 +96,7 @@ func PolicyOf(config map[string]string) (ReplicationPolicy, error) {
 }
 
 // ErrInvalidPolicy: a replication policy that cannot name target topics.
-var ErrInvalidPolicy = errors.New("offsets: invalid replication policy")
+var ErrInvalidPolicy = errkind.New(errkind.Rejected, "offsets: invalid replication policy")
 
 // ReplicationPolicy maps source topic names to target topic names as
 // MirrorMaker 2 does. The zero value is the identity policy.

@@ -1,10 +1,10 @@
 package plan
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
@@ -14,7 +14,7 @@ import (
 // inconsistent entry, a fingerprint that does not match, a configuration
 // that contradicts the spec. Retrying never helps; build a new plan. Every
 // sentinel below except ErrBlocked matches it too.
-var ErrInvalid = errors.New("plan: invalid plan")
+var ErrInvalid = errkind.New(errkind.Refused, "plan: invalid plan")
 
 // invalid is a sentinel that also matches ErrInvalid.
 type invalid string
@@ -23,6 +23,9 @@ func (e invalid) Error() string { return string(e) }
 
 // Is makes errors.Is(sentinel, ErrInvalid) true.
 func (e invalid) Is(target error) bool { return target == ErrInvalid }
+
+// ErrorKind is errkind.Refused, as ErrInvalid's.
+func (e invalid) ErrorKind() errkind.Kind { return errkind.Refused }
 
 // Sentinel errors. The typed errors below wrap them, so callers match with
 // [errors.Is] and read details with [errors.As]. Every text of this package,
@@ -67,7 +70,7 @@ var (
 	// ErrBlocked: the plan has blocked entries and cannot be applied. It is
 	// a valid plan (a report of what blocks the cutover), so it does not
 	// match ErrInvalid: fix the causes its entries name and build a new plan.
-	ErrBlocked = errors.New("plan: blocked partitions")
+	ErrBlocked = errkind.New(errkind.CheckFailed, "plan: blocked partitions")
 )
 
 // FieldError is a problem with one top-level field of a spec or plan. Field

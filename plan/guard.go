@@ -1,14 +1,14 @@
 package plan
 
 import (
-	"errors"
 	"fmt"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 // ErrConfigChanged matches a *ConfigChangedError.
-var ErrConfigChanged = errors.New("plan: the connector configuration is not the plan's")
+var ErrConfigChanged = errkind.New(errkind.Refused, "plan: the connector configuration is not the plan's")
 
 // ConfigChangedError says how a connector configuration differs from the
 // one a plan was built for: another connector name or source.cluster.alias
@@ -35,6 +35,9 @@ func (e *ConfigChangedError) Error() string {
 
 // Is makes errors.Is(err, ErrConfigChanged) true.
 func (e *ConfigChangedError) Is(target error) bool { return target == ErrConfigChanged }
+
+// ErrorKind is errkind.Refused.
+func (e *ConfigChangedError) ErrorKind() errkind.Kind { return errkind.Refused }
 
 // CheckConfig reports whether config — the configuration a caller is about
 // to create the connector with, or the one GET /connectors/{name}/config
@@ -85,7 +88,7 @@ func (a GuardAction) String() string {
 }
 
 // ErrStaleOffsets matches a *StaleOffsetsError.
-var ErrStaleOffsets = errors.New("plan: the connector holds offsets the plan does not set")
+var ErrStaleOffsets = errkind.New(errkind.Refused, "plan: the connector holds offsets the plan does not set")
 
 // StaleOffsetsError is the guard's refusal: the connector's existing
 // offsets differ from the plan, so it has run since the plan was made,
@@ -103,6 +106,9 @@ func (e *StaleOffsetsError) Error() string {
 
 // Is makes errors.Is(err, ErrStaleOffsets) true.
 func (e *StaleOffsetsError) Is(target error) bool { return target == ErrStaleOffsets }
+
+// ErrorKind is errkind.Refused.
+func (e *StaleOffsetsError) ErrorKind() errkind.Kind { return errkind.Refused }
 
 // Advice says what to do about leftover or foreign offsets.
 func (e *StaleOffsetsError) Advice() string {

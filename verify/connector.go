@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 )
 
 // ErrForeignConnector matches a *ForeignConnectorError.
-var ErrForeignConnector = errors.New("verify: the connector is not the plan's")
+var ErrForeignConnector = errkind.New(errkind.Refused, "verify: the connector is not the plan's")
 
 // ForeignConnectorError is the refusal of [CheckConnector]: the connector a
 // step is about to write is not the one the plan is for. It carries the
@@ -61,6 +62,9 @@ func (e *ForeignConnectorError) Is(target error) bool { return target == ErrFore
 
 // Unwrap returns the *plan.ConfigChangedError behind the refusal, if any.
 func (e *ForeignConnectorError) Unwrap() error { return e.Err }
+
+// ErrorKind is errkind.Refused: the connector is another flow's.
+func (e *ForeignConnectorError) ErrorKind() errkind.Kind { return errkind.Refused }
 
 // Advice says what to do about a connector that is not the plan's.
 func (e *ForeignConnectorError) Advice() string {

@@ -52,12 +52,9 @@
 // Precheck and Acceptance read many kinds of facts and take the clients
 // themselves.
 //
-// Classify says what any error of this module's packages means for the
-// caller — a guard refused (KindRefused), a check failed
-// (KindCheckFailed), a system rejected the settings (KindRejected), a write
-// may have happened (KindOutcomeUnknown), or worth a retry (KindRetry) —
-// from types and sentinels only; Mark gives a tool's own sentinels a kind,
-// and Advice finds the advice a typed error carries.
+// Every error of the package says its kind for package errkind (a
+// refusal, a failed check, ...); errkind.Of classifies any error of the
+// module's packages.
 //
 // What Connect holds is compared elsewhere, without Kafka: the comparison is
 // offsets.CompareReadBack, the guard before an apply is plan.Guard, and

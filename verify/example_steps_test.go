@@ -3,6 +3,7 @@ package verify_test
 import (
 	"fmt"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -10,8 +11,8 @@ import (
 // report says how a step ended, as a tool's exit status would: the kind
 // of its error (verify.Classify), and whether running it again may help.
 func report(err error) {
-	switch kind := verify.Classify(err); {
-	case kind == verify.KindNone:
+	switch kind := errkind.Of(err); {
+	case kind == errkind.None:
 		fmt.Println("done")
 	case kind.Retryable():
 		fmt.Printf("%s, run it again: %v\n", kind, err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/flinkrest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
@@ -61,7 +62,7 @@ func (cs *Checks) add(name string, v Verdict, format string, args ...any) {
 }
 
 // ErrPrecheck matches a *PrecheckError.
-var ErrPrecheck = errors.New("verify: precheck failed")
+var ErrPrecheck = errkind.New(errkind.CheckFailed, "verify: precheck failed")
 
 // PrecheckError lists the failed checks of a precheck.
 type PrecheckError struct {
@@ -79,6 +80,9 @@ func (e *PrecheckError) Error() string {
 
 // Is makes errors.Is(err, ErrPrecheck) true.
 func (e *PrecheckError) Is(target error) bool { return target == ErrPrecheck }
+
+// ErrorKind is errkind.CheckFailed.
+func (e *PrecheckError) ErrorKind() errkind.Kind { return errkind.CheckFailed }
 
 // OffsetsInput supplies the committed offsets C when they do not come from
 // the group: a file (FileOffsets) or another MirrorSourceConnector's stored

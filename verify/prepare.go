@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 )
@@ -73,6 +74,9 @@ func (e *LintError) Error() string {
 
 // Is reports whether target is ErrCheckFailed.
 func (e *LintError) Is(target error) bool { return target == ErrCheckFailed }
+
+// ErrorKind is errkind.CheckFailed.
+func (e *LintError) ErrorKind() errkind.Kind { return errkind.CheckFailed }
 
 // Prepare is what a tool calls first in every step that writes (apply,
 // resume): it proves the plan still holds, so that the steps after it act

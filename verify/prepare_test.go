@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -36,8 +37,8 @@ func TestPrepare(t *testing.T) {
 	changed := maps.Clone(config)
 	changed["tasks.max"] = "7"
 	_, err = verify.Prepare(ctx, c, source, target, p, changed, verify.PrepareOptions{})
-	if changedErr := (*plan.ConfigChangedError)(nil); !errors.As(err, &changedErr) || verify.Classify(err) != verify.KindRefused {
-		t.Errorf("Prepare with tasks.max changed = %v (%s); want a *plan.ConfigChangedError, refused", err, verify.Classify(err))
+	if changedErr := (*plan.ConfigChangedError)(nil); !errors.As(err, &changedErr) || errkind.Of(err) != errkind.Refused {
+		t.Errorf("Prepare with tasks.max changed = %v (%s); want a *plan.ConfigChangedError, refused", err, errkind.Of(err))
 	}
 
 	tolerant, tolerantConfig, err := buildConnectorPlanWith(map[string]string{"errors.tolerance": "all"})
@@ -46,9 +47,9 @@ func TestPrepare(t *testing.T) {
 	}
 	_, err = verify.Prepare(ctx, c, source, target, tolerant, tolerantConfig(), verify.PrepareOptions{})
 	var lint *verify.LintError
-	if !errors.As(err, &lint) || !errors.Is(err, verify.ErrCheckFailed) || verify.Classify(err) != verify.KindCheckFailed ||
+	if !errors.As(err, &lint) || !errors.Is(err, verify.ErrCheckFailed) || errkind.Of(err) != errkind.CheckFailed ||
 		!strings.Contains(err.Error(), "errors.tolerance") {
-		t.Errorf("Prepare of a plan built with errors.tolerance=all = %v (%s); want a *verify.LintError naming the key", err, verify.Classify(err))
+		t.Errorf("Prepare of a plan built with errors.tolerance=all = %v (%s); want a *verify.LintError naming the key", err, errkind.Of(err))
 	}
 
 	recent := pre.Observation
@@ -64,7 +65,7 @@ func TestPrepare(t *testing.T) {
 	source.Members["flink"] = 1 // the old job came back
 	_, err = verify.Prepare(ctx, c, source, target, p, config, verify.PrepareOptions{})
 	var stale *verify.StalePlanError
-	if !errors.As(err, &stale) || verify.Classify(err) != verify.KindRefused {
-		t.Errorf("Prepare with a member in the group = %v (%s); want a *verify.StalePlanError, refused", err, verify.Classify(err))
+	if !errors.As(err, &stale) || errkind.Of(err) != errkind.Refused {
+		t.Errorf("Prepare with a member in the group = %v (%s); want a *verify.StalePlanError, refused", err, errkind.Of(err))
 	}
 }

@@ -1,13 +1,13 @@
 package verify
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -72,7 +72,7 @@ func (p Problem) String() string {
 }
 
 // ErrStalePlan matches a *StalePlanError.
-var ErrStalePlan = errors.New("verify: the plan no longer describes the clusters")
+var ErrStalePlan = errkind.New(errkind.Refused, "verify: the plan no longer describes the clusters")
 
 // StalePlanError is the refusal of [Recheck]: every problem found, sorted
 // by check and partition.
@@ -97,6 +97,9 @@ func (e *StalePlanError) Error() string {
 
 // Is makes errors.Is(err, ErrStalePlan) true.
 func (e *StalePlanError) Is(target error) bool { return target == ErrStalePlan }
+
+// ErrorKind is errkind.Refused.
+func (e *StalePlanError) ErrorKind() errkind.Kind { return errkind.Refused }
 
 // Recheck compares a plan with what the clusters hold now and returns nil
 // when the plan still describes them, or a *StalePlanError listing every

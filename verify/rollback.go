@@ -1,16 +1,16 @@
 package verify
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 )
 
 // ErrGroupOffsets matches a *GroupOffsetsError.
-var ErrGroupOffsets = errors.New("verify: the rollback group holds other offsets")
+var ErrGroupOffsets = errkind.New(errkind.Refused, "verify: the rollback group holds other offsets")
 
 // GroupOffsetsError is the refusal of CheckRollbackGroup: the group holds
 // commits that are neither the old job's nor the reverse plan's, listed
@@ -27,6 +27,9 @@ func (e *GroupOffsetsError) Error() string {
 
 // Is makes errors.Is(err, ErrGroupOffsets) true.
 func (e *GroupOffsetsError) Is(target error) bool { return target == ErrGroupOffsets }
+
+// ErrorKind is errkind.Refused.
+func (e *GroupOffsetsError) ErrorKind() errkind.Kind { return errkind.Refused }
 
 // CheckRollbackGroup decides whether a rollback after resume may commit the
 // reverse plan's offsets C' = M'+1 to group, whose current commits for the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -38,12 +39,12 @@ import (
 // ErrNotApplied matches a resume refused by CheckResumable because the
 // connector does not hold all of the plan's offsets yet: run the apply
 // first.
-var ErrNotApplied = errors.New("verify: the plan is not applied yet")
+var ErrNotApplied = errkind.New(errkind.Refused, "verify: the plan is not applied yet")
 
 // ErrHasRun matches a rollback before resume refused by CheckNeverRan: the
 // connector is not STOPPED, or holds offsets the plan did not set, so it
 // has run, and the rollback after resume applies.
-var ErrHasRun = errors.New("verify: the connector has run")
+var ErrHasRun = errkind.New(errkind.Refused, "verify: the connector has run")
 
 // CreateOrAdopt is step 3: it makes sure the plan's connector exists with
 // the plan's configuration, created STOPPED so that it never runs before

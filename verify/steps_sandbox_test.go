@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -65,7 +66,7 @@ func TestExampleStepsOnSandbox(t *testing.T) {
 
 	for i := range 2 {
 		if err := applyPlan(ctx, c, source, target, p, config); err != nil {
-			t.Fatalf("apply %d: %v (%s)", i+1, err, verify.Classify(err))
+			t.Fatalf("apply %d: %v (%s)", i+1, err, errkind.Of(err))
 		}
 	}
 	got, err := c.MirrorOffsets(ctx, name)
@@ -73,7 +74,7 @@ func TestExampleStepsOnSandbox(t *testing.T) {
 		t.Fatalf("after the apply Connect holds %+v (%v), want %+v", got, err, want)
 	}
 	if err := resumePlan(ctx, c, source, target, p, config); err != nil {
-		t.Fatalf("resume: %v (%s)", err, verify.Classify(err))
+		t.Fatalf("resume: %v (%s)", err, errkind.Of(err))
 	}
 	for {
 		ends, err := target.EndOffsets(ctx, []kafkaadmin.TopicPartition{tp})
@@ -105,7 +106,7 @@ func TestExampleStepsOnSandbox(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 	if err := rollbackPlan(ctx, c, source, target, p); err != nil {
-		t.Fatalf("rollback: %v (%s)", err, verify.Classify(err))
+		t.Fatalf("rollback: %v (%s)", err, errkind.Of(err))
 	}
 	g, err := source.GroupOffsets(ctx, group, []string{topic})
 	if err != nil || g[offsets.SourcePartition{Topic: topic, Partition: 0}] != 5 {

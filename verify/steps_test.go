@@ -12,6 +12,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/connect/connectfake"
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/internal/memkafka"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
@@ -99,14 +100,14 @@ func TestApplyResumeSteps(t *testing.T) {
 		t.Errorf("CreateOrAdopt of the running plan's connector = %v, %v; want it adopted", created, err)
 	}
 	err := w.c.RequireStopped(ctx, w.p.ConnectorName)
-	if !errors.Is(err, connect.ErrNotStopped) || verify.Classify(err) != verify.KindRefused {
-		t.Errorf("RequireStopped of the running connector = %v (%v), want a refusal matching ErrNotStopped", err, verify.Classify(err))
+	if !errors.Is(err, connect.ErrNotStopped) || errkind.Of(err) != errkind.Refused {
+		t.Errorf("RequireStopped of the running connector = %v (%v), want a refusal matching ErrNotStopped", err, errkind.Of(err))
 	}
-	if err := verify.CheckResumable(ctx, w.c, w.p, w.clusters); verify.Classify(err) != verify.KindRefused {
+	if err := verify.CheckResumable(ctx, w.c, w.p, w.clusters); errkind.Of(err) != errkind.Refused {
 		t.Errorf("CheckResumable of the running connector = %v, want a refusal", err)
 	}
 	_, err = verify.CheckNeverRan(ctx, w.c, w.p, w.clusters)
-	if !errors.Is(err, verify.ErrHasRun) || verify.Classify(err) != verify.KindRefused {
+	if !errors.Is(err, verify.ErrHasRun) || errkind.Of(err) != errkind.Refused {
 		t.Errorf("CheckNeverRan of the running connector = %v, want ErrHasRun", err)
 	}
 }
@@ -118,7 +119,7 @@ func TestCreateOrAdoptRefuses(t *testing.T) {
 	w, ctx := newStepsWorld(t), stepsCtx(t)
 	other := w.config()
 	other["topics"] = "orders.eu"
-	if created, err := verify.CreateOrAdopt(ctx, w.c, w.p, other, w.clusters); created || !errors.Is(err, plan.ErrConfigChanged) || verify.Classify(err) != verify.KindRefused {
+	if created, err := verify.CreateOrAdopt(ctx, w.c, w.p, other, w.clusters); created || !errors.Is(err, plan.ErrConfigChanged) || errkind.Of(err) != errkind.Refused {
 		t.Errorf("CreateOrAdopt with another configuration = %v, %v; want a refusal matching plan.ErrConfigChanged", created, err)
 	}
 	if _, err := w.c.Connector(ctx, w.p.ConnectorName); !errors.Is(err, connect.ErrNotFound) {
@@ -129,7 +130,7 @@ func TestCreateOrAdoptRefuses(t *testing.T) {
 	}
 	created, err := verify.CreateOrAdopt(ctx, w.c, w.p, w.config(), w.clusters)
 	var foreign *verify.ForeignConnectorError
-	if created || !errors.As(err, &foreign) || foreign.Check != "topics" || verify.Classify(err) != verify.KindRefused {
+	if created || !errors.As(err, &foreign) || foreign.Check != "topics" || errkind.Of(err) != errkind.Refused {
 		t.Errorf("CreateOrAdopt of another flow's connector = %v, %v; want a *ForeignConnectorError on topics", created, err)
 	}
 }
@@ -170,7 +171,7 @@ func TestRollbackAfterResumeSteps(t *testing.T) {
 	}
 
 	kafka.Members["flink"] = 1
-	if err := verify.StopForRollback(ctx, w.c, kafka, w.p, "flink", w.clusters); !errors.Is(err, kafkaadmin.ErrGroupActive) || verify.Classify(err) != verify.KindRefused {
+	if err := verify.StopForRollback(ctx, w.c, kafka, w.p, "flink", w.clusters); !errors.Is(err, kafkaadmin.ErrGroupActive) || errkind.Of(err) != errkind.Refused {
 		t.Errorf("StopForRollback with a member in the group = %v, want ErrGroupActive", err)
 	}
 	kafka.Members["flink"] = 0

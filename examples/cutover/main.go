@@ -238,7 +238,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 		fmt.Fprintln(stderr, "cutover:", err)
 		if asJSON {
-			printFailure(stdout, name, "", cutover.ExitUsage, err)
+			printFailure(stdout, name, "", cutover.ExitUsage, fmt.Errorf("%w: %w", cutover.ErrSettings, err))
 		}
 		if known {
 			fmt.Fprintf(stderr, "run 'cutover help %s' for its flags\n", name)
@@ -268,7 +268,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	case !known:
 		fmt.Fprintf(stderr, "cutover: unknown step %q; run 'cutover help' for the steps\n", name)
 		if asJSON {
-			printFailure(stdout, name, "", cutover.ExitUsage, fmt.Errorf("unknown step %q", name))
+			printFailure(stdout, name, "", cutover.ExitUsage, fmt.Errorf("%w: unknown step %q", cutover.ErrSettings, name))
 		}
 		return cutover.ExitUsage
 	}

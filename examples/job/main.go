@@ -24,7 +24,7 @@
 // Secrets: MM2CUTOVER_SOURCE_CLIENT_CONFIG, ...). Progress and the audit
 // trail go to stderr; the last line on stdout is one JSON object with the
 // result, always, a bad flag included: result (applied, already-applied,
-// check-failed, refused, error), error, kind (verify.Classify's name for
+// check-failed, refused, error), error, kind (errkind.Of's name for
 // the error: retry, outcome-unknown, refused, check-failed, rejected) and
 // exit_status are the fields the CLI's failure document (cutover -json,
 // mm2cutover/failure/v1) has too.
@@ -52,9 +52,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 	"github.com/mm2cutover/mm2cutover/plan"
-	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // version is stamped at build time (-ldflags "-X main.version=0.1.0", as
@@ -85,8 +85,8 @@ type result struct {
 	Partitions  int     `json:"partitions"`
 	Matched     int     `json:"matched"`
 	Error       string  `json:"error,omitempty"`
-	Kind        string  `json:"kind,omitempty"`   // verify.Classify's name for the error
-	Advice      string  `json:"advice,omitempty"` // what to do, when the error says (verify.Advice)
+	Kind        string  `json:"kind,omitempty"`   // errkind.Of's name for the error
+	Advice      string  `json:"advice,omitempty"` // what to do, when the error says (errkind.Advice)
 	ExitStatus  int     `json:"exit_status"`
 	Seconds     float64 `json:"seconds"`
 }
@@ -275,10 +275,10 @@ func storedPlan(ctx context.Context, env *cutover.Env, s cutover.Settings, name 
 }
 
 // classify fills the result of a failed Job from err: the exit status (a
-// table over verify.Classify) and the kind.
+// table over errkind.Of) and the kind.
 func classify(res *result, err error) int {
 	code := cutover.ExitStatus(err)
-	res.Kind, res.Advice = verify.Classify(err).String(), verify.Advice(err)
+	res.Kind, res.Advice = errkind.Of(err).String(), errkind.Advice(err)
 	return fail(res, cutover.ResultOf(code), err, code)
 }
 

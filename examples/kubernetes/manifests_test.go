@@ -773,7 +773,8 @@ func TestLifecycle(t *testing.T) {
 }
 
 // checkPodFailurePolicy: the Job fails at once on the binary's exit statuses
-// that a retry cannot change (bad settings, a failed check, a refusal), read
+// that a retry cannot change (bad settings, a failed check, a refusal, an
+// error nobody classified), read
 // from examples/internal/cutover/exit.go, and retries the others.
 func checkPodFailurePolicy(t *testing.T, job *batchv1.Job) {
 	t.Helper()
@@ -786,7 +787,7 @@ func checkPodFailurePolicy(t *testing.T, job *batchv1.Job) {
 		n, _ := strconv.Atoi(m[2])
 		codes[m[1]] = int32(n)
 	}
-	want := []int32{codes["ExitUsage"], codes["ExitCheckFailed"], codes["ExitRefused"]}
+	want := []int32{codes["ExitUsage"], codes["ExitCheckFailed"], codes["ExitRefused"], codes["ExitUnclassified"]}
 	if len(codes) < 4 || codes["ExitError"] == 0 {
 		t.Fatalf("exit statuses read from exit.go: %v", codes)
 	}
@@ -804,7 +805,7 @@ func checkPodFailurePolicy(t *testing.T, job *batchv1.Job) {
 		}
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("podFailurePolicy FailJob exit codes: got %v, want %v (ExitUsage, ExitCheckFailed, ExitRefused)", got, want)
+		t.Errorf("podFailurePolicy FailJob exit codes: got %v, want %v (ExitUsage, ExitCheckFailed, ExitRefused, ExitUnclassified)", got, want)
 	}
 	for _, c := range got {
 		if c == codes["ExitError"] {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/redact"
@@ -18,7 +19,7 @@ import (
 
 // ErrPlanMismatch matches a plan that does not belong to these settings or
 // these clusters, or a connector whose configuration changed since the plan.
-var ErrPlanMismatch = verify.Mark(verify.KindRefused, "plan does not match")
+var ErrPlanMismatch = errkind.New(errkind.Refused, "plan does not match")
 
 // Audit appends one JSON line per step to w: what was found and done, for
 // the record of the change. It never holds a secret: plans and offsets

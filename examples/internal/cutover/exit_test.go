@@ -26,7 +26,8 @@ func TestExitStatus(t *testing.T) {
 		want int
 	}{
 		{nil, ExitOK},
-		{errors.New("connection refused"), ExitError},
+		{errors.New("connection refused"), ExitUnclassified}, // an error nobody marked is not worth a retry
+		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), ExitError},
 		{context.DeadlineExceeded, ExitError},
 		{fmt.Errorf("wrapped: %w", ErrSettings), ExitUsage},
 		{fmt.Errorf("x: %w", ErrPrecheck), ExitCheckFailed},
@@ -62,7 +63,7 @@ func TestExitStatus(t *testing.T) {
 		// Failures that may pass: worth a retry.
 		{&connect.APIError{Method: "GET", Path: "/", StatusCode: http.StatusInternalServerError, Message: "boom"}, ExitError},
 		{fmt.Errorf("connect: GET /: %w", &url.Error{Op: "Get", URL: "https://c", Err: syscall.ECONNREFUSED}), ExitError},
-		{errors.New("x509: certificate signed by unknown authority"), ExitError}, // only types count, never words
+		{errors.New("x509: certificate signed by unknown authority"), ExitUnclassified}, // only types count, never words
 	} {
 		if got := ExitStatus(tc.err); got != tc.want {
 			t.Errorf("ExitStatus(%v) = %d, want %d", tc.err, got, tc.want)

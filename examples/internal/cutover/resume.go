@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -14,7 +15,7 @@ import (
 
 // ErrNotApproved matches the error of Resume and of the rollbacks without
 // approval: they only say what they would do.
-var ErrNotApproved = errors.New("not approved")
+var ErrNotApproved = errkind.New(errkind.NotApproved, "not approved")
 
 // ErrNotApplied matches a resume refused because the connector does not hold
 // all of the plan's offsets yet (verify.CheckResumable).

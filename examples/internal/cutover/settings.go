@@ -8,7 +8,7 @@
 // the audit file (Audit), the approval of a resume or rollback
 // (ErrNotApproved), the order of the library's calls in each step, the
 // wording of what it prints, and the exit statuses (ExitStatus, a table over
-// verify.Classify). Every rule that protects data is the library's: the
+// errkind.Of). Every rule that protects data is the library's: the
 // guards and writes of apply, resume and rollback are verify's step
 // functions (verify.CreateOrAdopt, GuardOffsets, Patch, ReadBack,
 // CheckResumable, Resume, CheckNeverRan, RemoveConnector, StopForRollback,
@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -157,7 +158,7 @@ func (s Settings) step(name string) {
 }
 
 // ErrSettings matches a problem with the settings.
-var ErrSettings = verify.Mark(verify.KindRejected, "invalid settings")
+var ErrSettings = errkind.New(errkind.Rejected, "invalid settings")
 
 // Validate checks that every required setting is present.
 func (s Settings) Validate() error {

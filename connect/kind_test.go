@@ -1,0 +1,59 @@
+package connect_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/errkind"
+)
+
+// TestTransportErrorKinds: a request that got no answer is worth a retry,
+// unless it is a write that may have reached the worker before the
+// connection broke: its outcome is unknown. A connection refused means
+// nothing left.
+func TestTransportErrorKinds(t *testing.T) {
+	ctx := context.Background()
+	// A worker that reads each request and closes the connection unanswered.
+	hangUp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}))
+	defer hangUp.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + l.Addr().String()
+	l.Close()
+
+	once := connect.WithRetry(connect.Retry{Attempts: 1})
+	broken, err := connect.New(hangUp.URL, once)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, err := connect.New(refused, once)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want errkind.Kind
+	}{
+		{"read, connection closed", func() error { _, err := broken.ServerInfo(ctx); return err }, errkind.Retry},
+		{"write, connection closed", func() error { return broken.Stop(ctx, "mm2") }, errkind.OutcomeUnknown},
+		{"read, connection refused", func() error { _, err := closed.ServerInfo(ctx); return err }, errkind.Retry},
+		{"write, connection refused", func() error { return closed.Stop(ctx, "mm2") }, errkind.Retry},
+	} {
+		err := tc.call()
+		if got := errkind.Of(err); got != tc.want {
+			t.Errorf("%s: %v: kind %v, want %v", tc.name, err, got, tc.want)
+		}
+	}
+}
