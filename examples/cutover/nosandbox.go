@@ -12,9 +12,11 @@ import (
 )
 
 // The operator's binary is built without the sandbox demo, so that it links
-// none of the sandbox's dependencies (dockertest, the Docker client, runc):
-// `go build -tags sandbox` (or `go run -tags sandbox ./examples/cutover
-// -sandbox`) builds the one with sandbox.go, flinkdemo.go and secure.go.
+// none of the demo's test machinery (internal/sandbox and internal/flinkjob:
+// Kafka, Connect and Flink processes, generated certificates and passwords,
+// the Docker backend's command): `go build -tags sandbox` (or `go run -tags
+// sandbox ./examples/cutover -sandbox`) builds the one with sandbox.go,
+// flinkdemo.go and secure.go.
 
 // errNoSandbox says how to get the demo.
 var errNoSandbox = fmt.Errorf("%w: this cutover binary is built without the sandbox demo; run it from the repository with: go run -tags sandbox ./examples/cutover -sandbox", cutover.ErrSettings)

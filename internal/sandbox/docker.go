@@ -1,16 +1,20 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
-
-	"github.com/ory/dockertest/v3"
-	dc "github.com/ory/dockertest/v3/docker"
 )
 
 // ErrNoDocker means the Docker backend was asked for but no Docker daemon answers.
@@ -22,36 +26,91 @@ var ErrNoDocker = errors.New("no docker daemon")
 // worker image's files are exactly those of the process backend. The
 // project's CI runs it through podman's Docker API on an image built from
 // the cached jars (internal/containers KafkaImage).
+//
+// The containers are run by the dockerbackend command (internal/dockerbackend,
+// a module of its own that holds github.com/ory/dockertest/v3 and the Docker
+// client), one command per operation: the main module's go.mod needs none of
+// their modules, so the go.sum of a module that imports the library and
+// runs go mod tidy, which follows the library's tests here, holds none
+// either. The sandbox builds the command from this checkout's source.
 type dockerBackend struct {
-	pool       *dockertest.Pool
-	repository string
-	tag        string
-	workDir    string
+	bin     string // the dockerbackend command
+	image   string
+	workDir string
 }
 
 // dockerKafkaHome is where the apache/kafka image keeps the distribution.
 const dockerKafkaHome = "/opt/kafka"
 
-func newDockerBackend(image, workDir string) (*dockerBackend, error) {
-	repository, tag := splitImage(image)
-	pool, err := dockertest.NewPool("")
+// dockerbackend's exit statuses (internal/dockerbackend).
+const (
+	exitNoEngine    = 3
+	exitNoContainer = 4
+)
+
+// newDockerBackend builds the dockerbackend command into workDir and checks
+// that an engine answers at DOCKER_HOST (or the default socket); it returns
+// an error matching ErrNoDocker when none does.
+func newDockerBackend(ctx context.Context, image, workDir string) (*dockerBackend, error) {
+	bin, err := buildDockerBackend(ctx, workDir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoDocker, err)
+		return nil, err
 	}
-	if err := pool.Client.Ping(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoDocker, err)
+	d := &dockerBackend{bin: bin, image: image, workDir: workDir}
+	if _, err := d.run(ctx, nil, "ping"); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == exitNoEngine {
+			return nil, fmt.Errorf("%w: %v", ErrNoDocker, err)
+		}
+		return nil, err
 	}
-	return &dockerBackend{pool: pool, repository: repository, tag: tag, workDir: workDir}, nil
+	return d, nil
 }
 
-// splitImage splits an image reference into repository and tag ("latest"
-// when it names none); a port of the registry host is not a tag.
-func splitImage(image string) (repository, tag string) {
-	slash := strings.LastIndex(image, "/")
-	if i := strings.LastIndex(image, ":"); i > slash {
-		return image[:i], image[i+1:]
+// buildDockerBackend builds the dockerbackend command from the module of
+// internal/dockerbackend beside this package's source into dir, and returns
+// its path. go build relinks it each time (a second or two): the sandbox
+// runs from a checkout, whose source may have changed since the last build.
+func buildDockerBackend(ctx context.Context, dir string) (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	src := filepath.Join(filepath.Dir(file), "..", "dockerbackend")
+	if _, err := os.Stat(filepath.Join(src, "go.mod")); !ok || err != nil {
+		return "", fmt.Errorf("sandbox: the Docker backend runs a command built from internal/dockerbackend of the repository; no module at %s", src)
 	}
-	return image, "latest"
+	bin := filepath.Join(dir, "dockerbackend")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("sandbox: build internal/dockerbackend: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// run runs the dockerbackend command with args and stdin (nil for none)
+// and returns its standard output. Its error, an *exec.ExitError when the
+// command failed, carries the command's message.
+func (d *dockerBackend) run(ctx context.Context, stdin []byte, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, d.bin, args...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("dockerbackend %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return string(out), nil
+}
+
+// containerSpec is what dockerbackend run reads on stdin.
+type containerSpec struct {
+	Image      string   `json:"image"`
+	Entrypoint []string `json:"entrypoint"`
+	Env        []string `json:"env"`
+	Mounts     []string `json:"mounts"`
+	User       string   `json:"user"`
 }
 
 // runner returns a container that runs argv with env and appends its
@@ -60,12 +119,11 @@ func splitImage(image string) (repository, tag string) {
 func (d *dockerBackend) runner(name string, argv, env []string, logPath string) runner {
 	wrapped := append([]string{"bash", "-c", `exec >>"$0" 2>&1; echo "=== sandbox: starting in a container at $(date -Is)"; exec "$@"`, logPath}, argv...)
 	return &container{
-		pool: d.pool,
+		d:    d,
 		name: name,
 		log:  logPath,
-		opts: &dockertest.RunOptions{
-			Repository: d.repository,
-			Tag:        d.tag,
+		spec: containerSpec{
+			Image:      d.image,
 			Entrypoint: wrapped,
 			Env:        env,
 			Mounts:     []string{d.workDir + ":" + d.workDir},
@@ -88,41 +146,61 @@ func shellJoin(args []string) string {
 	return strings.Join(q, " ")
 }
 
+// exitStatus is the exit status of a container's main process.
+type exitStatus int
+
+func (e exitStatus) Error() string { return "exit status " + strconv.Itoa(int(e)) }
+
 // container is a runner backed by a Docker container.
 type container struct {
-	pool *dockertest.Pool
+	d    *dockerBackend
 	name string
 	log  string // the output, as the process backend's log file
-	opts *dockertest.RunOptions
+	spec containerSpec
 
 	mu   sync.Mutex
-	res  *dockertest.Resource
+	id   string // "" until the first start
 	done chan struct{}
 	err  error
 }
 
+// start creates and starts the container the first time, and starts it
+// again afterwards; a dockerbackend wait, a child of this process, reports
+// its end.
 func (c *container) start() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.res == nil {
-		res, err := c.pool.RunWithOptions(c.opts, func(hc *dc.HostConfig) {
-			hc.NetworkMode = "host"
-			hc.AutoRemove = false
-		})
+	ctx := context.Background()
+	if c.id == "" {
+		spec, err := json.Marshal(c.spec)
+		if err != nil {
+			return err
+		}
+		out, err := c.d.run(ctx, spec, "run")
 		if err != nil {
 			return fmt.Errorf("start %s container: %w", c.name, err)
 		}
-		c.res = res
-	} else if err := c.pool.Client.StartContainer(c.res.Container.ID, nil); err != nil {
+		c.id = strings.TrimSpace(out)
+	} else if _, err := c.d.run(ctx, nil, "start", c.id); err != nil {
 		return fmt.Errorf("start %s container: %w", c.name, err)
+	}
+	wait := exec.Command(c.d.bin, "wait", c.id)
+	var stdout, stderr bytes.Buffer
+	wait.Stdout, wait.Stderr = &stdout, &stderr
+	wait.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := wait.Start(); err != nil {
+		return fmt.Errorf("wait for %s container: %w", c.name, err)
 	}
 	done := make(chan struct{})
 	c.done = done
-	id := c.res.Container.ID
 	go func() {
-		code, err := c.pool.Client.WaitContainer(id)
-		if err == nil && code != 0 {
-			err = fmt.Errorf("exit status %d", code)
+		err := wait.Wait()
+		if err != nil {
+			err = fmt.Errorf("wait for %s container: %w: %s", c.name, err, strings.TrimSpace(stderr.String()))
+		} else if code, perr := strconv.Atoi(strings.TrimSpace(stdout.String())); perr != nil {
+			err = fmt.Errorf("wait for %s container: exit status %q: %w", c.name, stdout.String(), perr)
+		} else if code != 0 {
+			err = exitStatus(code)
 		}
 		c.mu.Lock()
 		c.err = err
@@ -154,17 +232,14 @@ func (c *container) stop(ctx context.Context) error {
 	if dl, ok := ctx.Deadline(); ok {
 		grace = max(time.Until(dl)-time.Second, time.Second)
 	}
-	if err := c.pool.Client.StopContainer(c.res.Container.ID, uint(grace.Seconds())); err != nil {
-		var notRunning *dc.ContainerNotRunning
-		if !errors.As(err, &notRunning) {
-			return err
-		}
+	if _, err := c.d.run(context.Background(), nil, "stop", c.id, strconv.Itoa(int(grace.Seconds()))); err != nil {
+		return err
 	}
 	<-done
 	switch err := exitErr(); {
-	case err == nil || err.Error() == "exit status 143":
+	case err == nil || errors.Is(err, exitStatus(143)):
 		return nil
-	case err.Error() == "exit status 137":
+	case errors.Is(err, exitStatus(137)):
 		return fmt.Errorf("%s: %w, so it was killed after %v", c.name, ErrStopHung, grace.Round(time.Second))
 	default:
 		return err
@@ -176,9 +251,7 @@ func (c *container) kill() error {
 	if done == nil {
 		return nil
 	}
-	err := c.pool.Client.KillContainer(dc.KillContainerOptions{ID: c.res.Container.ID, Signal: dc.SIGKILL})
-	var notRunning *dc.ContainerNotRunning
-	if err != nil && !errors.As(err, &notRunning) {
+	if _, err := c.d.run(context.Background(), nil, "kill", c.id); err != nil {
 		return err
 	}
 	<-done
@@ -193,10 +266,10 @@ func (c *container) logPath() string { return c.log }
 func (c *container) remove() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.res == nil {
+	if c.id == "" {
 		return nil
 	}
-	err := c.pool.Purge(c.res)
-	c.res = nil
+	_, err := c.d.run(context.Background(), nil, "rm", c.id)
+	c.id = ""
 	return err
 }

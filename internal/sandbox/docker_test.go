@@ -27,7 +27,8 @@ func TestDockerBackend(t *testing.T) {
 	cfg := ConfigFromEnv()
 	wanted := cfg.Docker
 	cfg.Docker, cfg.Workers, cfg.JMXExporter = true, 1, true
-	if _, err := newDockerBackend("apache/kafka:"+DefaultKafkaVersion, t.TempDir()); errors.Is(err, ErrNoDocker) {
+	d, err := newDockerBackend(ctx, "apache/kafka:"+DefaultKafkaVersion, t.TempDir())
+	if errors.Is(err, ErrNoDocker) {
 		if wanted {
 			t.Fatalf("MM2CUTOVER_SANDBOX_BACKEND=docker and no engine at DOCKER_HOST=%q: %v", os.Getenv("DOCKER_HOST"), err)
 		}
@@ -36,6 +37,9 @@ func TestDockerBackend(t *testing.T) {
 			t.Fatalf("Start with Docker and no daemon: got %v, want ErrNoDocker", err)
 		}
 		return
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 	if testing.Short() {
 		t.Skip("the Docker backend starts containers: runs without -short")
@@ -56,9 +60,9 @@ func TestDockerBackend(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s runs as %T, want a container", p.label(), p)
 		}
-		ids = append(ids, c.res.Container.ID)
+		ids = append(ids, c.id)
 	}
-	t.Logf("%d containers of %s", len(ids), sb.docker.repository+":"+sb.docker.tag)
+	t.Logf("%d containers of %s", len(ids), sb.docker.image)
 	rep, err := Smoke(ctx, sb, 20)
 	if err != nil {
 		t.Fatalf("smoke through Docker: %v\n%s", err, sb.LogTails(30))
@@ -92,8 +96,10 @@ func TestDockerBackend(t *testing.T) {
 		t.Fatalf("close: %v", err)
 	}
 	for _, id := range ids {
-		if _, err := sb.docker.pool.Client.InspectContainer(id); err == nil {
-			t.Errorf("container %s is still there after Close", id[:12])
+		state, err := d.run(ctx, nil, "inspect", id)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitNoContainer {
+			t.Errorf("container %s after Close: %q, %v; want no such container", id[:12], strings.TrimSpace(state), err)
 		}
 	}
 }

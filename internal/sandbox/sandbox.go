@@ -130,7 +130,9 @@ type Config struct {
 	// at the same path) instead of a local process; Start fails with
 	// ErrNoDocker when no daemon answers at DOCKER_HOST. Any engine that
 	// serves the Docker API will do: the project's CI uses podman's
-	// (`podman system service`).
+	// (`podman system service`). dockertest is linked into a command of
+	// its own module (internal/dockerbackend), which Start builds with the
+	// go command from the repository's source.
 	Docker bool
 	// DockerImage is the image of the Docker backend ("" means
 	// apache/kafka:<KafkaVersion>): an Apache Kafka distribution at
@@ -303,7 +305,7 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		if image == "" {
 			image = "apache/kafka:" + cfg.KafkaVersion
 		}
-		if s.docker, err = newDockerBackend(image, s.workDir); err != nil {
+		if s.docker, err = newDockerBackend(ctx, image, s.workDir); err != nil {
 			return nil, err
 		}
 		// Host-side tools of tests (kafka-consumer-groups) use the same
