@@ -20,6 +20,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/cutover"
 	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/flinkrest"
 	"github.com/mm2cutover/mm2cutover/flinksavepoint"
@@ -169,6 +170,14 @@ func table() []kindRow {
 		{"verify.StalePlanError", &verify.StalePlanError{}, errkind.Refused},
 		{"verify.LintError", &verify.LintError{}, errkind.CheckFailed},
 		{"verify.ForeignConnectorError", &verify.ForeignConnectorError{Connector: "c", Check: "topics"}, errkind.Refused},
+
+		{"verify.ErrNoProof", verify.ErrNoProof, errkind.Refused},
+
+		// cutover
+		{"cutover.ErrInvalidUse", cutover.ErrInvalidUse, errkind.Rejected},
+		{"cutover.ErrNeedsGroup", cutover.ErrNeedsGroup, errkind.Refused},
+		{"cutover.ErrNotApproved", cutover.ErrNotApproved, errkind.NotApproved},
+		{"cutover.ErrWorkerLags", cutover.ErrWorkerLags, errkind.Retry},
 
 		// clientconf, flinkrest, flinksavepoint: inputs to fix.
 		{"clientconf.ErrTooLarge", clientconf.ErrTooLarge, errkind.Rejected},

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/plan"
 )
 
@@ -24,7 +23,7 @@ const offsetSyncsTopics = `mm2-offset-syncs.*internal`
 // or failed, and an error only when a check could not run. Like
 // [Precheck], it takes the clients themselves (it lists connectors, reads
 // their configurations and matches topics on both clusters).
-func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadmin.Client, p *plan.Plan, connector string) (Checks, error) {
+func Acceptance(ctx context.Context, c *connect.Client, source, target TopicMatcher, p *plan.Plan, connector string) (Checks, error) {
 	var out Checks
 	statuses, err := c.Connectors(ctx)
 	if err != nil {
@@ -66,7 +65,7 @@ func Acceptance(ctx context.Context, c *connect.Client, source, target *kafkaadm
 	}
 	for _, side := range []struct {
 		name string
-		r    *kafkaadmin.Client
+		r    TopicMatcher
 	}{{"source", source}, {"target", target}} {
 		topics, err := side.r.TopicsMatching(ctx, offsetSyncsTopics)
 		if err != nil {

@@ -76,7 +76,8 @@ func (e *ForeignConnectorError) Advice() string {
 		"if it is yours and was changed by hand, restore the configuration the plan was built with"
 }
 
-// Clusters names, by cluster ID, the Kafka clusters a step's clients reach.
+// Clusters names, by cluster ID, the Kafka clusters a step's clients reach,
+// for the pure checks; a write takes a [Reached], which only a read makes.
 type Clusters struct {
 	Source, Target string
 }
@@ -167,13 +168,16 @@ type ConnectorConfigReader interface {
 // connector as the worker holds it now. It returns the configuration read,
 // and a *ForeignConnectorError for a connector that is not the plan's, or
 // the reader's error (for a connector that does not exist, one matching
-// connect.ErrNotFound).
-func ConfirmConnector(ctx context.Context, c ConnectorConfigReader, p *plan.Plan, name string, clusters Clusters) (map[string]string, error) {
+// connect.ErrNotFound), or ErrNoProof for clusters no read proved.
+func ConfirmConnector(ctx context.Context, c ConnectorConfigReader, p *plan.Plan, name string, reached Reached) (map[string]string, error) {
+	if !reached.Proven() {
+		return nil, fmt.Errorf("%w: the clusters the step reaches were not read", ErrNoProof)
+	}
 	cfg, err := c.Config(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("config of connector %s: %w", name, err)
 	}
-	if err := CheckConnector(p, ConnectorFacts{Name: name, Config: cfg, Clusters: clusters}); err != nil {
+	if err := CheckConnector(p, ConnectorFacts{Name: name, Config: cfg, Clusters: reached.Clusters()}); err != nil {
 		return cfg, err
 	}
 	return cfg, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/internal/memkafka"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -136,7 +137,10 @@ func (r configReader) Config(_ context.Context, name string) (map[string]string,
 // verdict; a missing connector is the reader's error.
 func TestConfirmConnector(t *testing.T) {
 	p, config := connectorPlan(t)
-	ours := verify.Clusters{Source: "src-id", Target: "tgt-id"}
+	ours, err := verify.ReadClusters(context.Background(), memkafka.New("src-id"), memkafka.New("tgt-id"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := configReader{"mm2-orders": config(), "other": {"name": "other", "topics": "x"}}
 	if cfg, err := verify.ConfirmConnector(context.Background(), r, p, "mm2-orders", ours); err != nil || cfg["topics"] == "" {
 		t.Errorf("the plan's connector: %v, %v", cfg, err)
@@ -146,5 +150,8 @@ func TestConfirmConnector(t *testing.T) {
 	}
 	if _, err := verify.ConfirmConnector(context.Background(), r, p, "gone", ours); !errors.Is(err, connect.ErrNotFound) {
 		t.Errorf("a missing connector: %v, want connect.ErrNotFound", err)
+	}
+	if _, err := verify.ConfirmConnector(context.Background(), r, p, "mm2-orders", verify.Reached{}); !errors.Is(err, verify.ErrNoProof) {
+		t.Errorf("clusters no read proved: %v, want verify.ErrNoProof", err)
 	}
 }

@@ -73,6 +73,7 @@ func Observe(ctx context.Context, source, target ClusterReader, p *plan.Plan, in
 	if err := cmp.Or(inputErr, sourceErr, targetErr); err != nil {
 		return o, err
 	}
+	o.read = true
 	return o, nil
 }
 

@@ -439,6 +439,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	r.observed = Observation{
 		At: second.At, SourceClusterID: r.SourceClusterID, TargetClusterID: r.TargetClusterID, Group: group,
 		Committed: committed, SourceTopics: second.Topics, Bounds: second.Bounds, TargetTopics: kafkaadmin.Topics{}, Writers: writers,
+		read: true,
 	}
 	if spec.Input != nil && (r.OffsetsFrom.Kind == plan.FromConnectorOffsets || r.OffsetsFrom.Kind == plan.FromFlinkSavepoint) {
 		r.observed.Input, r.observed.InputRef = r.Group, r.OffsetsFrom.Ref

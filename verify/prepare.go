@@ -26,7 +26,8 @@ type PrepareOptions struct {
 	// process by a step that linted this configuration (the precheck's, or
 	// a previous Prepare's): within ObservationReuse of its time only the
 	// group's members are read again (RecheckRecent), and the lint is not
-	// asked of the worker again. Nil reads everything.
+	// asked of the worker again. Nil, or an Observation that Observe did
+	// not make (filled by hand, or decoded), reads everything.
 	Previous *Observation
 	// Writers, when set, reads which clusters the Connect worker and MM2's
 	// producer write to, for Recheck (usually ObserveWriters with the
@@ -43,9 +44,9 @@ type Prepared struct {
 	// Policy is the replication policy the plan records
 	// (plan.Plan.Policy), which names the target topics.
 	Policy offsets.ReplicationPolicy
-	// Clusters are the IDs of the clusters the tool's clients reach, which
-	// every write proves the connector's configuration reaches too.
-	Clusters Clusters
+	// Reached proves the clusters the tool's clients reach, which every
+	// write compares with the plan's.
+	Reached Reached
 	// Observation is what the clusters held; pass it as
 	// PrepareOptions.Previous to the next step of this process. It is
 	// the zero value unless every fact was read (an error of Recheck
@@ -102,7 +103,7 @@ func (e *LintError) ErrorKind() errkind.Kind { return errkind.CheckFailed }
 // different systems, and none depends on another); their errors are
 // returned in the order above.
 //
-// It writes nothing. The result's Clusters are what CreateOrAdopt, Patch,
+// It writes nothing. The result's Reached is what CreateOrAdopt, Patch,
 // CheckResumable and Resume take.
 func Prepare(ctx context.Context, c *connect.Client, source, target ClusterReader, p *plan.Plan, config map[string]string, opts PrepareOptions) (Prepared, error) {
 	var out Prepared
@@ -123,11 +124,11 @@ func Prepare(ctx context.Context, c *connect.Client, source, target ClusterReade
 	if now.IsZero() {
 		now = time.Now()
 	}
-	if opts.Previous != nil {
+	if opts.Previous != nil && opts.Previous.read {
 		obs := *opts.Previous
 		if reused, err := RecheckRecent(ctx, source, p, &obs, now); reused {
 			out.Reused = true
-			out.Clusters = Clusters{Source: obs.SourceClusterID, Target: obs.TargetClusterID}
+			out.Reached = Reached{source: obs.SourceClusterID, target: obs.TargetClusterID}
 			if err == nil || errors.Is(err, ErrStalePlan) { // the group was read
 				out.Observation = obs
 			}
@@ -171,7 +172,7 @@ func Prepare(ctx context.Context, c *connect.Client, source, target ClusterReade
 		obs.Writers = &w
 	}
 	out.Observation = obs
-	out.Clusters = Clusters{Source: obs.SourceClusterID, Target: obs.TargetClusterID}
+	out.Reached = Reached{source: obs.SourceClusterID, target: obs.TargetClusterID}
 	return out, Recheck(p, obs)
 }
 
@@ -200,14 +201,17 @@ type ClusterIDReader interface {
 // ReadClusters reads the IDs of the clusters the tool's clients reach,
 // for a step that has no fresh observation to take them from (a rollback:
 // the plan's facts have moved on since the resume).
-func ReadClusters(ctx context.Context, source, target ClusterIDReader) (Clusters, error) {
+func ReadClusters(ctx context.Context, source, target ClusterIDReader) (Reached, error) {
 	src, err := source.ClusterID(ctx)
 	if err != nil {
-		return Clusters{}, fmt.Errorf("source cluster: %w", err)
+		return Reached{}, fmt.Errorf("source cluster: %w", err)
 	}
 	tgt, err := target.ClusterID(ctx)
 	if err != nil {
-		return Clusters{}, fmt.Errorf("target cluster: %w", err)
+		return Reached{}, fmt.Errorf("target cluster: %w", err)
 	}
-	return Clusters{Source: src, Target: tgt}, nil
+	if src == "" || tgt == "" {
+		return Reached{}, fmt.Errorf("%w: a cluster answered an empty cluster ID", ErrCheckFailed)
+	}
+	return Reached{source: src, target: tgt}, nil
 }

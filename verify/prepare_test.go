@@ -30,7 +30,7 @@ func TestPrepare(t *testing.T) {
 
 	pre, err := verify.Prepare(ctx, c, source, target, p, config, verify.PrepareOptions{})
 	policy, _ := offsets.PolicyOf(config)
-	if err != nil || pre.Policy != policy || pre.Clusters != (verify.Clusters{Source: "src-id", Target: "tgt-id"}) || pre.Reused {
+	if err != nil || pre.Policy != policy || pre.Reached.Source() != "src-id" || pre.Reached.Target() != "tgt-id" || pre.Reused {
 		t.Fatalf("Prepare of the plan's own configuration = %+v, %v; want the policy %v and the clusters' IDs", pre, err, policy)
 	}
 
@@ -54,12 +54,19 @@ func TestPrepare(t *testing.T) {
 
 	recent := pre.Observation
 	again, err := verify.Prepare(ctx, c, source, target, p, config, verify.PrepareOptions{Previous: &recent, Now: recent.At.Add(time.Second)})
-	if err != nil || !again.Reused || again.Clusters != pre.Clusters {
+	if err != nil || !again.Reused || again.Reached != pre.Reached {
 		t.Errorf("Prepare a second after an observation = %+v, %v; want it reused", again, err)
 	}
 	again, err = verify.Prepare(ctx, c, source, target, p, config, verify.PrepareOptions{Previous: &recent, Now: recent.At.Add(verify.ObservationReuse)})
 	if err != nil || again.Reused {
 		t.Errorf("Prepare %v after an observation = %+v, %v; want everything read again", verify.ObservationReuse, again, err)
+	}
+	// An observation no read made (filled by hand, naming other clusters)
+	// is read again, never taken for a proof of the clusters.
+	forged := verify.Observation{At: recent.At, SourceClusterID: "elsewhere", TargetClusterID: "tgt-id"}
+	again, err = verify.Prepare(ctx, c, source, target, p, config, verify.PrepareOptions{Previous: &forged, Now: recent.At.Add(time.Second)})
+	if err != nil || again.Reused || again.Reached.Source() != "src-id" {
+		t.Errorf("Prepare with an observation filled by hand = %+v, %v; want everything read again", again, err)
 	}
 
 	source.Members["flink"] = 1 // the old job came back

@@ -79,3 +79,10 @@ type ClusterReader interface {
 type ConnectOffsetsReader interface {
 	ReadConnectOffsets(ctx context.Context, topic, connector string) ([]offsets.ConnectOffset, error)
 }
+
+// TopicMatcher lists the topics whose names match a regular expression,
+// as [kafkaadmin.Client.TopicsMatching]; [Acceptance] looks for
+// MirrorMaker 2's offset-syncs topics through it.
+type TopicMatcher interface {
+	TopicsMatching(ctx context.Context, pattern string) (kafkaadmin.Topics, error)
+}

@@ -49,6 +49,10 @@ type Observation struct {
 	// cutover's connector ([ObserveWriters]); nil when not read, and then
 	// not compared.
 	Writers *Writers
+
+	// read is true when Observe made it: only such an observation serves
+	// as PrepareOptions.Previous, whose cluster IDs become a Reached.
+	read bool
 }
 
 // Problem is one reason a plan no longer describes the clusters.

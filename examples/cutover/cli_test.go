@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 )
 
@@ -74,8 +74,8 @@ func TestCLIUsage(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			var out, errb bytes.Buffer
-			if code := run(tc.args, &out, &errb); code != cutover.ExitUsage {
-				t.Errorf("exit %d, want %d; stderr:\n%s", code, cutover.ExitUsage, errb.String())
+			if code := run(tc.args, &out, &errb); code != app.ExitUsage {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, app.ExitUsage, errb.String())
 			}
 			if !strings.Contains(errb.String(), tc.want) {
 				t.Errorf("stderr does not say %q:\n%s", tc.want, errb.String())
@@ -104,10 +104,10 @@ func TestCLIStatusJSON(t *testing.T) {
 	code := run([]string{"-json", "-plan", t.TempDir() + "/none.json",
 		"-source-bootstrap", sb.Source().Bootstrap(), "-target-bootstrap", sb.Target().Bootstrap(),
 		"-connect-url", sb.ConnectURL(), "-connector", "cli-status-none", "-group", "g", "-topics", "t", "status"}, &out, &errb)
-	if code != cutover.ExitOK {
+	if code != app.ExitOK {
 		t.Fatalf("exit %d\n%s", code, errb.String())
 	}
-	var rep cutover.StatusReport
+	var rep app.StatusReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("stdout is not the JSON report: %v\n%s", err, out.String())
 	}
@@ -131,15 +131,15 @@ func TestCLIEscapesNames(t *testing.T) {
 		if asJSON {
 			args = append([]string{"-json"}, args...)
 		}
-		if code := run(args, &out, &errb); code != cutover.ExitCheckFailed {
-			t.Fatalf("exit %d, want %d (no such topic)\n%s", code, cutover.ExitCheckFailed, errb.String())
+		if code := run(args, &out, &errb); code != app.ExitCheckFailed {
+			t.Fatalf("exit %d, want %d (no such topic)\n%s", code, app.ExitCheckFailed, errb.String())
 		}
 		audit, err := os.ReadFile(filepath.Join(dir, "none.audit.jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for what, text := range map[string]string{"stdout": out.String(), "stderr": errb.String(), "audit": string(audit)} {
-			if i := strings.IndexFunc(text, cutover.Unsafe); i >= 0 {
+			if i := strings.IndexFunc(text, app.Unsafe); i >= 0 {
 				t.Errorf("-json=%v: %s holds %q raw:\n%s", asJSON, what, text[i:i+1], text)
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 )
 
 // fileFlags are the flags whose value is a path: completion offers files.
@@ -109,9 +109,9 @@ complete -F _cutover cutover
 		fmt.Fprintln(stdout, "if [[ $zsh_eval_context[-1] == loadautofunc ]]; then _cutover \"$@\"; else compdef _cutover cutover; fi")
 	default:
 		fmt.Fprintf(stderr, "cutover: completion %q: want bash or zsh\n", shell)
-		return cutover.ExitUsage
+		return app.ExitUsage
 	}
-	return cutover.ExitOK
+	return app.ExitOK
 }
 
 // zshQuote quotes s for zsh in single quotes; a colon in the name part

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -89,9 +89,9 @@ func TestApplyWhenTheWorkerDies(t *testing.T) {
 				}
 			}
 			err = c.applyPlan(ctx, p)
-			t.Logf("apply with the worker killed at %s: exit %d: %v", tc.at, cutover.ExitStatus(err), err)
-			if cutover.ExitStatus(err) != cutover.ExitError {
-				t.Errorf("apply with the worker killed at %s: %v (exit %d), want 1 (worth a retry)", tc.at, err, cutover.ExitStatus(err))
+			t.Logf("apply with the worker killed at %s: exit %d: %v", tc.at, app.ExitStatus(err), err)
+			if app.ExitStatus(err) != app.ExitError {
+				t.Errorf("apply with the worker killed at %s: %v (exit %d), want 1 (worth a retry)", tc.at, err, app.ExitStatus(err))
 			}
 			for _, want := range tc.says {
 				if err == nil || !strings.Contains(err.Error(), want) {
@@ -115,7 +115,7 @@ func TestApplyWhenTheWorkerDies(t *testing.T) {
 				t.Fatalf("restart the worker: %v", err)
 			}
 			c.s.OnStep = nil
-			res, err := cutover.Apply(ctx, c.env, c.s, p, cutover.NewAudit(nil))
+			res, err := app.Apply(ctx, c.env, c.s, p, app.NewAudit(nil))
 			if err != nil {
 				t.Fatalf("apply again once the worker is back: %v", err)
 			}
@@ -154,16 +154,16 @@ func TestResumeOfAConnectorThatFails(t *testing.T) {
 		exit int
 		says []string
 	}{
-		{"resume -yes", func(ctx context.Context) error { return c.resumePlan(ctx, p) }, cutover.ExitCheckFailed,
+		{"resume -yes", func(ctx context.Context) error { return c.resumePlan(ctx, p) }, app.ExitCheckFailed,
 			[]string{"FAILED after its resume", cause, "roll back after resume"}},
-		{"verify", c.verify, cutover.ExitCheckFailed, []string{"is FAILED", cause, "restart"}},
-		{"resume -yes again", func(ctx context.Context) error { return c.resumePlan(ctx, p) }, cutover.ExitRefused,
+		{"verify", c.verify, app.ExitCheckFailed, []string{"is FAILED", cause, "restart"}},
+		{"resume -yes again", func(ctx context.Context) error { return c.resumePlan(ctx, p) }, app.ExitRefused,
 			[]string{"is FAILED, not STOPPED", "restart?includeTasks=true&onlyFailed=true", "roll back after resume"}},
 	} {
 		err := step.run(ctx)
-		t.Logf("%s: exit %d: %v", step.name, cutover.ExitStatus(err), err)
-		if cutover.ExitStatus(err) != step.exit {
-			t.Errorf("%s of a connector that fails: exit %d, want %d: %v", step.name, cutover.ExitStatus(err), step.exit, err)
+		t.Logf("%s: exit %d: %v", step.name, app.ExitStatus(err), err)
+		if app.ExitStatus(err) != step.exit {
+			t.Errorf("%s of a connector that fails: exit %d, want %d: %v", step.name, app.ExitStatus(err), step.exit, err)
 		}
 		for _, want := range step.says {
 			if err == nil || !strings.Contains(err.Error(), want) {

@@ -18,7 +18,8 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/flinkjob"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
@@ -29,7 +30,7 @@ import (
 )
 
 // The proofs on real Flink drive the CLI as an operator does: each step is
-// run(args) with the flags of a real cutover. Flink runs in local mode as a
+// run(args) with the flags of a real cli. Flink runs in local mode as a
 // process (internal/flinkjob); MM2 on the sandbox's two Connect workers.
 
 // flinkVersion is the Flink line a proof runs on: MM2CUTOVER_FLINK_VERSION
@@ -195,13 +196,13 @@ func (fc *flinkCase) ends(ctx context.Context, r *kafkaadmin.Client) offsets.Gro
 }
 
 // verifyReport runs `cutover -json verify` after resume and returns its report.
-func (fc *flinkCase) verifyReport() cutover.PostReport {
+func (fc *flinkCase) verifyReport() cutover.Report {
 	fc.t.Helper()
 	code, out := fc.cli("-json", "verify")
-	if code != cutover.ExitOK {
+	if code != app.ExitOK {
 		fc.t.Fatalf("verify: exit %d", code)
 	}
-	var rep cutover.PostReport
+	var rep cutover.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		fc.t.Fatalf("verify -json: %v\n%s", err, out)
 	}
@@ -288,8 +289,8 @@ func testFlinkToMM2AndBack(t *testing.T, name, version string, fromSavepoint boo
 	if g.State != kafkaadmin.GroupEmpty || len(g.Members) != 0 || g.ProtocolType != "" {
 		t.Errorf("while Flink %s runs its group is %s, protocol %q, %d members; want Empty, \"\", none", job.FlinkVersion(), g.State, g.ProtocolType, len(g.Members))
 	}
-	if code, out := fc.cli("precheck"); code != cutover.ExitCheckFailed || !strings.Contains(out, "offsets-stable") {
-		t.Errorf("precheck while Flink runs: exit %d, want %d with offsets-stable failing", code, cutover.ExitCheckFailed)
+	if code, out := fc.cli("precheck"); code != app.ExitCheckFailed || !strings.Contains(out, "offsets-stable") {
+		t.Errorf("precheck while Flink runs: exit %d, want %d with offsets-stable failing", code, app.ExitCheckFailed)
 	}
 
 	savepoint, err := job.StopWithSavepoint(ctx)
@@ -333,8 +334,8 @@ func testFlinkToMM2AndBack(t *testing.T, name, version string, fromSavepoint boo
 			t.Fatal(err)
 		}
 		for _, args := range [][]string{{"-group", ahead, "-savepoint", savepoint, "precheck"}, {"-group", ahead, "-offsets-from", "flink-savepoint:" + savepoint, "precheck"}} {
-			if code, out := fc.cli(args...); code != cutover.ExitCheckFailed || !strings.Contains(out, "is ahead of savepoint") {
-				t.Errorf("precheck %v with the group past the savepoint: exit %d, want %d with group-vs-savepoint failing", args, code, cutover.ExitCheckFailed)
+			if code, out := fc.cli(args...); code != app.ExitCheckFailed || !strings.Contains(out, "is ahead of savepoint") {
+				t.Errorf("precheck %v with the group past the savepoint: exit %d, want %d with group-vs-savepoint failing", args, code, app.ExitCheckFailed)
 			}
 		}
 	} else {
@@ -343,35 +344,35 @@ func testFlinkToMM2AndBack(t *testing.T, name, version string, fromSavepoint boo
 		if lag > 0 {
 			want = "MM2 will copy those " + strconv.FormatInt(lag, 10) + " records again"
 		}
-		if code != cutover.ExitOK || !strings.Contains(out, want) {
-			t.Errorf("precheck with the savepoint: exit %d, want %d and group-vs-savepoint saying %q", code, cutover.ExitOK, want)
+		if code != app.ExitOK || !strings.Contains(out, want) {
+			t.Errorf("precheck with the savepoint: exit %d, want %d and group-vs-savepoint saying %q", code, app.ExitOK, want)
 		}
 	}
 	if fromSavepoint {
 		code, out := fc.cli(append(from, "precheck")...)
-		if code != cutover.ExitOK || !strings.Contains(out, "its last completed savepoint is the one given") {
-			t.Errorf("precheck with Flink's REST API: exit %d, want %d with flink-stopped passing", code, cutover.ExitOK)
+		if code != app.ExitOK || !strings.Contains(out, "its last completed savepoint is the one given") {
+			t.Errorf("precheck with Flink's REST API: exit %d, want %d with flink-stopped passing", code, app.ExitOK)
 		}
 		if want := "no committed offset moved in " + verify.FlinkStoppedWindow.String() + " (the window after Flink's proof"; !strings.Contains(out, want) {
 			t.Errorf("precheck with Flink's proof of the stop: offsets-stable does not say %q:\n%s", want, out)
 		}
 		// The re-check before apply reads the savepoint the plan names again:
 		// gone, the plan is refused before anything is written.
-		if code, _ := fc.cli(append(from, "plan")...); code != cutover.ExitOK {
+		if code, _ := fc.cli(append(from, "plan")...); code != app.ExitOK {
 			t.Fatalf("plan: exit %d", code)
 		}
 		dir := strings.TrimPrefix(savepoint, "file:")
 		if err := os.Rename(dir, dir+".moved"); err != nil {
 			t.Fatal(err)
 		}
-		if code, out := fc.cli("apply"); code != cutover.ExitRefused || !strings.Contains(out+fc.lastErr, "missing state file") {
-			t.Errorf("apply with the plan's savepoint gone: exit %d, want %d naming it", code, cutover.ExitRefused)
+		if code, out := fc.cli("apply"); code != app.ExitRefused || !strings.Contains(out+fc.lastErr, "missing state file") {
+			t.Errorf("apply with the plan's savepoint gone: exit %d, want %d naming it", code, app.ExitRefused)
 		}
 		if err := os.Rename(dir+".moved", dir); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if code, _ := fc.cli(append(from, "-yes", "run")...); code != cutover.ExitOK {
+	if code, _ := fc.cli(append(from, "-yes", "run")...); code != app.ExitOK {
 		t.Fatalf("cutover run: exit %d", code)
 	}
 	if p, err := os.ReadFile(filepath.Join(fc.dir, "plan.json")); err != nil || fromSavepoint != strings.Contains(string(p), `"kind":"flink-savepoint"`) {
@@ -398,7 +399,7 @@ func testFlinkToMM2AndBack(t *testing.T, name, version string, fromSavepoint boo
 		t.Fatal(err)
 	}
 	waitReplicatedPast(ctx, t, mm2, fc.connector, copiedFrom, 1)
-	if code, _ := fc.cli("-rollback-group", fc.group, "-yes", "rollback"); code != cutover.ExitOK {
+	if code, _ := fc.cli("-rollback-group", fc.group, "-yes", "rollback"); code != app.ExitOK {
 		t.Fatalf("rollback: exit %d", code)
 	}
 	cPrime := fc.committed(ctx)
@@ -476,7 +477,7 @@ func TestFlinkCancelled(t *testing.T) {
 		t.Errorf("no record was written past the last commit: the crash case did not happen")
 	}
 
-	if code, _ := fc.cli("-yes", "run"); code != cutover.ExitOK {
+	if code, _ := fc.cli("-yes", "run"); code != app.ExitOK {
 		t.Fatalf("cutover run: exit %d", code)
 	}
 	for _, b := range fc.verifyReport().Boundary {
@@ -575,17 +576,17 @@ func TestDedicatedMM2ToConnect(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	if code, out := fc.cli(append(from, "precheck")...); code != cutover.ExitCheckFailed || !strings.Contains(out, "input-stable") {
-		t.Errorf("precheck while the old MirrorMaker runs: exit %d, want %d with input-stable failing", code, cutover.ExitCheckFailed)
+	if code, out := fc.cli(append(from, "precheck")...); code != app.ExitCheckFailed || !strings.Contains(out, "input-stable") {
+		t.Errorf("precheck while the old MirrorMaker runs: exit %d, want %d with input-stable failing", code, app.ExitCheckFailed)
 	}
 	if err := mm2.Stop(ctx); err != nil {
 		t.Fatalf("stop dedicated MirrorMaker: %v", err)
 	}
-	if code, _ := fc.cli("-offsets-from", "mm2:"+topic, "-offsets-alias", "source", "plan"); code != cutover.ExitUsage {
-		t.Errorf("a plan from the old MirrorMaker's offsets under the wrong alias: exit %d, want %d", code, cutover.ExitUsage)
+	if code, _ := fc.cli("-offsets-from", "mm2:"+topic, "-offsets-alias", "source", "plan"); code != app.ExitUsage {
+		t.Errorf("a plan from the old MirrorMaker's offsets under the wrong alias: exit %d, want %d", code, app.ExitUsage)
 	}
 
-	if code, _ := fc.cli(append(from, "-yes", "run")...); code != cutover.ExitOK {
+	if code, _ := fc.cli(append(from, "-yes", "run")...); code != app.ExitOK {
 		t.Fatalf("cutover run: exit %d", code)
 	}
 	for _, b := range fc.verifyReport().Boundary {

@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/offsets"
@@ -164,7 +164,7 @@ func writePlan(t *testing.T, c *cli, p *plan.Plan) {
 func TestRollbackLeavesForeignConnectors(t *testing.T) {
 	sc, ctx := newTestScenario(t, "rbf-", "identity")
 	base := sc.cli
-	p1, pc, err := cutover.MakePlan(ctx, base.env, base.s, time.Now())
+	p1, pc, err := app.MakePlan(ctx, base.env, base.s, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestRollbackLeavesForeignConnectors(t *testing.T) {
 			c.o.planPath = filepath.Join(sc.dir, "plan-"+tc.name+".json")
 			c.o.auditPath = filepath.Join(sc.dir, "plan-"+tc.name+".audit.jsonl")
 			c.o.yes, c.o.rollbackGroup = true, sc.group
-			p, err := cutover.BuildPlan(c.s, pc, p1.CreatedAt.Add(time.Duration(i)*time.Second))
+			p, err := app.BuildPlan(c.s, pc, p1.CreatedAt.Add(time.Duration(i)*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,15 +233,15 @@ func TestRollbackLeavesForeignConnectors(t *testing.T) {
 			before := snapshotConnector(ctx, t, c.env.Connect, name)
 
 			err = c.rollback(ctx)
-			if cutover.ExitStatus(err) != cutover.ExitRefused {
-				t.Errorf("rollback -yes of a plan whose connector is another flow's: %v (exit %d), want refused (4)", err, cutover.ExitStatus(err))
+			if app.ExitStatus(err) != app.ExitRefused {
+				t.Errorf("rollback -yes of a plan whose connector is another flow's: %v (exit %d), want refused (4)", err, app.ExitStatus(err))
 			} else if !strings.Contains(err.Error(), other.topic) {
 				t.Errorf("the refusal does not name what the connector replicates (%s): %v", other.topic, err)
 			}
 			if refusals := auditRecords(t, c.o.auditPath, "refuse"); len(refusals) == 0 {
 				t.Errorf("the refused rollback left no refuse record in %s", c.o.auditPath)
 			}
-			for _, step := range []string{"rollback", "rollback-stop", "rollback-backup", "rollback-plan"} {
+			for _, step := range []string{"rollback", "intent", "stop", "delete", "commit", "rollback-backup", "rollback-plan"} {
 				if recs := auditRecords(t, c.o.auditPath, step); len(recs) > 0 {
 					t.Errorf("the audit says the rollback did %s: %v", step, recs)
 				}
@@ -285,13 +285,13 @@ func TestPrecheckNamesATakenConnector(t *testing.T) {
 	refused := func(t *testing.T, c *cli, says string) {
 		t.Helper()
 		err := c.precheck(ctx)
-		if cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "connector-name") || !strings.Contains(err.Error(), says) {
-			t.Errorf("precheck with connector %s taken: %v (exit %d), want connector-name failed saying %q", c.s.Connector, err, cutover.ExitStatus(err), says)
+		if app.ExitStatus(err) != app.ExitCheckFailed || !strings.Contains(err.Error(), "connector-name") || !strings.Contains(err.Error(), says) {
+			t.Errorf("precheck with connector %s taken: %v (exit %d), want connector-name failed saying %q", c.s.Connector, err, app.ExitStatus(err), says)
 		}
 		os.Remove(c.o.planPath)
 		err = c.plan(ctx)
-		if cutover.ExitStatus(err) != cutover.ExitCheckFailed {
-			t.Errorf("plan with connector %s taken: %v (exit %d), want 3", c.s.Connector, err, cutover.ExitStatus(err))
+		if app.ExitStatus(err) != app.ExitCheckFailed {
+			t.Errorf("plan with connector %s taken: %v (exit %d), want 3", c.s.Connector, err, app.ExitStatus(err))
 		}
 		if _, err := os.Stat(c.o.planPath); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("plan with connector %s taken wrote %s (%v)", c.s.Connector, c.o.planPath, err)
@@ -392,8 +392,8 @@ func TestEveryRefusalIsRecorded(t *testing.T) {
 	other := newForeignFlow(ctx, t, sc, strings.TrimSuffix(sc.connector, "mm2-orders")+"other", 0)
 	refused := func(t *testing.T, what string, err error, step, says string) {
 		t.Helper()
-		if cutover.ExitStatus(err) != cutover.ExitRefused || !strings.Contains(err.Error(), says) {
-			t.Errorf("%s: %v (exit %d), want refused (4) saying %q", what, err, cutover.ExitStatus(err), says)
+		if app.ExitStatus(err) != app.ExitRefused || !strings.Contains(err.Error(), says) {
+			t.Errorf("%s: %v (exit %d), want refused (4) saying %q", what, err, app.ExitStatus(err), says)
 		}
 		recs := auditRecords(t, c.o.auditPath, "refuse")
 		if len(recs) == 0 {
@@ -437,8 +437,8 @@ func TestEveryRefusalIsRecorded(t *testing.T) {
 			run  func(context.Context) error
 		}{{"resume", func(ctx context.Context) error { return o.resumePlan(ctx, p) }}, {"rollback", o.rollback}} {
 			err := tc.run(ctx)
-			if cutover.ExitStatus(err) != cutover.ExitNotApproved || !strings.Contains(err.Error(), "the "+tc.step) || !strings.Contains(err.Error(), "-yes") {
-				t.Errorf("%s without -yes: %v (exit %d), want not approved (5) naming the %s", tc.step, err, cutover.ExitStatus(err), tc.step)
+			if app.ExitStatus(err) != app.ExitNotApproved || !strings.Contains(err.Error(), "the "+tc.step) || !strings.Contains(err.Error(), "-yes") {
+				t.Errorf("%s without -yes: %v (exit %d), want not approved (5) naming the %s", tc.step, err, app.ExitStatus(err), tc.step)
 			}
 			if tc.step == "rollback" && (strings.Contains(err.Error(), "resume not approved") || strings.Contains(err.Error(), "the resume of")) {
 				t.Errorf("rollback without -yes speaks of a resume: %v", err)

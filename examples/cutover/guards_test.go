@@ -17,7 +17,7 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
@@ -133,8 +133,8 @@ func TestGuardsRefuseALiveMember(t *testing.T) {
 
 	leave := member(ctx, t, sc)
 	err = sc.cli.applyPlan(ctx, p)
-	if cutover.ExitStatus(err) != cutover.ExitRefused || !errors.Is(err, verify.ErrStalePlan) || !strings.Contains(err.Error(), "group-members") {
-		t.Fatalf("apply with a live member: %v (exit %d), want refused naming group-members", err, cutover.ExitStatus(err))
+	if app.ExitStatus(err) != app.ExitRefused || !errors.Is(err, verify.ErrStalePlan) || !strings.Contains(err.Error(), "group-members") {
+		t.Fatalf("apply with a live member: %v (exit %d), want refused naming group-members", err, app.ExitStatus(err))
 	}
 	if _, err := sc.cli.env.Connect.Status(ctx, sc.connector); !errors.Is(err, connect.ErrNotFound) {
 		t.Fatalf("the refused apply created the connector: %v", err)
@@ -146,8 +146,8 @@ func TestGuardsRefuseALiveMember(t *testing.T) {
 
 	member(ctx, t, sc)
 	err = sc.cli.resumePlan(ctx, p)
-	if cutover.ExitStatus(err) != cutover.ExitRefused || !strings.Contains(err.Error(), "group-members") {
-		t.Fatalf("resume -yes with a live member: %v (exit %d), want refused", err, cutover.ExitStatus(err))
+	if app.ExitStatus(err) != app.ExitRefused || !strings.Contains(err.Error(), "group-members") {
+		t.Fatalf("resume -yes with a live member: %v (exit %d), want refused", err, app.ExitStatus(err))
 	}
 	st, err := sc.cli.env.Connect.Status(ctx, sc.connector)
 	if err != nil || st.Connector.State != connect.StateStopped {
@@ -181,13 +181,13 @@ func TestPrecheckNamesWhatIsWrong(t *testing.T) {
 	}
 	err = sc.cli.precheck(ctx)
 	want := kafkaadmin.TopicPartition{Topic: orders0.Topic, Partition: orders0.Partition}.String() + " (C "
-	if cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "offsets-in-range") || !strings.Contains(err.Error(), want) {
+	if app.ExitStatus(err) != app.ExitCheckFailed || !strings.Contains(err.Error(), "offsets-in-range") || !strings.Contains(err.Error(), want) {
 		t.Errorf("precheck with C below the log start: %v; want offsets-in-range naming %s", err, want)
 	}
 
 	sc.cli.s.Group = sc.group + "-typo"
 	err = sc.cli.precheck(ctx)
-	if cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "group-exists") || !strings.Contains(err.Error(), "does not exist") {
+	if app.ExitStatus(err) != app.ExitCheckFailed || !strings.Contains(err.Error(), "group-exists") || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("precheck of a group that does not exist: %v; want group-exists", err)
 	}
 
@@ -197,13 +197,13 @@ func TestPrecheckNamesWhatIsWrong(t *testing.T) {
 	missing := sc.topicNames()[0] + "-missing"
 	sc.cli.s.Topics = append(sc.topicNames(), missing)
 	err = sc.cli.precheck(ctx)
-	if cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "source-topics") || !strings.Contains(err.Error(), strconv.Quote(missing)) ||
+	if app.ExitStatus(err) != app.ExitCheckFailed || !strings.Contains(err.Error(), "source-topics") || !strings.Contains(err.Error(), strconv.Quote(missing)) ||
 		!strings.Contains(err.Error(), "offsets-in-range") {
-		t.Errorf("precheck with a missing source topic: %v (exit %d); want source-topics naming %s, and the other topics checked", err, cutover.ExitStatus(err), missing)
+		t.Errorf("precheck with a missing source topic: %v (exit %d); want source-topics naming %s, and the other topics checked", err, app.ExitStatus(err), missing)
 	}
 	sc.cli.s.Topics = []string{missing}
-	if _, err := sc.cli.buildPlan(ctx); cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "source-topics") {
-		t.Errorf("plan with only a missing source topic: %v (exit %d); want source-topics, exit 3", err, cutover.ExitStatus(err))
+	if _, err := sc.cli.buildPlan(ctx); app.ExitStatus(err) != app.ExitCheckFailed || !strings.Contains(err.Error(), "source-topics") {
+		t.Errorf("plan with only a missing source topic: %v (exit %d); want source-topics, exit 3", err, app.ExitStatus(err))
 	}
 }
 
@@ -221,7 +221,7 @@ func TestStatusSaysWhetherOffsetsAdvance(t *testing.T) {
 	defer func() { // no running connector left behind on the shared sandbox
 		_ = sc.cli.env.Connect.Stop(context.WithoutCancel(ctx), sc.connector)
 	}()
-	status := func() cutover.StatusReport {
+	status := func() app.StatusReport {
 		t.Helper()
 		var buf bytes.Buffer
 		c := *sc.cli
@@ -229,7 +229,7 @@ func TestStatusSaysWhetherOffsetsAdvance(t *testing.T) {
 		if err := c.status(ctx); err != nil {
 			t.Fatal(err)
 		}
-		var rep cutover.StatusReport
+		var rep app.StatusReport
 		if err := json.Unmarshal(buf.Bytes(), &rep); err != nil {
 			t.Fatalf("%v: %s", err, buf.String())
 		}
@@ -240,9 +240,9 @@ func TestStatusSaysWhetherOffsetsAdvance(t *testing.T) {
 	// On a loaded machine a commit can come later; each phase polls until
 	// its answer or a deadline, never trusting one window.
 	const window = 12 * time.Second
-	until := func(what string, ok func(cutover.StatusReport) bool) cutover.StatusReport {
+	until := func(what string, ok func(app.StatusReport) bool) app.StatusReport {
 		t.Helper()
-		var rep cutover.StatusReport
+		var rep app.StatusReport
 		waitFor(ctx, t, what, 3*time.Minute, window, func(context.Context) error {
 			if rep = status(); !ok(rep) {
 				return fmt.Errorf("advancing %v, stalled %v, moved %d, lag %d", rep.Advancing, rep.Stalled, rep.Moved, rep.TotalLag)
@@ -252,7 +252,7 @@ func TestStatusSaysWhetherOffsetsAdvance(t *testing.T) {
 		return rep
 	}
 	status()
-	rep := until("running under traffic: status says advancing", func(r cutover.StatusReport) bool {
+	rep := until("running under traffic: status says advancing", func(r app.StatusReport) bool {
 		return r.Advancing != nil && *r.Advancing && !r.Stalled
 	})
 	t.Logf("running: offsets moved by %d in %s", rep.Moved, rep.Since)
@@ -261,7 +261,7 @@ func TestStatusSaysWhetherOffsetsAdvance(t *testing.T) {
 	}
 	// The pausing task commits what it copied, then nothing moves while the
 	// source grows.
-	rep = until("paused under traffic: status says stalled", func(r cutover.StatusReport) bool {
+	rep = until("paused under traffic: status says stalled", func(r app.StatusReport) bool {
 		return r.Stalled && r.Advancing != nil && !*r.Advancing && r.TotalLag > 0
 	})
 	t.Logf("paused: stalled with lag %d", rep.TotalLag)
@@ -320,12 +320,12 @@ func TestGuardsSeeConsumerProtocolMembers(t *testing.T) {
 	}()
 
 	leave = javaMember(ctx, t, sc, "consumer")
-	if err := sc.cli.precheck(ctx); cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(err.Error(), "group-inactive") {
-		t.Errorf("precheck with a consumer-protocol member: %v (exit %d), want group-inactive failed", err, cutover.ExitStatus(err))
+	if err := sc.cli.precheck(ctx); app.ExitStatus(err) != app.ExitCheckFailed || !strings.Contains(err.Error(), "group-inactive") {
+		t.Errorf("precheck with a consumer-protocol member: %v (exit %d), want group-inactive failed", err, app.ExitStatus(err))
 	}
 	err = sc.cli.applyPlan(ctx, p)
-	if cutover.ExitStatus(err) != cutover.ExitRefused || !strings.Contains(err.Error(), "group-members") {
-		t.Fatalf("apply with a consumer-protocol member: %v (exit %d), want refused naming group-members", err, cutover.ExitStatus(err))
+	if app.ExitStatus(err) != app.ExitRefused || !strings.Contains(err.Error(), "group-members") {
+		t.Fatalf("apply with a consumer-protocol member: %v (exit %d), want refused naming group-members", err, app.ExitStatus(err))
 	}
 	if _, err := sc.cli.env.Connect.Status(ctx, sc.connector); !errors.Is(err, connect.ErrNotFound) {
 		t.Fatalf("the refused apply created the connector: %v", err)
@@ -338,8 +338,8 @@ func TestGuardsSeeConsumerProtocolMembers(t *testing.T) {
 
 	leave = javaMember(ctx, t, sc, "consumer")
 	err = sc.cli.resumePlan(ctx, p)
-	if cutover.ExitStatus(err) != cutover.ExitRefused || !strings.Contains(err.Error(), "group-members") {
-		t.Fatalf("resume -yes with a consumer-protocol member: %v (exit %d), want refused", err, cutover.ExitStatus(err))
+	if app.ExitStatus(err) != app.ExitRefused || !strings.Contains(err.Error(), "group-members") {
+		t.Fatalf("resume -yes with a consumer-protocol member: %v (exit %d), want refused", err, app.ExitStatus(err))
 	}
 	if st, err := sc.cli.env.Connect.Status(ctx, sc.connector); err != nil || st.Connector.State != connect.StateStopped {
 		t.Fatalf("after the refused resume the connector is %+v, %v; want STOPPED", st, err)
@@ -354,8 +354,8 @@ func TestGuardsSeeConsumerProtocolMembers(t *testing.T) {
 	c := *sc.cli
 	c.o.yes, c.o.rollbackGroup = true, sc.group
 	err = c.rollback(ctx)
-	if cutover.ExitStatus(err) != cutover.ExitRefused || !errors.Is(err, kafkaadmin.ErrGroupActive) {
-		t.Fatalf("rollback after resume with a consumer-protocol member in the group: %v (exit %d), want refused", err, cutover.ExitStatus(err))
+	if app.ExitStatus(err) != app.ExitRefused || !errors.Is(err, kafkaadmin.ErrGroupActive) {
+		t.Fatalf("rollback after resume with a consumer-protocol member in the group: %v (exit %d), want refused", err, app.ExitStatus(err))
 	}
 	if st, err := sc.cli.env.Connect.Status(ctx, sc.connector); err != nil || st.Connector.State != connect.StateRunning {
 		t.Errorf("after the refused rollback the connector is %+v, %v; want RUNNING", st, err)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 )
 
 // requiredEnv sets the six required settings in the environment.
@@ -32,9 +32,9 @@ func TestCLIJSONOnFailure(t *testing.T) {
 		code int
 		want string
 	}{
-		{"bad settings", []string{"-json", "precheck", "-tasks-max", "-1"}, cutover.ExitUsage, "-tasks-max -1"},
-		{"bad flag", []string{"-json", "precheck", "-nope"}, cutover.ExitUsage, "-nope"},
-		{"unreachable Connect within the retry budget", []string{"-json", "precheck", "-retry-timeout", "1s", "-request-timeout", "1s"}, cutover.ExitError, "connection refused"},
+		{"bad settings", []string{"-json", "precheck", "-tasks-max", "-1"}, app.ExitUsage, "-tasks-max -1"},
+		{"bad flag", []string{"-json", "precheck", "-nope"}, app.ExitUsage, "-nope"},
+		{"unreachable Connect within the retry budget", []string{"-json", "precheck", "-retry-timeout", "1s", "-request-timeout", "1s"}, app.ExitError, "connection refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
@@ -47,7 +47,7 @@ func TestCLIJSONOnFailure(t *testing.T) {
 				t.Fatalf("stdout is not one JSON document: %v\n%s\nstderr:\n%s", err, out.String(), errb.String())
 			}
 			if code != tc.code || doc.Schema != "mm2cutover/failure/v1" || doc.Step != "precheck" || doc.ExitStatus != code ||
-				doc.Result != cutover.ResultOf(code) || !strings.Contains(doc.Error, tc.want) {
+				doc.Result != app.ResultOf(code) || !strings.Contains(doc.Error, tc.want) {
 				t.Errorf("exit %d, document %+v; want exit %d saying %q", code, doc, tc.code, tc.want)
 			}
 			// Before -retry-timeout an unreachable worker was retried for 113 s.
@@ -68,7 +68,7 @@ func TestCLIEnvTypo(t *testing.T) {
 	requiredEnv(t, "http://127.0.0.1:1")
 	t.Setenv("MM2CUTOVER_STABILITY_WINDOWS", "1m")
 	var errb bytes.Buffer
-	if code := run([]string{"precheck"}, &bytes.Buffer{}, &errb); code != cutover.ExitUsage || !strings.Contains(errb.String(), "MM2CUTOVER_STABILITY_WINDOWS") {
+	if code := run([]string{"precheck"}, &bytes.Buffer{}, &errb); code != app.ExitUsage || !strings.Contains(errb.String(), "MM2CUTOVER_STABILITY_WINDOWS") {
 		t.Errorf("exit %d: %s", code, errb.String())
 	}
 }
@@ -84,7 +84,7 @@ func TestCompletion(t *testing.T) {
 	if code := run([]string{"completion", "zsh"}, &zshScript, os.Stderr); code != 0 {
 		t.Fatalf("completion zsh: exit %d", code)
 	}
-	if code := run([]string{"completion", "fish"}, &bytes.Buffer{}, &bytes.Buffer{}); code != cutover.ExitUsage {
+	if code := run([]string{"completion", "fish"}, &bytes.Buffer{}, &bytes.Buffer{}); code != app.ExitUsage {
 		t.Errorf("completion fish: exit %d, want 2", code)
 	}
 	dir := t.TempDir()

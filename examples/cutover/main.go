@@ -57,7 +57,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 )
 
 // version is the tool version recorded in plans; a release build sets it
@@ -69,7 +69,7 @@ var version = defaultVersion
 const defaultVersion = "0.2.0-dev"
 
 func main() {
-	cutover.LeanGC()
+	app.LeanGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -190,10 +190,10 @@ func usage(w io.Writer, fs *flag.FlagSet, st *step) {
 }
 
 // run runs the command line. Everything it prints goes through a
-// cutover.SafeWriter: names from a plan or the clusters never reach the
+// app.SafeWriter: names from a plan or the clusters never reach the
 // terminal with control characters raw.
 func run(args []string, stdout, stderr io.Writer) int {
-	out, errw := cutover.NewSafeWriter(stdout), cutover.NewSafeWriter(stderr)
+	out, errw := app.NewSafeWriter(stdout), app.NewSafeWriter(stderr)
 	defer out.Flush()
 	defer errw.Flush()
 	return runSafe(args, out, errw)
@@ -202,7 +202,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cutover", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // usage is printed here, once
-	flags := cutover.BindFlags(fs)
+	flags := app.BindFlags(fs)
 	var o options
 	fs.StringVar(&o.planPath, "plan", "mm2cutover-plan.json", "plan file")
 	fs.StringVar(&o.auditPath, "audit", "", "audit file (JSON lines; default: the plan file with .audit.jsonl)")
@@ -232,45 +232,45 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		} else {
 			usage(stdout, fs, nil)
 		}
-		return cutover.ExitOK
+		return app.ExitOK
 	case err == nil && (name == "completion" || strings.HasPrefix(name, "completion ")):
 		return completion(stdout, stderr, fs, strings.TrimSpace(strings.TrimPrefix(name, "completion")))
 	case err != nil:
 		fmt.Fprintln(stderr, "cutover:", err)
 		if asJSON {
-			printFailure(stdout, name, "", cutover.ExitUsage, fmt.Errorf("%w: %w", cutover.ErrSettings, err))
+			printFailure(stdout, name, "", app.ExitUsage, fmt.Errorf("%w: %w", app.ErrSettings, err))
 		}
 		if known {
 			fmt.Fprintf(stderr, "run 'cutover help %s' for its flags\n", name)
 		} else {
 			fmt.Fprintln(stderr, "run 'cutover help' for the steps and flags")
 		}
-		return cutover.ExitUsage
+		return app.ExitUsage
 	case o.showVersion || name == "version":
 		return printVersion(context.Background(), stdout, flags, asJSON)
 	case name == "help":
 		usage(stdout, fs, nil)
-		return cutover.ExitOK
+		return app.ExitOK
 	case strings.HasPrefix(name, "help "):
 		if st, ok := findStep(strings.TrimPrefix(name, "help ")); ok {
 			usage(stdout, fs, &st)
-			return cutover.ExitOK
+			return app.ExitOK
 		}
 		fmt.Fprintf(stderr, "cutover: unknown step %q\n", strings.TrimPrefix(name, "help "))
-		return cutover.ExitUsage
+		return app.ExitUsage
 	case o.secure && !o.sandbox:
 		fmt.Fprintln(stderr, "cutover: -secure goes with -sandbox (a real cluster's security comes from the settings)")
-		return cutover.ExitUsage
+		return app.ExitUsage
 	case o.sandbox:
 	case name == "":
 		usage(stderr, fs, nil)
-		return cutover.ExitUsage
+		return app.ExitUsage
 	case !known:
 		fmt.Fprintf(stderr, "cutover: unknown step %q; run 'cutover help' for the steps\n", name)
 		if asJSON {
-			printFailure(stdout, name, "", cutover.ExitUsage, fmt.Errorf("%w: unknown step %q", cutover.ErrSettings, name))
+			printFailure(stdout, name, "", app.ExitUsage, fmt.Errorf("%w: unknown step %q", app.ErrSettings, name))
 		}
-		return cutover.ExitUsage
+		return app.ExitUsage
 	}
 	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "log-level", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets")
 	var level slog.LevelVar // -log-level, or MM2CUTOVER_LOG_LEVEL once Settings has read the environment
@@ -296,7 +296,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		o.auditPath = strings.TrimSuffix(o.planPath, ".json") + ".audit.jsonl"
 	}
 	if o.dryRun && name != "apply" {
-		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -dry-run goes with apply", cutover.ErrSettings))
+		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -dry-run goes with apply", app.ErrSettings))
 	}
 	if err := strimziRefusesREST(name, s, o.dryRun); err != nil {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
@@ -306,13 +306,13 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		"precheck": c.precheck, "plan": c.plan, "apply": c.apply, "verify": c.verify,
 		"resume": c.resume, "status": c.status, "run": c.runAll, "rollback": c.rollback, "strimzi": c.strimzi,
 	}[name]
-	if c.env, err = cutover.Open(c.s); err != nil {
+	if c.env, err = app.Open(c.s); err != nil {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
 	}
 	// The strimzi step and the read-back from Strimzi's ConfigMap ask
 	// Connect nothing: its REST API may admit only the operator.
 	if name != "strimzi" && (name != "verify" || o.strimziOffsets == "") {
-		if err := cutover.CheckConnect(ctx, c.env, c.s); err != nil {
+		if err := app.CheckConnect(ctx, c.env, c.s); err != nil {
 			return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
 		}
 	}
@@ -321,16 +321,16 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	// retry, whatever the cut-short step reported.
 	interrupted := err != nil && ctx.Err() != nil
 	if err != nil && o.asJSON && !c.emitted {
-		code := cutover.ExitStatus(err)
+		code := app.ExitStatus(err)
 		if interrupted {
-			code = cutover.ExitError
+			code = app.ExitError
 		}
 		printFailure(stdout, name, s.Connector, code, err)
 	}
 	code := report(stderr, err)
-	if interrupted && code != cutover.ExitOK {
+	if interrupted && code != app.ExitOK {
 		fmt.Fprintln(stderr, "cutover: interrupted by a signal")
-		return cutover.ExitError
+		return app.ExitError
 	}
 	return code
 }
@@ -339,7 +339,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 // stdout, and returns the exit status.
 func failed(stdout, stderr io.Writer, asJSON bool, step, connector string, err error) int {
 	if asJSON {
-		printFailure(stdout, step, connector, cutover.ExitStatus(err), err)
+		printFailure(stdout, step, connector, app.ExitStatus(err), err)
 	}
 	return report(stderr, err)
 }
@@ -351,8 +351,8 @@ func printFailure(w io.Writer, step, connector string, code int, err error) {
 	doc := struct {
 		Schema string `json:"schema"`
 		Step   string `json:"step,omitempty"`
-		cutover.Failure
-	}{"mm2cutover/failure/v1", step, cutover.NewFailure(connector, code, err)}
+		app.Failure
+	}{"mm2cutover/failure/v1", step, app.NewFailure(connector, code, err)}
 	b, _ := json.MarshalIndent(doc, "", "  ")
 	_, _ = w.Write(append(b, '\n'))
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 )
@@ -47,8 +47,8 @@ func TestOffsetSyncsBelow39(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = sc.cli.precheck(ctx)
-	if cutover.ExitStatus(err) != cutover.ExitCheckFailed {
-		t.Fatalf("precheck without a decision: %v (exit %d), want a failed check", err, cutover.ExitStatus(err))
+	if app.ExitStatus(err) != app.ExitCheckFailed {
+		t.Fatalf("precheck without a decision: %v (exit %d), want a failed check", err, app.ExitStatus(err))
 	}
 	for _, want := range []string{"Kafka " + belowEmitSyncs, "mm2-offset-syncs.target.internal on the source cluster"} {
 		if !strings.Contains(err.Error(), want) {

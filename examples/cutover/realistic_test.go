@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/kafkaretry"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
@@ -143,12 +143,12 @@ const oldestAdmitted = "3.7.2"
 func TestRealisticCutover37(t *testing.T) {
 	realisticCutover(t, oldestAdmitted, func(cli func(args ...string) (int, string), decide func(args ...string)) {
 		decide()
-		if code, out := cli("precheck"); code != cutover.ExitCheckFailed || !strings.Contains(out, "Kafka "+oldestAdmitted) || !strings.Contains(out, "mm2-offset-syncs.target.internal on the source cluster") {
-			t.Errorf("precheck without an offset-syncs decision: exit %d, want %d naming the version and the topic", code, cutover.ExitCheckFailed)
+		if code, out := cli("precheck"); code != app.ExitCheckFailed || !strings.Contains(out, "Kafka "+oldestAdmitted) || !strings.Contains(out, "mm2-offset-syncs.target.internal on the source cluster") {
+			t.Errorf("precheck without an offset-syncs decision: exit %d, want %d naming the version and the topic", code, app.ExitCheckFailed)
 		}
 		decide("-offset-syncs-location", "target")
-		if code, out := cli("precheck"); code != cutover.ExitCheckFailed || !strings.Contains(out, "offset-syncs.topic.replication.factor is not set (default 3), but the target cluster, which holds the offset-syncs topic mm2-offset-syncs.source.internal MM2 creates, has 1 broker") {
-			t.Errorf("precheck with the offset-syncs topic on a one-broker target and factor 3: exit %d, want %d naming the setting", code, cutover.ExitCheckFailed)
+		if code, out := cli("precheck"); code != app.ExitCheckFailed || !strings.Contains(out, "offset-syncs.topic.replication.factor is not set (default 3), but the target cluster, which holds the offset-syncs topic mm2-offset-syncs.source.internal MM2 creates, has 1 broker") {
+			t.Errorf("precheck with the offset-syncs topic on a one-broker target and factor 3: exit %d, want %d naming the setting", code, app.ExitCheckFailed)
 		}
 		decide("-offset-syncs-location", "target", "-offset-syncs-replication-factor", "1")
 	})
@@ -318,7 +318,7 @@ func realisticCutover(t *testing.T, version string, before func(cli func(args ..
 		}, func(args ...string) { decision = args })
 	}
 	for _, step := range [][]string{{"plan"}, {"apply"}, {"-yes", "resume"}} {
-		if code, _ := cli(step...); code != cutover.ExitOK {
+		if code, _ := cli(step...); code != app.ExitOK {
 			t.Fatalf("cutover %v: exit %d", step, code)
 		}
 	}
@@ -333,7 +333,7 @@ func realisticCutover(t *testing.T, version string, before func(cli func(args ..
 	}
 	removedAtC(ctx, t, reader, led, plain, group)
 
-	if code, _ := cli("verify"); code != cutover.ExitOK {
+	if code, _ := cli("verify"); code != app.ExitOK {
 		t.Fatalf("verify: exit %d, want 0", code)
 	}
 	stopTraffic()
@@ -348,7 +348,7 @@ func realisticCutover(t *testing.T, version string, before func(cli func(args ..
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		_, out := cli("-json", "status")
-		var rep cutover.StatusReport
+		var rep app.StatusReport
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("status -json: %v", err)
 		}

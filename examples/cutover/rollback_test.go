@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -58,7 +58,7 @@ func TestRollbackBeforeResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := p.ExpectedOffsets()
-	cfg, err := cutover.ConnectorConfig(c.s)
+	cfg, err := app.ConnectorConfig(c.s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,14 +77,14 @@ func TestRollbackBeforeResume(t *testing.T) {
 		t.Logf("recreated connector inherited the offsets: %s", rb)
 	}
 
-	audit := cutover.NewAudit(nil)
-	if _, err := cutover.RollbackBeforeResume(ctx, c.env, c.s, p, false, audit); !errors.Is(err, cutover.ErrNotApproved) {
+	audit := app.NewAudit(nil)
+	if _, err := app.Rollback(ctx, c.env, c.s, p, "", false, audit); !errors.Is(err, app.ErrNotApproved) {
 		t.Fatalf("rollback without approval: %v, want ErrNotApproved", err)
 	}
 	if _, err := c.env.Connect.Status(ctx, name); err != nil {
 		t.Fatalf("rollback without approval touched the connector: %v", err)
 	}
-	if _, err := cutover.RollbackBeforeResume(ctx, c.env, c.s, p, true, audit); err != nil {
+	if _, err := app.Rollback(ctx, c.env, c.s, p, "", true, audit); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(ctx, t, c.env.Connect, name)
@@ -133,7 +133,7 @@ func TestRollbackAfterResume(t *testing.T) {
 		from[e.Partition], _ = e.GroupOffset.Get()
 	}
 	waitReplicatedPast(ctx, t, c.env.Connect, sc.connector, from, len(p.Entries)-1)
-	res, err := cutover.RollbackAfterResume(ctx, c.env, c.s, p, sc.group, true, cutover.NewAudit(nil))
+	res, err := app.Rollback(ctx, c.env, c.s, p, sc.group, true, app.NewAudit(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -198,8 +198,8 @@ func waitCheckpoints(ctx context.Context, job *flinklike.Replicator, n int, atLe
 }
 
 // settings are the cutover's settings on the sandbox.
-func (sc *scenario) settings() cutover.Settings {
-	return cutover.Settings{
+func (sc *scenario) settings() app.Settings {
+	return app.Settings{
 		Source:           kafkaadmin.Config{BootstrapServers: []string{sc.sb.Source().Bootstrap()}, ClientID: "mm2cutover-demo"},
 		Target:           kafkaadmin.Config{BootstrapServers: []string{sc.sb.Target().Bootstrap()}, ClientID: "mm2cutover-demo"},
 		ConnectURL:       sc.sb.ConnectURL(),
@@ -241,7 +241,7 @@ func (sc *scenario) cutover(ctx context.Context) error {
 // newCLI sets sc.cli up as the CLI with -yes on the sandbox.
 func (sc *scenario) newCLI() error {
 	s := sc.settings()
-	env, err := cutover.Open(s)
+	env, err := app.Open(s)
 	if err != nil {
 		return err
 	}
@@ -277,7 +277,7 @@ type finalResult struct {
 
 func (r finalResult) err() error {
 	if r.Lost+r.Unexpected+r.OutOfOrder+r.Foreign > 0 {
-		return fmt.Errorf("%w: %d lost, %d duplicated (%d expected), %d out of order, %d foreign records", cutover.ErrCheckFailed, r.Lost, r.Duplicated, r.Expected, r.OutOfOrder, r.Foreign)
+		return fmt.Errorf("%w: %d lost, %d duplicated (%d expected), %d out of order, %d foreign records", app.ErrCheckFailed, r.Lost, r.Duplicated, r.Expected, r.OutOfOrder, r.Foreign)
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/kafkaretry"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
@@ -460,13 +460,13 @@ func (sc *secureScenario) cutover(ctx context.Context) error {
 		want int
 		args []string
 	}{
-		{cutover.ExitOK, []string{"precheck"}},
-		{cutover.ExitOK, []string{"plan", "-json"}},
-		{cutover.ExitOK, []string{"apply", "-dry-run"}},
-		{cutover.ExitOK, []string{"apply"}},
-		{cutover.ExitOK, []string{"verify", "-json"}},
-		{cutover.ExitNotApproved, []string{"resume"}},
-		{cutover.ExitOK, []string{"resume", "-yes"}},
+		{app.ExitOK, []string{"precheck"}},
+		{app.ExitOK, []string{"plan", "-json"}},
+		{app.ExitOK, []string{"apply", "-dry-run"}},
+		{app.ExitOK, []string{"apply"}},
+		{app.ExitOK, []string{"verify", "-json"}},
+		{app.ExitNotApproved, []string{"resume"}},
+		{app.ExitOK, []string{"resume", "-yes"}},
 	} {
 		if err := sc.step(st.want, st.args...); err != nil {
 			return err
@@ -475,10 +475,10 @@ func (sc *secureScenario) cutover(ctx context.Context) error {
 	if err := sc.produce(sc.sb.Source(), secureRecords, 2*secureRecords); err != nil {
 		return err
 	}
-	if err := sc.step(cutover.ExitOK, "verify"); err != nil {
+	if err := sc.step(app.ExitOK, "verify"); err != nil {
 		return err
 	}
-	return sc.step(cutover.ExitOK, "status", "-json")
+	return sc.step(app.ExitOK, "status", "-json")
 }
 
 // secureResult is what the target holds, in total.
@@ -529,7 +529,7 @@ func (sc *secureScenario) check(ctx context.Context) (secureResult, error) {
 	}
 	if res.Lost+res.Duplicated+res.OutOfOrder+res.Foreign > 0 {
 		return res, fmt.Errorf("%w: %d lost, %d duplicated of %d source records, %d foreign; %d partitions out of order",
-			cutover.ErrCheckFailed, res.Lost, res.Duplicated, res.Records, res.Foreign, res.OutOfOrder)
+			app.ErrCheckFailed, res.Lost, res.Duplicated, res.Records, res.Foreign, res.OutOfOrder)
 	}
 	return res, nil
 }
@@ -568,7 +568,7 @@ func (sc *secureScenario) readAll(ctx context.Context, b *sandbox.Broker, tp fli
 // group receives C' = M'+1, which, with every record copied, is the log
 // end of every source partition.
 func (sc *secureScenario) rollback(ctx context.Context) error {
-	if err := sc.step(cutover.ExitOK, "rollback", "-rollback-group", sc.group, "-yes"); err != nil {
+	if err := sc.step(app.ExitOK, "rollback", "-rollback-group", sc.group, "-yes"); err != nil {
 		return err
 	}
 	admin, err := sc.admin(sc.sb.Source())

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 )
 
@@ -352,8 +352,8 @@ func TestSecureFaults(t *testing.T) {
 			code := run(args, &out, &errb)
 			took := time.Since(start)
 			t.Logf("exit %d after %v: %s", code, took.Round(time.Millisecond), strings.TrimSpace(errb.String()))
-			if code != cutover.ExitUsage {
-				t.Errorf("exit %d, want %d", code, cutover.ExitUsage)
+			if code != app.ExitUsage {
+				t.Errorf("exit %d, want %d", code, app.ExitUsage)
 			}
 			if !strings.Contains(errb.String(), tc.want) {
 				t.Errorf("stderr does not say %q", tc.want)

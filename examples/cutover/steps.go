@@ -18,16 +18,17 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 
 // cli runs the steps of one invocation.
 type cli struct {
-	s   cutover.Settings
+	s   app.Settings
 	o   options
-	env *cutover.Env
+	env *app.Env
 	out io.Writer
 	log *slog.Logger
 	// afterResume, if set, runs once the connector is RUNNING (the sandbox
@@ -49,7 +50,7 @@ func report(stderr io.Writer, err error) int {
 			fmt.Fprintln(stderr, "cutover: what to do:", a.Advice())
 		}
 	}
-	return cutover.ExitStatus(err)
+	return app.ExitStatus(err)
 }
 
 // emit writes one result: with -json, one JSON document whose first field,
@@ -88,7 +89,7 @@ func printChecks(w io.Writer, checks verify.Checks) {
 }
 
 func (c *cli) precheck(ctx context.Context) error {
-	pc, err := cutover.RunPrecheck(ctx, c.env, c.s)
+	pc, err := app.RunPrecheck(ctx, c.env, c.s)
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func (c *cli) plan(ctx context.Context) error {
 }
 
 func (c *cli) buildPlan(ctx context.Context) (*plan.Plan, error) {
-	p, pc, err := cutover.MakePlan(ctx, c.env, c.s, time.Now())
+	p, pc, err := app.MakePlan(ctx, c.env, c.s, time.Now())
 	c.s = c.s.WithPlan(p) // -tasks-max 0: the plan chose it
 	if pc != nil {
 		if rerr := c.record("precheck", "", map[string]any{"ok": pc.Err() == nil, "checks": pc.Checks}); rerr != nil {
@@ -164,7 +165,7 @@ func (c *cli) readPlan() (*plan.Plan, error) {
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%w: -plan %s is a directory", cutover.ErrSettings, c.o.planPath)
+		return nil, fmt.Errorf("%w: -plan %s is a directory", app.ErrSettings, c.o.planPath)
 	}
 	p, err := plan.Decode(f)
 	if err != nil {
@@ -174,13 +175,13 @@ func (c *cli) readPlan() (*plan.Plan, error) {
 	return p, nil
 }
 
-func (c *cli) audit() (*cutover.Audit, func(), error) {
+func (c *cli) audit() (*app.Audit, func(), error) {
 	f, err := os.OpenFile(c.o.auditPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("audit file: %w", err)
 	}
-	w := cutover.NewSafeWriter(f) // so that cat shows no control character raw either
-	return cutover.NewAudit(w), func() { w.Flush(); f.Close() }, nil
+	w := app.NewSafeWriter(f) // so that cat shows no control character raw either
+	return app.NewAudit(w), func() { w.Flush(); f.Close() }, nil
 }
 
 func (c *cli) apply(ctx context.Context) error {
@@ -200,14 +201,14 @@ func (c *cli) apply(ctx context.Context) error {
 // no connector, no offsets, no audit record; the plan is checked against the
 // settings, not against the clusters.
 func (c *cli) applyDryRun(ctx context.Context, p *plan.Plan) error {
-	if err := cutover.CheckPlan(ctx, c.env, c.s, p); err != nil {
+	if err := app.CheckPlan(ctx, c.env, c.s, p); err != nil {
 		return err
 	}
-	cfg, err := cutover.ConnectorConfig(c.s)
+	cfg, err := app.ConnectorConfig(c.s)
 	if err != nil {
 		return err
 	}
-	shown := cutover.RedactConfig(ctx, c.env, c.s, cfg)
+	shown := app.RedactConfig(ctx, c.env, c.s, cfg)
 	body, err := p.PatchBody()
 	if err != nil {
 		return err
@@ -229,7 +230,7 @@ func (c *cli) applyPlan(ctx context.Context, p *plan.Plan) error {
 		return err
 	}
 	defer done()
-	res, err := cutover.Apply(ctx, c.env, c.s, p, audit)
+	res, err := app.Apply(ctx, c.env, c.s, p, audit)
 	if res != nil {
 		c.emit("apply", res, func(w io.Writer) {
 			fmt.Fprintf(w, "connector\t%s\n", res.Connector)
@@ -237,9 +238,12 @@ func (c *cli) applyPlan(ctx context.Context, p *plan.Plan) error {
 			fmt.Fprintf(w, "offsets before (backed up to %s)\t%d\n", c.o.auditPath, len(res.Backup))
 			fmt.Fprintf(w, "guard\t%s\n", res.Guard)
 			fmt.Fprintf(w, "patched\t%v\n", res.Patched)
-			if res.Unread {
+			switch {
+			case !res.ReadBackRan:
+				fmt.Fprintf(w, "read-back\tnot run: the step stopped before it (see the error)\n")
+			case res.Unread:
 				fmt.Fprintf(w, "read-back\tnot read: no read of the offsets succeeded (see the error)\n")
-			} else {
+			default:
 				fmt.Fprintf(w, "read-back\t%s\n", res.ReadBack)
 			}
 		})
@@ -260,8 +264,8 @@ func (c *cli) verify(ctx context.Context) error {
 	// A plan for another connector or other clusters, or a connector that is
 	// not the plan's, is refused (and the refusal recorded) before anything
 	// is compared or recorded as this plan's verification.
-	if err := cutover.ConfirmConnector(ctx, c.env, c.s, p); err != nil {
-		if cutover.ExitStatus(err) == cutover.ExitRefused {
+	if err := app.ConfirmConnector(ctx, c.env, c.s, p); err != nil {
+		if app.ExitStatus(err) == app.ExitRefused {
 			if rerr := c.record("refuse", p.Fingerprint, map[string]any{"step": "verify", "reason": err.Error()}); rerr != nil {
 				return errors.Join(err, rerr)
 			}
@@ -308,7 +312,7 @@ func (c *cli) postVerify(ctx context.Context, p *plan.Plan) error {
 	if err != nil {
 		return err
 	}
-	rep, err := cutover.PostVerify(ctx, c.env, c.s, p, capture)
+	rep, err := app.PostVerify(ctx, c.env, c.s, p, capture)
 	if rep != nil {
 		c.emit("verify", rep, func(w io.Writer) { printPost(w, rep) })
 		if rerr := c.record("verify", p.Fingerprint, map[string]any{"state": rep.State, "ok": rep.OK && err == nil,
@@ -320,7 +324,7 @@ func (c *cli) postVerify(ctx context.Context, p *plan.Plan) error {
 		return err
 	}
 	if !rep.OK {
-		return fmt.Errorf("%w: see the report", cutover.ErrCheckFailed)
+		return fmt.Errorf("%w: see the report", app.ErrCheckFailed)
 	}
 	return nil
 }
@@ -330,7 +334,7 @@ func (c *cli) postVerify(ctx context.Context, p *plan.Plan) error {
 // none: the check then compares with the source as it is now.
 func (c *cli) boundaryCapture(p *plan.Plan) ([]verify.BoundaryRecord, error) {
 	var capture []verify.BoundaryRecord
-	ok, err := c.lastAudit(cutover.BoundaryCaptureStep, p.Fingerprint, &capture)
+	ok, err := c.lastAudit(app.BoundaryCaptureStep, p.Fingerprint, &capture)
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +380,7 @@ func (c *cli) lastAudit(step, fp string, detail any) (bool, error) {
 	return true, nil
 }
 
-func printPost(w io.Writer, rep *cutover.PostReport) {
+func printPost(w io.Writer, rep *cutover.Report) {
 	fmt.Fprintf(w, "connector %s: %s, %d tasks\n\n", rep.Connector, rep.State, rep.Tasks)
 	fmt.Fprintln(w, "PARTITION\tSOURCE C\tRECORD\tTARGET OFFSET\tFIRST REPLICATED RECORD")
 	for _, b := range rep.Boundary {
@@ -421,14 +425,25 @@ func (c *cli) resume(ctx context.Context) error {
 	return c.resumePlan(ctx, p)
 }
 
+// resumeOutput is what resume prints.
+type resumeOutput struct {
+	Connector   string `json:"connector"`
+	State       string `json:"state"`
+	Fingerprint string `json:"plan_fingerprint"`
+	Partitions  int    `json:"partitions"`
+	Action      string `json:"action"`
+}
+
 func (c *cli) resumePlan(ctx context.Context, p *plan.Plan) error {
 	audit, done, err := c.audit()
 	if err != nil {
 		return err
 	}
 	defer done()
-	in, err := cutover.Resume(ctx, c.env, c.s, p, c.o.yes, audit)
-	if errors.Is(err, cutover.ErrNotApproved) {
+	res, err := app.Resume(ctx, c.env, c.s, p, c.o.yes, audit)
+	in := resumeOutput{Connector: res.Intent.Connector, State: res.State, Fingerprint: res.Intent.Fingerprint,
+		Partitions: res.Intent.Partitions, Action: res.Intent.Action}
+	if errors.Is(err, app.ErrNotApproved) {
 		c.emit("resume", in, func(w io.Writer) {
 			fmt.Fprintf(w, "would do\t%s\n", in.Action)
 			fmt.Fprintln(w, "approve with\t-yes")
@@ -451,7 +466,7 @@ func (c *cli) status(ctx context.Context) error {
 		return err
 	}
 	fp := ""
-	var prev *cutover.StatusReport
+	var prev *app.StatusReport
 	if p != nil {
 		fp = p.Fingerprint
 		var last struct {
@@ -465,10 +480,10 @@ func (c *cli) status(ctx context.Context) error {
 			return err
 		}
 		if ok {
-			prev = &cutover.StatusReport{Exists: last.Exists, NextTotal: last.NextTotal, TotalLag: last.TotalLag, At: last.At}
+			prev = &app.StatusReport{Exists: last.Exists, NextTotal: last.NextTotal, TotalLag: last.TotalLag, At: last.At}
 		}
 	}
-	rep, err := cutover.ReadStatus(ctx, c.env, c.s, p, prev)
+	rep, err := app.ReadStatus(ctx, c.env, c.s, p, prev)
 	if err != nil {
 		return err
 	}
@@ -513,7 +528,9 @@ func (c *cli) runAll(ctx context.Context) error {
 	}
 	if c.o.yes {
 		// The records MM2 will copy first are read while apply runs.
-		c.env.StartBoundaryCapture(ctx, p)
+		if err := c.env.StartBoundaryCapture(ctx, c.s, p, nil); err != nil {
+			return err
+		}
 	}
 	if err := c.applyPlan(ctx, p); err != nil {
 		return err
@@ -537,16 +554,14 @@ func (c *cli) rollback(ctx context.Context) error {
 		return err
 	}
 	defer done()
-	res, err := cutover.RollbackBeforeResume(ctx, c.env, c.s, p, c.o.yes, audit)
-	if errors.Is(err, cutover.ErrHasRun) {
-		c.log.Info("rolling back after resume", "reason", err)
-		res, err = cutover.RollbackAfterResume(ctx, c.env, c.s, p, c.o.rollbackGroup, c.o.yes, audit)
-	}
+	res, err := app.Rollback(ctx, c.env, c.s, p, c.o.rollbackGroup, c.o.yes, audit)
 	reversePath := ""
+	var reverse *plan.Plan
 	if err == nil && res.Reverse != nil {
+		reverse = res.Reverse.Plan()
 		reversePath = strings.TrimSuffix(c.o.planPath, ".json") + ".reverse.json"
 		var buf bytes.Buffer
-		if err := res.Reverse.Encode(&buf); err != nil {
+		if err := reverse.Encode(&buf); err != nil {
 			return err
 		}
 		if err := writeFileAtomic(reversePath, buf.Bytes()); err != nil {
@@ -554,21 +569,31 @@ func (c *cli) rollback(ctx context.Context) error {
 		}
 	}
 	if res != nil {
-		c.emit("rollback", res, func(w io.Writer) {
+		out := rollbackOutput{Connector: res.Connector, Phase: res.Phase, Group: res.Group, Committed: res.Committed, Intent: res.Intent.Action}
+		c.emit("rollback", out, func(w io.Writer) {
 			fmt.Fprintf(w, "phase\t%s\n", res.Phase)
-			if errors.Is(err, cutover.ErrNotApproved) {
-				fmt.Fprintf(w, "would do\t%s\n", res.Intent)
+			if errors.Is(err, app.ErrNotApproved) {
+				fmt.Fprintf(w, "would do\t%s\n", res.Intent.Action)
 				fmt.Fprintln(w, "approve with\t-yes")
 				return
 			}
-			if res.Reverse != nil {
-				fmt.Fprintf(w, "reverse plan\t%s (%s)\n", reversePath, res.Reverse.Fingerprint)
+			if reverse != nil {
+				fmt.Fprintf(w, "reverse plan\t%s (%s)\n", reversePath, reverse.Fingerprint)
 				fmt.Fprintf(w, "group %s\t%d partitions committed at C' = M'+1\n", res.Group, res.Committed)
-				_ = res.Reverse.WriteSummary(w)
+				_ = reverse.WriteSummary(w)
 			}
 		})
 	}
 	return err
+}
+
+// rollbackOutput is what rollback prints.
+type rollbackOutput struct {
+	Connector string `json:"connector"`
+	Phase     string `json:"phase"`
+	Group     string `json:"group,omitempty"`
+	Committed int    `json:"committed"`
+	Intent    string `json:"intent"`
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -58,19 +58,19 @@ func (c *cli) strimziOut() string {
 // the resources rendered to strimziOut.
 func (c *cli) strimzi(ctx context.Context) error {
 	if c.s.StrimziCluster == "" {
-		return fmt.Errorf("%w: the strimzi step needs -strimzi-cluster: the KafkaConnect or KafkaMirrorMaker2 whose operator owns the connector", cutover.ErrSettings)
+		return fmt.Errorf("%w: the strimzi step needs -strimzi-cluster: the KafkaConnect or KafkaMirrorMaker2 whose operator owns the connector", app.ErrSettings)
 	}
 	p, err := c.readPlan()
 	if err != nil {
 		return err
 	}
-	if err := cutover.CheckPlan(ctx, c.env, c.s, p); err != nil {
+	if err := app.CheckPlan(ctx, c.env, c.s, p); err != nil {
 		return err
 	}
 	if err := c.recheckReadOnly(ctx, p); err != nil {
 		return err
 	}
-	cfg, err := cutover.ConnectorConfig(c.s)
+	cfg, err := app.ConnectorConfig(c.s)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (c *cli) strimzi(ctx context.Context) error {
 		GroupID: c.o.strimziGroupID}
 	var b strings.Builder
 	if err := p.WriteStrimzi(&b, r); err != nil {
-		return fmt.Errorf("%w: %w", cutover.ErrSettings, err)
+		return fmt.Errorf("%w: %w", app.ErrSettings, err)
 	}
 	out := c.strimziOut()
 	if err := writeFileAtomic(out, []byte(b.String())); err != nil {
@@ -151,19 +151,19 @@ const maxListedConfigMap = 4 << 20
 // verifyStrimzi is verify -strimzi-offsets FILE: the read-back before
 // resume from the ConfigMap Strimzi listed the connector's offsets into,
 // with the same verdict as over REST (offsets.CompareReadBack: 100% equal
-// or it fails), for a plan of the settings' connector (cutover.CheckPlan).
+// or it fails), for a plan of the settings' connector (app.CheckPlan).
 // It asks Connect nothing.
 func (c *cli) verifyStrimzi(ctx context.Context, p *plan.Plan) error {
-	if err := cutover.CheckPlan(ctx, c.env, c.s, p); err != nil {
+	if err := app.CheckPlan(ctx, c.env, c.s, p); err != nil {
 		return err
 	}
 	data, err := clientconf.ReadFileLimited(c.o.strimziOffsets, maxListedConfigMap)
 	if err != nil {
-		return fmt.Errorf("%w: -strimzi-offsets: %w", cutover.ErrSettings, err)
+		return fmt.Errorf("%w: -strimzi-offsets: %w", app.ErrSettings, err)
 	}
 	got, err := plan.ParseStrimziOffsets(data, p.ConnectorName)
 	if err != nil {
-		return fmt.Errorf("%w: -strimzi-offsets %s: %w", cutover.ErrSettings, c.o.strimziOffsets, err)
+		return fmt.Errorf("%w: -strimzi-offsets %s: %w", app.ErrSettings, c.o.strimziOffsets, err)
 	}
 	want, err := p.ExpectedOffsets()
 	if err != nil {
@@ -172,7 +172,7 @@ func (c *cli) verifyStrimzi(ctx context.Context, p *plan.Plan) error {
 	rb := offsets.CompareReadBack(want, got)
 	err = nil
 	if !rb.OK() {
-		err = fmt.Errorf("%w: the offsets Strimzi listed are not the plan's: %s", cutover.ErrCheckFailed, rb)
+		err = fmt.Errorf("%w: the offsets Strimzi listed are not the plan's: %s", app.ErrCheckFailed, rb)
 	}
 	if rerr := c.record("verify", p.Fingerprint, map[string]any{"from": "strimzi-list-configmap", "file": c.o.strimziOffsets, "ok": rb.OK(), "read_back": rb.String()}); rerr != nil && err == nil {
 		err = rerr
@@ -192,11 +192,11 @@ var errStrimziREST = errors.New("-strimzi-cluster is set: the Strimzi operator o
 
 // strimziRefusesREST reports the refusal for a step that writes over REST,
 // or nil.
-func strimziRefusesREST(step string, s cutover.Settings, dryRun bool) error {
+func strimziRefusesREST(step string, s app.Settings, dryRun bool) error {
 	switch step {
 	case "apply", "resume", "rollback", "run":
 		if s.StrimziCluster != "" && !dryRun {
-			return fmt.Errorf("%w: %w", cutover.ErrSettings, errStrimziREST)
+			return fmt.Errorf("%w: %w", app.ErrSettings, errStrimziREST)
 		}
 	}
 	return nil

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 )
 
 // TestStrimziPath runs the Strimzi path on the sandbox, the operator's part
@@ -96,11 +96,11 @@ func TestStrimziPath(t *testing.T) {
 	got[0].Offset = map[string]any{"offset": int64(1)}
 	out.Reset()
 	c.o.strimziOffsets = listed(got, nil)
-	if err := c.verify(ctx); cutover.ExitStatus(err) != cutover.ExitCheckFailed || !strings.Contains(out.String(), "1 wrong value") {
-		t.Errorf("verify of a wrong listing: exit %d, %v\n%s", cutover.ExitStatus(err), err, out.String())
+	if err := c.verify(ctx); app.ExitStatus(err) != app.ExitCheckFailed || !strings.Contains(out.String(), "1 wrong value") {
+		t.Errorf("verify of a wrong listing: exit %d, %v\n%s", app.ExitStatus(err), err, out.String())
 	}
 	c.o.strimziOffsets = listed(got, map[string]string{"mm2cutover.io/plan-fingerprint": p.Fingerprint})
-	if err := c.verify(ctx); cutover.ExitStatus(err) != cutover.ExitUsage || !strings.Contains(err.Error(), "the alter ConfigMap") {
+	if err := c.verify(ctx); app.ExitStatus(err) != app.ExitUsage || !strings.Contains(err.Error(), "the alter ConfigMap") {
 		t.Errorf("verify of the alter ConfigMap: %v", err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 )
 
 // TestStrimziRefusesREST: with -strimzi-cluster, the steps that write over
@@ -18,12 +18,12 @@ func TestStrimziRefusesREST(t *testing.T) {
 	for _, step := range []string{"apply", "resume", "rollback", "run"} {
 		var errb bytes.Buffer
 		code := run(append([]string{step, "-strimzi-cluster", "mm2-connect"}, base...), &bytes.Buffer{}, &errb)
-		if code != cutover.ExitUsage || !strings.Contains(errb.String(), "render the resources with 'cutover strimzi'") {
+		if code != app.ExitUsage || !strings.Contains(errb.String(), "render the resources with 'cutover strimzi'") {
 			t.Errorf("%s -strimzi-cluster: exit %d\n%s", step, code, errb.String())
 		}
 	}
 	var errb bytes.Buffer
-	if code := run(append([]string{"strimzi"}, base...), &bytes.Buffer{}, &errb); code != cutover.ExitUsage || !strings.Contains(errb.String(), "needs -strimzi-cluster") {
+	if code := run(append([]string{"strimzi"}, base...), &bytes.Buffer{}, &errb); code != app.ExitUsage || !strings.Contains(errb.String(), "needs -strimzi-cluster") {
 		t.Errorf("strimzi without -strimzi-cluster: exit %d\n%s", code, errb.String())
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 )
 
 // commit is the source commit of a build made without the Go toolchain's
@@ -76,7 +76,7 @@ const versionProbe = 10 * time.Second
 // worker's version when settings name one (-connect-url, or its variable
 // or -config line) and it answers within versionProbe. It always exits 0
 // on a usable command line: an unreachable worker is reported, not failed.
-func printVersion(ctx context.Context, out io.Writer, flags *cutover.Flags, asJSON bool) int {
+func printVersion(ctx context.Context, out io.Writer, flags *app.Flags, asJSON bool) int {
 	doc := struct {
 		Schema string `json:"schema"`
 		buildInfo
@@ -93,7 +93,7 @@ func printVersion(ctx context.Context, out io.Writer, flags *cutover.Flags, asJS
 		ci := &connectInfo{URL: shown}
 		doc.Connect = ci
 		s.Logger = slog.New(slog.DiscardHandler)
-		if c, err := cutover.OpenConnect(s); err != nil {
+		if c, err := app.OpenConnect(s); err != nil {
 			ci.Error = err.Error()
 		} else {
 			pctx, cancel := context.WithTimeout(ctx, versionProbe)
@@ -109,7 +109,7 @@ func printVersion(ctx context.Context, out io.Writer, flags *cutover.Flags, asJS
 	if asJSON {
 		b, _ := json.MarshalIndent(doc, "", "  ")
 		_, _ = out.Write(append(b, '\n'))
-		return cutover.ExitOK
+		return app.ExitOK
 	}
 	b := doc.buildInfo
 	fmt.Fprintf(out, "cutover %s", b.Version)
@@ -131,5 +131,5 @@ func printVersion(ctx context.Context, out io.Writer, flags *cutover.Flags, asJS
 			fmt.Fprintf(out, "connect %s: Kafka Connect %s (commit %s), workers' Kafka cluster %s\n", ci.URL, ci.Version, ci.Commit, ci.KafkaClusterID)
 		}
 	}
-	return cutover.ExitOK
+	return app.ExitOK
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 )
 
 // TestJobBadInvocation: what no retry fixes exits 2 with its result line,
@@ -36,7 +36,7 @@ func TestJobBadInvocation(t *testing.T) {
 			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
 				t.Fatalf("no result line: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
 			}
-			if code != cutover.ExitUsage || r.ExitStatus != code || r.Result != "error" || !strings.Contains(r.Error, tc.want) {
+			if code != app.ExitUsage || r.ExitStatus != code || r.Result != "error" || !strings.Contains(r.Error, tc.want) {
 				t.Errorf("exit %d, result %+v; want exit 2 and an error saying %q", code, r, tc.want)
 			}
 		})

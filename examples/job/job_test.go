@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
@@ -221,17 +221,17 @@ func TestJobInterruptedIsWorthARetry(t *testing.T) {
 // before mounting it, and writes it to a file.
 func planFor(ctx context.Context, t *testing.T, f *jobFixture) (*plan.Plan, string) {
 	t.Helper()
-	s := cutover.Settings{
+	s := app.Settings{
 		Source:     kafkaadmin.Config{BootstrapServers: []string{f.sb.Source().Bootstrap()}},
 		Target:     kafkaadmin.Config{BootstrapServers: []string{f.sb.Target().Bootstrap()}},
 		ConnectURL: f.sb.ConnectURL(), Connector: f.connector, Group: f.group, Topics: f.topics,
 		StabilityWindow: time.Second,
 	}.WithDefaults()
-	env, err := cutover.Open(s)
+	env, err := app.Open(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := cutover.MakePlan(ctx, env, s, time.Now())
+	p, _, err := app.MakePlan(ctx, env, s, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

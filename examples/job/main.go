@@ -53,7 +53,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/errkind"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/plan"
 )
 
@@ -92,42 +92,42 @@ type result struct {
 }
 
 func main() {
-	cutover.LeanGC()
+	app.LeanGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run runs the Job. Everything it prints goes through a
-// cutover.SafeWriter: names from a plan or the clusters never reach a log
+// app.SafeWriter: names from a plan or the clusters never reach a log
 // with control characters raw.
 func run(args []string, stdout, stderr io.Writer) int {
-	out, errw := cutover.NewSafeWriter(stdout), cutover.NewSafeWriter(stderr)
+	out, errw := app.NewSafeWriter(stdout), app.NewSafeWriter(stderr)
 	defer out.Flush()
 	defer errw.Flush()
 	stdout, stderr = out, errw
 	start := time.Now()
 	fs := flag.NewFlagSet("job", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	flags := cutover.BindFlags(fs)
+	flags := app.BindFlags(fs)
 	planPath := fs.String("plan", "", "a plan to apply (e.g. mounted from a ConfigMap); empty: build one")
 	storeName := fs.String("plan-configmap", "", "the ConfigMap of the Job's namespace that keeps the plan (key plan.json): a plan there is applied, else the plan built is stored there before any offset is written")
 	res := result{}
-	code := cutover.ExitOK
+	code := app.ExitOK
 	switch err := fs.Parse(args); {
 	case err != nil:
-		code = fail(&res, "error", fmt.Errorf("%w: %w", cutover.ErrSettings, err), cutover.ExitUsage)
+		code = fail(&res, "error", fmt.Errorf("%w: %w", app.ErrSettings, err), app.ExitUsage)
 	case fs.NArg() > 0:
-		code = fail(&res, "error", fmt.Errorf("%w: unexpected arguments %q: the Job takes flags only", cutover.ErrSettings, fs.Args()), cutover.ExitUsage)
+		code = fail(&res, "error", fmt.Errorf("%w: unexpected arguments %q: the Job takes flags only", app.ErrSettings, fs.Args()), app.ExitUsage)
 	default:
 		flags.AlsoFromEnv("plan", "plan-configmap")
 		log := slog.New(slog.NewJSONHandler(stderr, nil))
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		code = apply(ctx, flags, planPath, storeName, log, stderr, &res)
-		if ctx.Err() != nil && code != cutover.ExitOK {
+		if ctx.Err() != nil && code != app.ExitOK {
 			// SIGTERM (the Pod deleted or evicted) cut a step short: whatever
 			// failed then, say so and exit worth a retry, never as a check that
 			// failed or a refusal, which would fail the Job for good.
-			code, res.Result = cutover.ExitError, "error"
+			code, res.Result = app.ExitError, "error"
 			res.Error = "interrupted by a signal: " + res.Error
 		}
 	}
@@ -141,7 +141,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // apply runs the Job. planFlag and storeFlag are read after
 // flags.Settings, which also sets them from MM2CUTOVER_PLAN and
 // MM2CUTOVER_PLAN_CONFIGMAP.
-func apply(ctx context.Context, flags *cutover.Flags, planFlag, storeFlag *string, log *slog.Logger, stderr io.Writer, res *result) int {
+func apply(ctx context.Context, flags *app.Flags, planFlag, storeFlag *string, log *slog.Logger, stderr io.Writer, res *result) int {
 	s, err := flags.Settings()
 	if err != nil {
 		return classify(res, err)
@@ -151,9 +151,9 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag, storeFlag *strin
 		// Before any contact: a plan named but absent, or a directory (a
 		// ConfigMap mounted without subPath), is a setting no retry fixes.
 		if fi, err := os.Stat(planPath); err != nil {
-			return classify(res, fmt.Errorf("%w: mounted plan: %w", cutover.ErrSettings, err))
+			return classify(res, fmt.Errorf("%w: mounted plan: %w", app.ErrSettings, err))
 		} else if fi.IsDir() {
-			return classify(res, fmt.Errorf("%w: mounted plan %s is a directory (mount the plan's key as a file, with subPath or items)", cutover.ErrSettings, planPath))
+			return classify(res, fmt.Errorf("%w: mounted plan %s is a directory (mount the plan's key as a file, with subPath or items)", app.ErrSettings, planPath))
 		}
 	}
 	s.ToolVersion, s.Logger = "mm2cutover-job/"+version, log
@@ -173,11 +173,11 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag, storeFlag *strin
 	}
 	s = s.WithDefaults()
 	res.Connector = s.Connector
-	env, err := cutover.Open(s)
+	env, err := app.Open(s)
 	if err != nil {
 		return classify(res, err)
 	}
-	if err := cutover.CheckConnect(ctx, env, s); err != nil {
+	if err := app.CheckConnect(ctx, env, s); err != nil {
 		return classify(res, err)
 	}
 
@@ -188,7 +188,7 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag, storeFlag *strin
 		// nobody reviewed in place of the one that was meant.
 		f, err := os.Open(planPath)
 		if err != nil {
-			return classify(res, fmt.Errorf("%w: mounted plan: %w", cutover.ErrSettings, err))
+			return classify(res, fmt.Errorf("%w: mounted plan: %w", app.ErrSettings, err))
 		}
 		p, err = plan.Decode(f)
 		f.Close()
@@ -202,13 +202,13 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag, storeFlag *strin
 			return classify(res, err)
 		}
 	default:
-		if p, _, err = cutover.MakePlan(ctx, env, s, time.Now()); err != nil {
+		if p, _, err = app.MakePlan(ctx, env, s, time.Now()); err != nil {
 			return classify(res, err)
 		}
 		res.PlanSource = "built"
 	}
 	res.Fingerprint, res.Partitions = p.Fingerprint, len(p.Entries)
-	ar, err := cutover.Apply(ctx, env, s, p, cutover.NewAudit(stderr))
+	ar, err := app.Apply(ctx, env, s, p, app.NewAudit(stderr))
 	if ar != nil {
 		res.Created, res.Patched, res.Matched = ar.Created, ar.Patched, ar.Matched
 	}
@@ -242,7 +242,7 @@ func hold(ctx context.Context, log *slog.Logger, step, d string) {
 // storedPlan returns the plan kept in the ConfigMap name ("stored"), or
 // builds one and keeps it there before returning it ("built"): no offset
 // is ever written from a plan that is not kept.
-func storedPlan(ctx context.Context, env *cutover.Env, s cutover.Settings, name string, log *slog.Logger) (*plan.Plan, string, error) {
+func storedPlan(ctx context.Context, env *app.Env, s app.Settings, name string, log *slog.Logger) (*plan.Plan, string, error) {
 	store, err := newPlanStore(name)
 	if err != nil {
 		return nil, "", err
@@ -259,7 +259,7 @@ func storedPlan(ctx context.Context, env *cutover.Env, s cutover.Settings, name 
 		log.Info("applying the plan kept in the ConfigMap", "configmap", name, "plan", p.Fingerprint, "created", p.CreatedAt)
 		return p, "stored", nil
 	}
-	p, _, err := cutover.MakePlan(ctx, env, s, time.Now())
+	p, _, err := app.MakePlan(ctx, env, s, time.Now())
 	if err != nil {
 		return nil, "", err
 	}
@@ -277,9 +277,9 @@ func storedPlan(ctx context.Context, env *cutover.Env, s cutover.Settings, name 
 // classify fills the result of a failed Job from err: the exit status (a
 // table over errkind.Of) and the kind.
 func classify(res *result, err error) int {
-	code := cutover.ExitStatus(err)
+	code := app.ExitStatus(err)
 	res.Kind, res.Advice = errkind.Of(err).String(), errkind.Advice(err)
-	return fail(res, cutover.ResultOf(code), err, code)
+	return fail(res, app.ResultOf(code), err, code)
 }
 
 func fail(res *result, kind string, err error, code int) int {

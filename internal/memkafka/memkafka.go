@@ -16,7 +16,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,6 +86,26 @@ func (c *Cluster) Topics(_ context.Context, names ...string) (kafkaadmin.Topics,
 	out := kafkaadmin.Topics{}
 	for _, n := range names {
 		if p, ok := c.Partitions[n]; ok {
+			out[n] = p
+		}
+	}
+	return out, nil
+}
+
+// TopicsMatching returns the partition counts of the topics whose whole
+// names match pattern, a regular expression, as
+// kafkaadmin.Client.TopicsMatching does (names starting with "__" never
+// match); a *kafkaadmin.ArgumentError for a bad pattern.
+func (c *Cluster) TopicsMatching(_ context.Context, pattern string) (kafkaadmin.Topics, error) {
+	re, err := regexp.Compile(`^(?:` + pattern + `)$`)
+	if err != nil || pattern == "" {
+		return nil, &kafkaadmin.ArgumentError{Op: "TopicsMatching", Reason: fmt.Sprintf("bad pattern %q", pattern)}
+	}
+	c.Lock()
+	defer c.Unlock()
+	out := kafkaadmin.Topics{}
+	for n, p := range c.Partitions {
+		if !strings.HasPrefix(n, "__") && re.MatchString(n) {
 			out[n] = p
 		}
 	}

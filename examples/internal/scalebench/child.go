@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/plan"
 )
@@ -131,13 +131,13 @@ func libraryRun(ctx context.Context, j job) (res childResult) {
 // planAndApply runs MakePlan and Apply and returns their Env, the plan and
 // when MakePlan ended. With resume, it starts the capture of the boundary
 // records once the plan is made, as `cutover run -yes` does.
-func planAndApply(ctx context.Context, j job, tr *tracer, resume bool) (*cutover.Env, *plan.Plan, time.Duration, error) {
+func planAndApply(ctx context.Context, j job, tr *tracer, resume bool) (*app.Env, *plan.Plan, time.Duration, error) {
 	s := settings(j, tr.logger())
-	env, err := cutover.Open(s)
+	env, err := app.Open(s)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	p, _, err := cutover.MakePlan(ctx, env, s, time.Now())
+	p, _, err := app.MakePlan(ctx, env, s, time.Now())
 	planned := tr.since()
 	if err != nil {
 		return env, nil, planned, fmt.Errorf("plan: %w", err)
@@ -147,9 +147,11 @@ func planAndApply(ctx context.Context, j job, tr *tracer, resume bool) (*cutover
 		return env, nil, planned, err
 	}
 	if resume {
-		env.StartBoundaryCapture(ctx, p)
+		if err := env.StartBoundaryCapture(ctx, s, p, nil); err != nil {
+			return env, nil, planned, err
+		}
 	}
-	res, err := cutover.Apply(ctx, env, s, p, cutover.NewAudit(nil))
+	res, err := app.Apply(ctx, env, s, p, app.NewAudit(nil))
 	if err != nil {
 		return env, nil, planned, fmt.Errorf("apply: %w", err)
 	}
@@ -177,11 +179,11 @@ func statusRun(ctx context.Context, j job) childResult {
 		}
 		tr.mark("plan decoded")
 		s := settings(j, tr.logger())
-		env, err := cutover.Open(s)
+		env, err := app.Open(s)
 		if err != nil {
 			return err
 		}
-		rep, err := cutover.ReadStatus(ctx, env, s, p, nil)
+		rep, err := app.ReadStatus(ctx, env, s, p, nil)
 		if err != nil {
 			return err
 		}
@@ -226,14 +228,14 @@ func pauseRun(ctx context.Context, j job) childResult {
 		if first, err = watchFirstRecord(watchCtx, j, tr); err != nil {
 			return err
 		}
-		in, err := cutover.Resume(ctx, env, s, p, true, cutover.NewAudit(nil))
+		in, err := app.Resume(ctx, env, s, p, true, app.NewAudit(nil))
 		if err != nil {
 			return fmt.Errorf("resume: %w", err)
 		}
 		tr.mark("connector " + in.State)
 		verifyRun = func() (time.Duration, time.Duration, bool, error) {
 			start := time.Now()
-			rep, err := cutover.PostVerify(ctx, env, s, p, nil)
+			rep, err := app.PostVerify(ctx, env, s, p, nil)
 			if err != nil {
 				return 0, 0, false, err
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 )
@@ -56,8 +56,8 @@ const connectorProps = "replication.factor=1\n"
 
 // settings are the cutover's settings for a job, as the CLI would have
 // them from its flags.
-func settings(j job, log *slog.Logger) cutover.Settings {
-	return cutover.Settings{
+func settings(j job, log *slog.Logger) app.Settings {
+	return app.Settings{
 		Source:          kafkaadmin.Config{BootstrapServers: []string{j.Source}, ClientID: "scalebench"},
 		Target:          kafkaadmin.Config{BootstrapServers: []string{j.Target}, ClientID: "scalebench"},
 		ConnectURL:      j.ConnectURL,
@@ -285,7 +285,7 @@ func remove(ctx context.Context, c *connect.Client, name string) error {
 // createStopped creates the job's connector STOPPED with the configuration
 // the cutover would give it, and waits until it is STOPPED.
 func createStopped(ctx context.Context, c *connect.Client, j job) error {
-	cfg, err := cutover.ConnectorConfig(settings(j, nil))
+	cfg, err := app.ConnectorConfig(settings(j, nil))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package cutover
+package app
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/cutover"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -21,12 +22,7 @@ import (
 // The precheck and the acceptance after resume read more, and the check
 // of the cluster MM2's producer writes to dials another bootstrap: those
 // need the client itself (see Env.clients).
-type Cluster interface {
-	verify.ClusterReader
-	verify.BoundarySource
-	verify.GroupCommitter
-	verify.ConnectOffsetsReader
-}
+type Cluster = cutover.Cluster
 
 var _ Cluster = (*kafkaadmin.Client)(nil)
 
@@ -36,15 +32,17 @@ type Env struct {
 	Target  Cluster         // the target cluster
 	Connect *connect.Client // the Connect cluster running MM2
 
-	// observed is the last observation of the clusters (the precheck's, or
-	// a re-check's), which a step moments later may use instead of reading
-	// every fact again (see Recheck).
+	// observed is the precheck's observation of the clusters, which the
+	// library's first step moments later uses instead of reading every
+	// fact again.
 	observed *verify.Observation
-	// clusters are the cluster IDs the clients reach, once read.
-	clusters *verify.Clusters
-	// capture is the boundary capture started for a resume in this Env
-	// (StartBoundaryCapture), until Resume takes it.
-	capture *boundaryCapture
+	// cutover is the library's cutover of the plan the steps of this Env
+	// run (Env.Cutover); approve, audit and onStep are what its hooks ask
+	// and call, set by the step running.
+	cutover *cutover.Cutover
+	approve bool
+	audit   *Audit
+	onStep  func(string)
 }
 
 // Open builds the clients from the settings; it contacts nothing.

@@ -22,7 +22,7 @@
 // against connect/connectfake and clusters in memory (internal/memkafka),
 // with no JVM; the precheck and the acceptance after resume take the
 // kafkaadmin clients themselves.
-package cutover
+package app
 
 import (
 	"fmt"
@@ -149,12 +149,6 @@ type Settings struct {
 	// "after-patch", "before-verify". The Job's tests use it to die or wait
 	// at each point.
 	OnStep func(step string)
-}
-
-func (s Settings) step(name string) {
-	if s.OnStep != nil {
-		s.OnStep(name)
-	}
 }
 
 // ErrSettings matches a problem with the settings.

@@ -1,4 +1,4 @@
-package cutover
+package app
 
 import (
 	"bytes"
@@ -113,7 +113,7 @@ func TestApplyStep(t *testing.T) {
 	if !res.Created || !res.Patched || res.Matched != 2 || res.Guard != plan.GuardApply.String() {
 		t.Errorf("first apply = %+v, want created, patched, 2 read back", res)
 	}
-	if got, want := w.steps(t), []string{"create", "backup", "patch", "read-back"}; !slices.Equal(got, want) {
+	if got, want := w.steps(t), []string{"intent", "create", "backup", "intent", "patch", "read-back"}; !slices.Equal(got, want) {
 		t.Errorf("first apply's audit = %v, want %v", got, want)
 	}
 	got, err := w.env.Connect.MirrorOffsets(ctx, "mm2-orders")
@@ -154,7 +154,7 @@ func TestApplyStepRefuses(t *testing.T) {
 	}{
 		{"the group moved since the plan", func(w *stepsWorld) { w.source.Commits["flink"][orders0] = 12 }, verify.ErrStalePlan},
 		{"the old job is back in the group", func(w *stepsWorld) { w.source.Members["flink"] = 1 }, verify.ErrStalePlan},
-		{"the target is another cluster", func(w *stepsWorld) { w.target.ID = "other-id" }, verify.ErrStalePlan},
+		{"the target is another cluster", func(w *stepsWorld) { w.target.ID = "other-id" }, verify.ErrForeignConnector},
 		{"the worker writes to another cluster", func(w *stepsWorld) {
 			other := connectfake.New(connectfake.WithKafkaClusterID("other-id"))
 			w.worker.Close()
@@ -206,13 +206,13 @@ func TestResumeAndRollbackSteps(t *testing.T) {
 	}
 
 	// Rollback before resume, approved: the connector and its offsets go.
-	if _, err := RollbackBeforeResume(ctx, w.env, w.s, p, false, NewAudit(nil)); ExitStatus(err) != ExitNotApproved {
+	if _, err := Rollback(ctx, w.env, w.s, p, "", false, NewAudit(nil)); ExitStatus(err) != ExitNotApproved {
 		t.Fatalf("rollback without approval = %v, want not approved", err)
 	}
-	if _, err := RollbackBeforeResume(ctx, w.env, w.s, p, true, NewAudit(&w.audit)); err != nil {
+	if _, err := Rollback(ctx, w.env, w.s, p, "", true, NewAudit(&w.audit)); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := w.steps(t), []string{"rollback-backup", "rollback"}; !slices.Equal(got, want) {
+	if got, want := w.steps(t), []string{"rollback-backup", "intent", "delete", "rollback"}; !slices.Equal(got, want) {
 		t.Errorf("rollback's audit = %v, want %v", got, want)
 	}
 	if _, err := w.env.Connect.Status(ctx, "mm2-orders"); !errors.Is(err, connect.ErrNotFound) {
@@ -224,30 +224,30 @@ func TestResumeAndRollbackSteps(t *testing.T) {
 
 	// Resume: only the intent without approval, then RUNNING.
 	in, err := Resume(ctx, w.env, w.s, p, false, NewAudit(nil))
-	if ExitStatus(err) != ExitNotApproved || in.State != connect.StateStopped || in.Partitions != 2 {
+	if ExitStatus(err) != ExitNotApproved || in.State != connect.StateStopped || in.Intent.Partitions != 2 {
 		t.Fatalf("resume without approval = %+v, %v; want the intent and not approved", in, err)
 	}
 	if in, err = Resume(ctx, w.env, w.s, p, true, NewAudit(&w.audit)); err != nil || in.State != connect.StateRunning {
 		t.Fatalf("resume = %+v, %v; want RUNNING", in, err)
 	}
-	if got, want := w.steps(t), []string{BoundaryCaptureStep, "resume"}; !slices.Equal(got, want) {
+	if got, want := w.steps(t), []string{BoundaryCaptureStep, "intent", "resume"}; !slices.Equal(got, want) {
 		t.Errorf("resume's audit = %v, want %v", got, want)
 	}
 	_, err = Apply(ctx, w.env, w.s, p, NewAudit(nil))
 	if !errors.Is(err, connect.ErrNotStopped) || ExitStatus(err) != ExitRefused {
 		t.Errorf("apply after resume = %v (exit %d), want a refusal of the running connector", err, ExitStatus(err))
 	}
-	if _, err := RollbackBeforeResume(ctx, w.env, w.s, p, true, NewAudit(nil)); ExitStatus(err) != ExitRefused {
-		t.Errorf("rollback before resume of a running connector = %v (exit %d), want refused", err, ExitStatus(err))
+	if _, err := Rollback(ctx, w.env, w.s, p, "", true, NewAudit(nil)); ExitStatus(err) != ExitRefused {
+		t.Errorf("rollback of a running connector without a group = %v (exit %d), want refused", err, ExitStatus(err))
 	}
 
 	// Rollback after resume: a group with another commit is refused before
 	// anything is stopped; the old job's own commit is taken over by C'.
-	if _, err := RollbackAfterResume(ctx, w.env, w.s, p, "flink", false, NewAudit(nil)); ExitStatus(err) != ExitNotApproved {
+	if _, err := Rollback(ctx, w.env, w.s, p, "flink", false, NewAudit(nil)); ExitStatus(err) != ExitNotApproved {
 		t.Fatalf("rollback after resume without approval = %v, want not approved", err)
 	}
 	w.source.Commits["flink"][orders0] = 15
-	_, err = RollbackAfterResume(ctx, w.env, w.s, p, "flink", true, NewAudit(nil))
+	_, err = Rollback(ctx, w.env, w.s, p, "flink", true, NewAudit(nil))
 	if !errors.Is(err, verify.ErrGroupOffsets) || ExitStatus(err) != ExitRefused {
 		t.Fatalf("rollback after resume onto a group with another commit = %v (exit %d), want refused", err, ExitStatus(err))
 	}
@@ -255,82 +255,15 @@ func TestResumeAndRollbackSteps(t *testing.T) {
 		t.Fatalf("the refused rollback stopped the connector: %v, %v", st, err)
 	}
 	w.source.Commits["flink"][orders0] = 10
-	res, err := RollbackAfterResume(ctx, w.env, w.s, p, "flink", true, NewAudit(&w.audit))
+	res, err := Rollback(ctx, w.env, w.s, p, "flink", true, NewAudit(&w.audit))
 	if err != nil || res.Committed != 2 {
 		t.Fatalf("rollback after resume = %+v, %v; want 2 partitions committed", res, err)
 	}
-	if got, want := w.steps(t), []string{"rollback-stop", "rollback-backup", "rollback-plan", "rollback"}; !slices.Equal(got, want) {
+	if got, want := w.steps(t), []string{"intent", "stop", "rollback-backup", "rollback-plan", "intent", "commit", "rollback"}; !slices.Equal(got, want) {
 		t.Errorf("rollback after resume's audit = %v, want %v", got, want)
 	}
 	// The fake runs no task, so MM2 copied nothing: C' = M'+1 is C.
 	if got := w.source.Commits["flink"]; got[orders0] != 10 || got[orders1] != 5 {
 		t.Errorf("group after the rollback = %v, want orders-0 10, orders-1 5", got)
-	}
-}
-
-// TestResumeTakesTheEarlyCapture: Resume of the plan StartBoundaryCapture
-// was called with records what that read found (orders-1 had no record
-// at C yet), not what the source holds by the resume (a record at C
-// arrived since); a read for another plan, or one older than
-// verify.ObservationReuse, is not taken.
-func TestResumeTakesTheEarlyCapture(t *testing.T) {
-	w, ctx := newStepsWorld(t), context.Background()
-	p := w.plan(t)
-	w.env.StartBoundaryCapture(ctx, p)
-	early := w.env.capture
-	if _, err := early.wait(ctx); err != nil {
-		t.Fatal(err)
-	}
-	w.source.Produce(orders1, 5, 6, nil) // after the read: a record at orders-1's C
-	if _, err := Apply(ctx, w.env, w.s, p, NewAudit(nil)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Resume(ctx, w.env, w.s, p, true, NewAudit(&w.audit)); err != nil {
-		t.Fatal(err)
-	}
-	if w.env.capture != nil {
-		t.Error("the Env keeps the capture after Resume took it")
-	}
-	var captured []verify.BoundaryRecord
-	dec := json.NewDecoder(bytes.NewReader(w.audit.Bytes()))
-	for dec.More() {
-		var e struct {
-			Step   string
-			Detail json.RawMessage
-		}
-		if err := dec.Decode(&e); err != nil {
-			t.Fatal(err)
-		}
-		if e.Step == BoundaryCaptureStep {
-			if err := json.Unmarshal(e.Detail, &captured); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if len(captured) != 2 || captured[0].Idle || captured[0].Offset != 10 || !captured[1].Idle {
-		t.Errorf("captured %+v; want the early read: orders-0 at 10, orders-1 idle", captured)
-	}
-
-	other := *p
-	other.Fingerprint = "another plan"
-	for _, tc := range []struct {
-		name   string
-		plan   *plan.Plan
-		after  time.Duration
-		reused bool
-	}{
-		{"same plan, moments later", p, time.Second, true},
-		{"same plan, too old", p, verify.ObservationReuse, false},
-		{"another plan", &other, time.Second, false},
-	} {
-		c := w.env.startCapture(ctx, p, time.Now())
-		w.env.capture = c
-		got := w.env.takeCapture(ctx, tc.plan, c.started.Add(tc.after))
-		if (got == c) != tc.reused {
-			t.Errorf("%s: took the early read %v, want %v", tc.name, got == c, tc.reused)
-		}
-		if _, err := got.wait(ctx); err != nil {
-			t.Errorf("%s: %v", tc.name, err)
-		}
 	}
 }

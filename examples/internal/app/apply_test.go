@@ -1,4 +1,4 @@
-package cutover
+package app
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/cutover"
 )
 
 // TestNotStopped: the STOPPED guard's errors, worded for a step, keep
@@ -26,12 +27,12 @@ func TestNotStopped(t *testing.T) {
 		{fmt.Errorf("connect: GET /connectors/c/status: %w", syscall.ECONNREFUSED), "cannot tell whether connector c is STOPPED", ExitError},
 		{&connect.APIError{Method: "GET", Path: "/connectors/c", StatusCode: 404}, "connector c does not exist", ExitRefused},
 	} {
-		err := notStopped("c", tc.err, "refusal")
+		err := cutover.NotStopped("c", tc.err, "refusal")
 		if !strings.Contains(err.Error(), tc.says) || !errors.Is(err, tc.err) {
-			t.Errorf("notStopped(%v) = %v, want it to say %q and wrap it", tc.err, err, tc.says)
+			t.Errorf("NotStopped(%v) = %v, want it to say %q and wrap it", tc.err, err, tc.says)
 		}
 		if got := ExitStatus(err); got != tc.exit {
-			t.Errorf("ExitStatus(notStopped(%v)) = %d, want %d", tc.err, got, tc.exit)
+			t.Errorf("ExitStatus(NotStopped(%v)) = %d, want %d", tc.err, got, tc.exit)
 		}
 	}
 }

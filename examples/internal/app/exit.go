@@ -1,4 +1,4 @@
-package cutover
+package app
 
 import (
 	"github.com/mm2cutover/mm2cutover/errkind"
