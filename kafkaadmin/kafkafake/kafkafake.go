@@ -1,4 +1,4 @@
-// Package memkafka is a Kafka cluster in memory for tests that need no
+// Package kafkafake is a Kafka cluster in memory for tests that need no
 // JVM: it answers the small interfaces of package verify (log bounds, end
 // offsets, records read_committed, cluster ID, topics, a group's
 // description, commits and one reading of them) as *kafkaadmin.Client
@@ -9,7 +9,7 @@
 // both drive the library's steps with it, and test files cannot be
 // imported. It is internal: a tool of another team writes the few methods
 // its own tests need against the interfaces verify documents.
-package memkafka
+package kafkafake
 
 import (
 	"context"
@@ -122,7 +122,7 @@ func (c *Cluster) EndOffsets(ctx context.Context, tps []kafkaadmin.TopicPartitio
 }
 
 // errIsolation: the cluster reads read_committed only.
-var errIsolation = errors.New("memkafka: reads read_committed only")
+var errIsolation = errors.New("kafkafake: reads read_committed only")
 
 // span returns the committed records of tp in [from, until), until capped
 // at the last stable offset. The caller holds the lock.
