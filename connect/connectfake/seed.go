@@ -73,7 +73,11 @@ func WithOffsets(name string, list ...offsets.ConnectOffset) Option {
 // SeedConnector creates the connector, or replaces the one of that name,
 // as it would be once a create with initial_state c.State (RUNNING when
 // empty) has settled: its status shows at once, whatever WithStatusLag
-// says. The offsets stored under its name stay. It returns an error
+// says. The offsets stored under its name stay. The configuration is
+// stored as a create that sent its keys sorted leaves it (encoding/json
+// writes a map so, and connect.Client sends one): GET answers list the
+// keys in a Java HashMap's order, which for keys of the same bucket is
+// the order they were submitted in. It returns an error
 // matching ErrInvalidSeed when the worker would refuse the configuration
 // (no or an unknown connector.class, a missing required key, a name that
 // differs, an invalid tasks.max) or the state.
