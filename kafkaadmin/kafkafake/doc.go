@@ -95,6 +95,7 @@
 // not implemented: a fake answer to them would prove nothing about the
 // cluster a cutover will write to. A group has no consumer-protocol
 // (KIP-848) form, its members no client IDs or hosts of their own, and a
-// group whose members left is Empty with protocol type "" where Kafka
-// keeps "consumer".
+// group whose members left is Empty with protocol type "", where Kafka
+// may still report the members' "consumer" (the conformance test does not
+// compare that case).
 package kafkafake
