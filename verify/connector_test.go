@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/internal/memkafka"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin/kafkafake"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -137,7 +137,7 @@ func (r configReader) Config(_ context.Context, name string) (map[string]string,
 // verdict; a missing connector is the reader's error.
 func TestConfirmConnector(t *testing.T) {
 	p, config := connectorPlan(t)
-	ours, err := verify.ReadClusters(context.Background(), memkafka.New("src-id"), memkafka.New("tgt-id"))
+	ours, err := verify.ReadClusters(context.Background(), kafkafake.New("src-id"), kafkafake.New("tgt-id"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mm2cutover/mm2cutover/connect"
-	"github.com/mm2cutover/mm2cutover/internal/memkafka"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin/kafkafake"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -29,8 +29,8 @@ var (
 	_ verify.ConnectOffsetsReader = (*kafkaadmin.Client)(nil)
 	_ verify.MirrorOffsetsReader  = (*connect.Client)(nil)
 
-	_ verify.LagSource      = (*memkafka.Cluster)(nil)
-	_ verify.BoundarySource = (*memkafka.Cluster)(nil)
+	_ verify.LagSource      = (*kafkafake.Cluster)(nil)
+	_ verify.BoundarySource = (*kafkafake.Cluster)(nil)
 )
 
 // memConnect answers MirrorOffsets with the next of its readings, then
@@ -58,7 +58,7 @@ func (c *memConnect) MirrorOffsets(_ context.Context, connector string) ([]offse
 func TestLagWithFakes(t *testing.T) {
 	p := testPlan(t) // a-0 set (C = 10), a-1 cleared, a-2 blocked
 	a0, a1 := offsets.SourcePartition{Topic: "a", Partition: 0}, offsets.SourcePartition{Topic: "a", Partition: 1}
-	source := memkafka.New("")
+	source := kafkafake.New("")
 	source.Produce(a0, 0, 20, nil)
 	source.Bounds[a0] = offsets.LogBounds{End: 21, StableEnd: 21} // 20 is the marker
 	source.Produce(a1, 0, 8, nil)
@@ -130,7 +130,7 @@ func TestBoundaryWithFakes(t *testing.T) {
 		{"MM2 starts one record late", 11, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			source, target := memkafka.New(""), memkafka.New("")
+			source, target := kafkafake.New(""), kafkafake.New("")
 			source.Produce(a0, 0, 20, nil)
 			source.Produce(a1, 0, 8, nil)
 			target.Produce(a0, 0, 12, source.Records[a0][:12]) // the old job, two records past C

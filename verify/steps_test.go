@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect/connectfake"
-	"github.com/mm2cutover/mm2cutover/internal/memkafka"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin/kafkafake"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -23,17 +23,17 @@ func stepsCtx(t *testing.T) context.Context {
 // worker, the source and target clusters in memory, as connectorPlan's plan
 // saw them (group flink at orders.eu-0 10 and payments-0 3), the plan, and
 // the connector configuration it was built with.
-func exampleWorld() (*connectfake.Server, *memkafka.Cluster, *memkafka.Cluster, *plan.Plan, map[string]string) {
+func exampleWorld() (*connectfake.Server, *kafkafake.Cluster, *kafkafake.Cluster, *plan.Plan, map[string]string) {
 	p, config, err := buildConnectorPlan()
 	if err != nil {
 		panic(err)
 	}
 	o, p0 := offsets.SourcePartition{Topic: "orders.eu", Partition: 0}, offsets.SourcePartition{Topic: "payments", Partition: 0}
-	source := memkafka.New("src-id")
+	source := kafkafake.New("src-id")
 	source.Commits["flink"] = offsets.GroupOffsets{o: 10, p0: 3}
 	source.Produce(o, 0, 20, nil)
 	source.Produce(p0, 0, 3, nil)
-	target := memkafka.New("tgt-id")
+	target := kafkafake.New("tgt-id")
 	policy, err := offsets.PolicyOf(config())
 	if err != nil {
 		panic(err)

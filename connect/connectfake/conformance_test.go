@@ -20,6 +20,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/connect/connectfake"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
+	"github.com/mm2cutover/mm2cutover/offsets"
 )
 
 var update = flag.Bool("update", false, "rewrite plugins-4.3.1.json from the real worker")
@@ -412,6 +413,81 @@ func script(c, topic, cfg, cfg2 string) []step {
 		{what: "create by PUT config", method: "PUT", path: "/connectors/" + c + "-put/config", body: with(cfg, [2]string{"name", c + "-put"}), exact: true},
 		{what: "created running", method: "GET", path: "/connectors/" + c + "-put/status", eventually: true},
 		{what: "delete it", method: "DELETE", path: "/connectors/" + c + "-put", exact: true},
+	}
+}
+
+// TestConformanceSeeded compares a fake seeded with WithConnectors and
+// WithOffsets with a real worker that got to the same state by requests
+// (a create STOPPED and a PATCH of its offsets; a create RUNNING): the
+// seeded connectors must answer as the created ones.
+func TestConformanceSeeded(t *testing.T) {
+	sb := sandboxtest.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	prefix := fmt.Sprintf("seed%d-", time.Now().UnixNano()%1e9)
+	topic := prefix + "t"
+	if err := sandbox.CreateTopic(ctx, sb.Source().Bootstrap(), topic, 2); err != nil {
+		t.Fatal(err)
+	}
+	stopped, running := prefix+"stopped", prefix+"running"
+	cfg, cfg2 := mirrorConfig(sb, topic, "1"), mirrorConfig(sb, topic, "2")
+	var seedCfg, seedCfg2 map[string]string
+	if err := json.Unmarshal([]byte(cfg), &seedCfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(cfg2), &seedCfg2); err != nil {
+		t.Fatal(err)
+	}
+	fake := connectfake.New(
+		connectfake.WithConnectors(
+			connectfake.Connector{Name: stopped, Config: seedCfg, State: connectfake.StateStopped},
+			connectfake.Connector{Name: running, Config: seedCfg2},
+		),
+		connectfake.WithOffsets(stopped, offsets.ConnectOffset{
+			Partition: offsets.ConnectPartition{Cluster: "source", Topic: topic, Partition: 0}, Offset: offsets.NewMirrorOffset(4)}),
+	)
+	defer fake.Close()
+	realW := worker{name: "real", url: sb.ConnectURL(), ids: []string{sb.Target().ClusterID()}}
+	for _, wk := range sb.Workers() {
+		realW.ids = append(realW.ids, strings.TrimPrefix(wk.URL(), "http://"))
+	}
+	fakeW := worker{name: "fake", url: fake.URL(), ids: []string{connectfake.DefaultKafkaClusterID, strings.TrimPrefix(fake.URL(), "http://")}}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, n := range []string{stopped, running} {
+			_ = send(t, ctx, realW, http.MethodPut, "/connectors/"+n+"/stop", "")
+			_ = send(t, ctx, realW, http.MethodDelete, "/connectors/"+n+"/offsets", "")
+			_ = send(t, ctx, realW, http.MethodDelete, "/connectors/"+n, "")
+		}
+	})
+
+	// The real worker gets there by requests, each configuration's keys
+	// sorted as encoding/json writes a map (and so connect.Client sends
+	// it): a worker's HashMap keeps colliding keys in the order submitted.
+	sorted, _ := json.Marshal(seedCfg)
+	sorted2, _ := json.Marshal(seedCfg2)
+	cfg, cfg2 = string(sorted), string(sorted2)
+	for _, req := range []struct{ method, path, body string }{
+		{http.MethodPost, "/connectors", fmt.Sprintf(`{"name":%q,"config":%s,"initial_state":"STOPPED"}`, stopped, cfg)},
+		{http.MethodPatch, "/connectors/" + stopped + "/offsets", patch(`{"partition":` + partition(topic, 0) + `,"offset":{"offset":4}}`)},
+		{http.MethodPost, "/connectors", fmt.Sprintf(`{"name":%q,"config":%s}`, running, cfg2)},
+	} {
+		if a := send(t, ctx, realW, req.method, req.path, req.body); a.status >= 300 {
+			t.Fatalf("%s %s: %d %s", req.method, req.path, a.status, a.body)
+		}
+	}
+	for _, st := range []step{
+		{what: "seeded STOPPED: info", method: "GET", path: "/connectors/" + stopped, exact: true, eventually: true},
+		{what: "seeded STOPPED: config", method: "GET", path: "/connectors/" + stopped + "/config", exact: true},
+		{what: "seeded STOPPED: status", method: "GET", path: "/connectors/" + stopped + "/status", exact: true, eventually: true},
+		{what: "seeded STOPPED: offsets", method: "GET", path: "/connectors/" + stopped + "/offsets", exact: true, eventually: true},
+		{what: "seeded RUNNING: info", method: "GET", path: "/connectors/" + running, exact: true, eventually: true},
+		{what: "seeded RUNNING: status", method: "GET", path: "/connectors/" + running + "/status", eventually: true},
+		{what: "seeded RUNNING: offsets", method: "GET", path: "/connectors/" + running + "/offsets", exact: true},
+		{what: "seeded, listed with status and info", method: "GET", path: "/connectors?expand=status&expand=info", onlyPrefix: true, eventually: true},
+	} {
+		compare(t, ctx, realW, fakeW, st, prefix)
 	}
 }
 

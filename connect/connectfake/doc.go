@@ -67,7 +67,27 @@
 // SetStaleOffsetReads makes it answer the previous offsets for some reads
 // after each write, as a worker that has not read back its own write does.
 //
-// # Faults and progress
+// # Seeding
+//
+// A test starts from the world it needs without sending requests:
+// WithConnectors creates connectors with a configuration in a target
+// state (RUNNING, PAUSED or STOPPED), as a settled create with that
+// initial_state leaves them, their status shown at once; WithOffsets
+// stores a MirrorSourceConnector's offsets under a name, whether or not a
+// connector of that name exists (offsets outlive connectors, so one
+// created later inherits them), as controller-runtime's fake client
+// builder's WithObjects does for objects:
+//
+//	fake := connectfake.New(
+//		connectfake.WithConnectors(connectfake.Connector{Name: "mm2", Config: cfg, State: connectfake.StateStopped}),
+//		connectfake.WithOffsets("mm2", stored...),
+//	)
+//
+// SeedConnector and SeedOffsets do the same on a running Server, between
+// a test's steps. A configuration the worker would refuse is refused as
+// ErrInvalidSeed (New panics: the test's own mistake).
+//
+// # Faults, interception and progress
 //
 // FailNext makes the next requests of a method and path answer a Fault: the
 // 409s of a rebalance (Rebalance, NoLeader, ConflictingOperation), or a 500
@@ -76,8 +96,24 @@
 // real worker cannot be made to give them on demand, so they are not
 // compared with one.
 //
+// Intercept installs an Interceptor that sees every request first — its
+// method, path, query and body — and decides: let the worker answer
+// (next), answer a Fault for that one request (Fault.Answer), let the
+// worker carry it out and lose the answer, hold it (to test a client's
+// deadline), or only watch.
+//
 // No task runs: Advance stores the offset a running MirrorSourceTask would
 // commit, so that a test can simulate MirrorMaker 2 copying.
+//
+// # Inspection
+//
+// Connector returns a connector's configuration, target state and task
+// count as the configuration topic holds them now (its status may lag);
+// Offsets the offsets stored under a name, current (GET may answer older
+// ones after SetStaleOffsetReads); ConnectorNames the connectors.
+// Requests lists the requests received, in order, with the status each
+// was answered: a test asserts that its tool sent no write
+// (Request.Writes), or which requests it sent.
 //
 // # Where the fake is simpler
 //

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net/http"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
@@ -103,4 +106,142 @@ func ExampleServer_Advance() {
 	fmt.Printf("%s-%d: %d\n", got[0].Partition.Topic, got[0].Partition.Partition, m)
 	// Output:
 	// orders-0: 1499
+}
+
+// mm2Config is a MirrorSourceConnector configuration for the examples.
+func mm2Config() map[string]string {
+	return map[string]string{
+		"connector.class":                  connect.MirrorSourceConnectorClass,
+		"source.cluster.alias":             "source",
+		"source.cluster.bootstrap.servers": "source-kafka:9092",
+		"target.cluster.bootstrap.servers": "target-kafka:9092",
+		"topics":                           "orders",
+	}
+}
+
+// A test starts from a worker that already holds a STOPPED connector with
+// stored offsets, and offsets under a name no connector has yet: the world
+// a resume, or a rerun after a failed apply, finds.
+func ExampleWithConnectors() {
+	last := func(p int32, m int64) offsets.ConnectOffset {
+		return offsets.ConnectOffset{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: p}, Offset: offsets.NewMirrorOffset(m)}
+	}
+	fake := connectfake.New(
+		connectfake.WithConnectors(connectfake.Connector{Name: "mm2", Config: mm2Config(), State: connectfake.StateStopped}),
+		connectfake.WithOffsets("mm2", last(0, 999), last(1, 41)),
+		connectfake.WithOffsets("mm2-old", last(0, 500)), // offsets outlive connectors
+	)
+	defer fake.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := connect.New(fake.URL())
+	if err != nil {
+		log.Fatal(err)
+	}
+	st, err := c.Status(ctx, "mm2")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("mm2:", st.Connector.State, len(st.Tasks), "tasks")
+	got, err := c.MirrorOffsets(ctx, "mm2")
+	if err != nil {
+		log.Fatal(err)
+	}
+	slices.SortFunc(got, offsets.CompareConnectOffsets)
+	for _, o := range got {
+		m, _ := o.Offset.Get()
+		fmt.Printf("%s: %d\n", o.Partition, m)
+	}
+	old, _ := fake.Offsets("mm2-old")
+	fmt.Println("stored for mm2-old:", len(old))
+	// Output:
+	// mm2: STOPPED 0 tasks
+	// source/orders-0: 999
+	// source/orders-1: 41
+	// stored for mm2-old: 1
+}
+
+// An Interceptor answers the tool's first PATCH with a rebalance's 409,
+// for that request only, and lets every other request through; the tool
+// (here connect.Client) retries it. Requests shows the writes it sent.
+func ExampleServer_Intercept() {
+	fake := connectfake.New(connectfake.WithConnectors(connectfake.Connector{Name: "mm2", Config: mm2Config(), State: connectfake.StateStopped}))
+	defer fake.Close()
+	var once sync.Once
+	fake.Intercept(func(ctx context.Context, w http.ResponseWriter, req connectfake.Request, next func(http.ResponseWriter)) {
+		failed := false
+		if req.Method == http.MethodPatch {
+			once.Do(func() {
+				connectfake.Rebalance.Answer(w, req.Path)
+				failed = true
+			})
+		}
+		if !failed {
+			next(w)
+		}
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := connect.New(fake.URL())
+	if err != nil {
+		log.Fatal(err)
+	}
+	plan := []offsets.ConnectOffset{{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: 0}, Offset: offsets.NewMirrorOffset(999)}}
+	if _, err := c.AlterMirrorOffsets(ctx, "mm2", plan); err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range fake.Requests() {
+		if r.Writes() {
+			fmt.Println(r.Method, r.Path, r.Status)
+		}
+	}
+	// Output:
+	// PATCH /connectors/mm2/offsets 409
+	// PATCH /connectors/mm2/offsets 200
+}
+
+// After the tool ran, the test reads what the worker holds — the
+// connector's configuration, state and tasks, its stored offsets — and
+// checks that a read-only step sent no write.
+func ExampleServer_Requests() {
+	fake := connectfake.New(connectfake.WithStatusLag(0))
+	defer fake.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := connect.New(fake.URL())
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The tool's apply: create STOPPED, then set where MM2 starts.
+	if _, err := c.Create(ctx, "mm2", mm2Config(), connect.InitialStopped); err != nil {
+		log.Fatal(err)
+	}
+	plan := []offsets.ConnectOffset{{Partition: offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: 0}, Offset: offsets.NewMirrorOffset(999)}}
+	if _, err := c.AlterMirrorOffsets(ctx, "mm2", plan); err != nil {
+		log.Fatal(err)
+	}
+	mm2, _ := fake.Connector("mm2")
+	stored, _ := fake.Offsets("mm2")
+	fmt.Println(mm2.State, mm2.Tasks, mm2.Config["topics"], stored[0].Partition, stored[0].Offset)
+
+	// The tool's status step must only read.
+	before := len(fake.Requests())
+	if _, err := c.Status(ctx, "mm2"); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.MirrorOffsets(ctx, "mm2"); err != nil {
+		log.Fatal(err)
+	}
+	writes := 0
+	for _, r := range fake.Requests()[before:] {
+		if r.Writes() {
+			writes++
+		}
+	}
+	fmt.Println("writes by the status step:", writes)
+	// Output:
+	// STOPPED 0 orders source/orders-0 999
+	// writes by the status step: 0
 }

@@ -138,6 +138,5 @@ func (s *Server) answerFault(w http.ResponseWriter, r *http.Request, f Fault) {
 	if f.applied() {
 		s.route(httptest.NewRecorder(), r)
 	}
-	status, msg := f.answer(r.URL.Path)
-	writeError(w, status, "%s", msg)
+	f.Answer(w, r.URL.Path)
 }

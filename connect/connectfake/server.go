@@ -41,6 +41,9 @@ type Server struct {
 	lookedUp   map[string]bool // connector classes looked up and not found
 	plugins    pluginDefs      // read-only after New
 	pluginsErr error
+	seeds      []func() error // WithConnectors and WithOffsets, run by New
+	intercept  Interceptor
+	requests   []Request // in the order received
 }
 
 // Option configures a Server in New.
@@ -73,6 +76,8 @@ func WithStatusLag(n int) Option {
 }
 
 // New starts a fake Connect worker on a local port. Close it when done.
+// It panics when a connector or offsets seeded with WithConnectors or
+// WithOffsets are invalid (an error matching ErrInvalidSeed).
 func New(opts ...Option) *Server {
 	s := &Server{
 		version:    Version,
@@ -86,6 +91,12 @@ func New(opts ...Option) *Server {
 		o(s)
 	}
 	s.plugins, s.pluginsErr = loadPlugins()
+	for _, seed := range s.seeds {
+		if err := seed(); err != nil {
+			panic(err)
+		}
+	}
+	s.seeds = nil
 	s.srv = httptest.NewServer(s)
 	if u, err := url.Parse(s.srv.URL); err == nil {
 		s.workerID = u.Host
@@ -101,13 +112,45 @@ func (s *Server) Close() { s.srv.Close() }
 
 // ServeHTTP answers one Kafka Connect REST request. The Server serves itself
 // on URL; ServeHTTP lets a test mount it elsewhere too (behind
-// http.StripPrefix, in an httptest.NewTLSServer, ...).
+// http.StripPrefix, in an httptest.NewTLSServer, ...). The request passes
+// the Interceptor, if any, then a fault FailNext set, and is recorded for
+// Requests.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if f, ok := s.takeFault(r.Method, r.URL.Path); ok {
-		s.answerFault(w, r, f)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "connectfake: reading the request: %v", err)
 		return
 	}
-	s.route(w, r)
+	req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery}
+	if len(body) > 0 {
+		req.Body = body
+	}
+	s.mu.Lock()
+	i := len(s.requests)
+	s.requests = append(s.requests, req)
+	fn := s.intercept
+	s.mu.Unlock()
+
+	var once sync.Once
+	next := func(w http.ResponseWriter) {
+		once.Do(func() {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if f, ok := s.takeFault(r.Method, r.URL.Path); ok {
+				s.answerFault(w, r, f)
+				return
+			}
+			s.route(w, r)
+		})
+	}
+	sw := &statusWriter{ResponseWriter: w}
+	if fn != nil {
+		fn(r.Context(), sw, req.clone(), next)
+	} else {
+		next(sw)
+	}
+	s.mu.Lock()
+	s.requests[i].Status = sw.status()
+	s.mu.Unlock()
 }
 
 // route dispatches a request to its endpoint. Unknown paths and methods get

@@ -18,7 +18,7 @@ import (
 
 // Cluster is what the steps read and write on a Kafka cluster, through
 // the small interfaces of package verify: a *kafkaadmin.Client, which Open
-// makes, or a cluster in memory in the steps' tests (internal/memkafka).
+// makes, or a cluster in memory in the steps' tests (kafkaadmin/kafkafake).
 // The precheck and the acceptance after resume read more, and the check
 // of the cluster MM2's producer writes to dials another bootstrap: those
 // need the client itself (see Env.clients).

@@ -19,7 +19,7 @@
 //
 // The steps reach Kafka through Cluster, the small interfaces of verify,
 // so that their tests (steps_test.go) run apply, resume and rollback
-// against connect/connectfake and clusters in memory (internal/memkafka),
+// against connect/connectfake and clusters in memory (kafkaadmin/kafkafake),
 // with no JVM; the precheck and the acceptance after resume take the
 // kafkaadmin clients themselves.
 package app

@@ -11,8 +11,8 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/connect/connectfake"
-	"github.com/mm2cutover/mm2cutover/internal/memkafka"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin/kafkafake"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -34,7 +34,7 @@ var (
 // copied what it read to the target; the worker writes to the target.
 type stepsWorld struct {
 	worker         *connectfake.Server
-	source, target *memkafka.Cluster
+	source, target *kafkafake.Cluster
 	env            *Env
 	s              Settings
 	audit          bytes.Buffer
@@ -43,7 +43,7 @@ type stepsWorld struct {
 func newStepsWorld(t *testing.T) *stepsWorld {
 	t.Helper()
 	w := &stepsWorld{worker: connectfake.New(connectfake.WithKafkaClusterID("tgt-id")),
-		source: memkafka.New("src-id"), target: memkafka.New("tgt-id")}
+		source: kafkafake.New("src-id"), target: kafkafake.New("tgt-id")}
 	t.Cleanup(func() { w.worker.Close() })
 	w.source.Produce(orders0, 0, 20, nil)
 	w.source.Produce(orders1, 0, 5, nil)
