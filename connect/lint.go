@@ -176,7 +176,7 @@ func Lint(config map[string]string, workerVersion string, exp LintExpectations) 
 			add(SeverityError, "emit.offset-syncs.enabled",
 				fmt.Sprintf("is ignored by Kafka %s (it exists from 3.9): the connector always writes offset syncs, to topic %s on the %s cluster (offset-syncs.topic.location defaults to source), created with replication factor %s; without that topic every task blocks 60 s on each sync, and with it the cutover leaves an offset-syncs topic the design forbids",
 					workerVersion, place.Topic, place.Location, orDefault(config["offset-syncs.topic.replication.factor"], "3")),
-				"run the connector on a Kafka 3.9+ worker, or decide explicitly where the topic goes: set offset-syncs.topic.location (source or target) and offset-syncs.topic.replication.factor (the CLI's -offset-syncs-location and -offset-syncs-replication-factor)")
+				"run the connector on a Kafka 3.9+ worker, or decide explicitly where the topic goes: set offset-syncs.topic.location (source or target) and offset-syncs.topic.replication.factor")
 		} else {
 			add(SeverityWarning, "offset-syncs.topic.location",
 				fmt.Sprintf("Kafka %s writes offset syncs: to topic %s on the %s cluster, as chosen", workerVersion, place.Topic, place.Location),

@@ -72,7 +72,7 @@ func (e *ForeignConnectorError) Advice() string {
 		return "use the settings of the clusters the plan was built on, or build a new plan on these"
 	}
 	return "the connector of this name belongs to another flow or plan, or was reconfigured after the plan: " +
-		"leave it alone and build the plan for a connector name nobody uses (-connector); " +
+		"leave it alone and build the plan for a connector name nobody uses; " +
 		"if it is yours and was changed by hand, restore the configuration the plan was built with"
 }
 

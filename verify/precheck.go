@@ -526,14 +526,14 @@ func taskStartRule(cs *Checks, partitions int, tasksMax string) {
 	if per := (partitions + tasks - 1) / tasks; per > partitionsPerTaskWarn && tasks < chosen {
 		cs.add("task-start", Warn, "%d partitions in %d task(s), %d per task: MM2 reads each task's stored offsets one partition at a time when "+
 			"it starts, so MM2 copies nothing for that long after the resume (24.7 s at 10,000 partitions in one task on a test worker, 10.3 s in 4); "+
-			"tasks.max %d (connect.TasksFor; -tasks-max 0 chooses it) starts sooner",
+			"tasks.max %d (connect.TasksFor) starts sooner",
 			partitions, tasks, per, chosen)
 	}
 	if tasks > chosen && tasks*partitions > connect.TaskPartitionBudget {
 		cs.add("task-heap", Warn, "%d tasks for %d partitions: each task's consumer and producer hold the metadata of every partition of the "+
 			"topics it copies, up to about 0.8 KB per partition per task, so these tasks may need about %d MB of the workers' heap "+
 			"(50 tasks at 50,000 partitions ran a 768 MB worker out of memory on a test worker); "+
-			"tasks.max %d (connect.TasksFor; -tasks-max 0 chooses it) keeps it to about %d MB",
+			"tasks.max %d (connect.TasksFor) keeps it to about %d MB",
 			tasks, partitions, tasks*partitions*8/10/1000, chosen, chosen*partitions*8/10/1000)
 	}
 }

@@ -69,7 +69,7 @@ func checkOwnConnector(cs *Checks, name string, want map[string]string, wouldBe 
 	}
 	if plan.ConfigDigest(have.config) != plan.ConfigDigest(want) {
 		cs.add(check, Fail, "a connector named %s already exists (%s, source alias %q, topics %q) with another configuration than the cutover's: "+
-			"apply would refuse it, and no step writes to it; choose a connector name nobody uses (-connector), or, if it is a leftover of "+
+			"apply would refuse it, and no step writes to it; choose a connector name nobody uses, or, if it is a leftover of "+
 			"an earlier attempt of yours, remove it and its offsets (PUT /connectors/%s/stop, DELETE /connectors/%s/offsets, DELETE /connectors/%s)",
 			name, state, offsets.SourceAliasOf(have.config), have.config["topics"], name, name, name)
 		return
@@ -82,7 +82,7 @@ func checkOwnConnector(cs *Checks, name string, want map[string]string, wouldBe 
 	default:
 		cs.add(check, Fail, "connector %s exists with the cutover's configuration and is %s: it runs or has run, so its offsets are past the old job's "+
 			"and apply refuses it; if this cutover resumed it, use verify and status; to hand back to the old job, roll back after resume "+
-			"(rollback -rollback-group G -yes)", name, have.state)
+			"(the rollback after resume, into the old job's group)", name, have.state)
 		return
 	}
 	if have.offsetsErr != nil {

@@ -43,7 +43,7 @@ func TestCheckOwnConnector(t *testing.T) {
 	}{
 		{"a free name", ownConnector{}, p, Pass, "apply creates it STOPPED"},
 		{"another flow's, running", ownConnector{exists: true, config: other, state: connect.StateRunning}, p, Fail, `RUNNING, source alias "source", topics "invoices") with another configuration`},
-		{"someone else's, stopped", ownConnector{exists: true, config: other, state: connect.StateStopped}, p, Fail, "choose a connector name nobody uses (-connector)"},
+		{"someone else's, stopped", ownConnector{exists: true, config: other, state: connect.StateStopped}, p, Fail, "choose a connector name nobody uses"},
 		{"ours, running", ownConnector{exists: true, config: want, state: connect.StateRunning}, p, Fail, "roll back after resume"},
 		{"ours, paused", ownConnector{exists: true, config: want, state: connect.StatePaused}, p, Fail, "is PAUSED"},
 		{"ours, state unknown", ownConnector{exists: true, config: want}, p, Warn, "cannot be read"},

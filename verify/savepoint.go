@@ -145,7 +145,7 @@ func checkSavepoint(cs *Checks, f *FlinkSavepoint, group string, committed offse
 		cs.add(name, Pass, "group %s has no commit on %d partitions the savepoint has positions for (%s): the plan takes them from the savepoint",
 			group, len(c.Missing), gapList(c.Missing, "savepoint %[2]d"))
 	case len(c.Missing) > 0:
-		cs.add(name, Fail, "group %s has no commit on %d partitions %s has positions for (%s): plan from the savepoint (-offsets-from flink-savepoint:DIR)",
+		cs.add(name, Fail, "group %s has no commit on %d partitions %s has positions for (%s): plan from the savepoint (its positions as the offsets input: OpenFlinkSavepoint)",
 			group, len(c.Missing), where, gapList(c.Missing, "savepoint %[2]d"))
 	}
 	switch {
@@ -153,7 +153,7 @@ func checkSavepoint(cs *Checks, f *FlinkSavepoint, group string, committed offse
 		cs.add(name, Pass, "group %s lags %s by %d records on %d partitions (%s): Flink lost its last commit; planned from the savepoint, MM2 copies none of them again",
 			group, where, c.Duplicates(), len(c.Behind), gapList(c.Behind, "group %[1]s, savepoint %[2]d"))
 	case len(c.Behind) > 0:
-		cs.add(name, Warn, "group %s lags %s by %d records on %d partitions (%s): MM2 will copy those %d records again; planning from the savepoint (-offsets-from flink-savepoint:DIR) avoids them",
+		cs.add(name, Warn, "group %s lags %s by %d records on %d partitions (%s): MM2 will copy those %d records again; planning from the savepoint (OpenFlinkSavepoint) avoids them",
 			group, where, c.Duplicates(), len(c.Behind), gapList(c.Behind, "group %[1]s, savepoint %[2]d"), c.Duplicates())
 	}
 	if c.Consistent() && len(c.Behind) == 0 && len(c.Missing) == 0 {
