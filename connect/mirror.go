@@ -139,7 +139,8 @@ func (e configErrors) ErrorKind() errkind.Kind { return errkind.Rejected }
 // Config renders the connector configuration. It returns an error when a
 // required field is missing or a value is invalid (a topic name Kafka would
 // reject, a comma in a pattern, an unknown isolation level, client settings
-// with bootstrap.servers, matching [ErrClientBootstrap]).
+// with bootstrap.servers, matching [ErrClientBootstrap]; Extra settings
+// that change what the builder sets, matching [ErrExtraClash]).
 func (m MirrorSource) Config() (map[string]string, error) {
 	var errs []error
 	if m.Name == "" {
@@ -233,11 +234,35 @@ func (m MirrorSource) Config() (map[string]string, error) {
 	for k, v := range m.TargetClient {
 		cfg["target.cluster."+k] = v
 	}
+	var clash []string
+	for k, v := range m.Extra {
+		switch have, ok := cfg[k]; {
+		case strings.HasPrefix(k, "source.cluster.") || strings.HasPrefix(k, "target.cluster."):
+			clash = append(clash, k+" (a client setting: SourceClient or TargetClient)")
+		case ok && have != v:
+			clash = append(clash, k) // names only: a value may be a secret
+		}
+	}
+	if len(clash) > 0 {
+		sort.Strings(clash)
+		return nil, configErrors{fmt.Errorf("%w: %s", ErrExtraClash, strings.Join(clash, ", "))}
+	}
 	for k, v := range m.Extra {
 		cfg[k] = v
 	}
 	return cfg, nil
 }
+
+// ErrExtraClash matches the error of [MirrorSource.Config] for Extra
+// settings that would change a key the builder sets from the fields (the
+// connector's name, class, aliases, bootstrap servers, topics, tasks.max,
+// replication policy, converters, the offset-syncs decision, the source
+// consumer's reset and isolation) or the settings the cutover fixes (no
+// topic configuration or ACL sync), or that hold a client setting
+// (source.cluster.* or target.cluster.*: SourceClient and TargetClient
+// carry those, where bootstrap.servers is refused). A key set to the
+// builder's own value is accepted.
+var ErrExtraClash = errkind.New(errkind.Rejected, "connect: extra settings change what the builder sets")
 
 // String renders the configuration (or the error) with secret values
 // replaced by "[redacted]", keys sorted.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -37,15 +36,20 @@ func secureClient(t *testing.T, sb *sandbox.Sandbox, url string, user sandbox.Us
 // ${env:...} references the workers resolve).
 func secureConfig(t *testing.T, sb *sandbox.Sandbox, name, topic string) map[string]string {
 	t.Helper()
-	extra := map[string]string{"replication.factor": "1"}
-	maps.Copy(extra, sb.MirrorClientConfig())
+	client := map[string]map[string]string{"source": {}, "target": {}}
+	for k, v := range sb.MirrorClientConfig() {
+		side, key, _ := strings.Cut(k, ".cluster.")
+		client[side][key] = v
+	}
 	cfg, err := connect.MirrorSource{
 		Name:            name,
 		SourceBootstrap: strings.Join(sb.Source().Addrs(), ","),
 		TargetBootstrap: sb.Target().Bootstrap(),
 		Topics:          []string{topic},
 		TasksMax:        1,
-		Extra:           extra,
+		SourceClient:    client["source"],
+		TargetClient:    client["target"],
+		Extra:           map[string]string{"replication.factor": "1"},
 	}.Config()
 	if err != nil {
 		t.Fatal(err)

@@ -114,6 +114,7 @@ func table() []kindRow {
 		{"connect.ErrOffsetsUnsettled", connect.ErrOffsetsUnsettled, errkind.Retry},
 		{"connect.ErrTLS", connect.ErrTLS, errkind.Rejected},
 		{"connect.ErrClientBootstrap", connect.ErrClientBootstrap, errkind.Rejected},
+		{"connect.ErrExtraClash", connect.ErrExtraClash, errkind.Rejected},
 		{"connect.APIError/401", &connect.APIError{Method: "GET", Path: "/", StatusCode: http.StatusUnauthorized}, errkind.Rejected},
 		{"connect.APIError/403", &connect.APIError{Method: "GET", Path: "/", StatusCode: http.StatusForbidden}, errkind.Rejected},
 		{"connect.APIError/400 bad config", &connect.APIError{Method: "POST", Path: "/connectors", StatusCode: 400, Message: "Connector configuration is invalid"}, errkind.Rejected},

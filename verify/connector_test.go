@@ -34,12 +34,8 @@ func buildConnectorPlan() (*plan.Plan, func() map[string]string, error) {
 // connector's configuration.
 func buildConnectorPlanWith(extra map[string]string) (*plan.Plan, func() map[string]string, error) {
 	config := func() map[string]string {
-		keys := map[string]string{"source.cluster.sasl.jaas.config": "secret-1"}
-		for k, v := range extra {
-			keys[k] = v
-		}
 		cfg, err := connect.MirrorSource{Name: "mm2-orders", SourceAlias: "src", SourceBootstrap: "src:9092", TargetBootstrap: "tgt:9092",
-			Topics: []string{"orders.eu", "payments"}, Extra: keys}.Config()
+			Topics: []string{"orders.eu", "payments"}, SourceClient: map[string]string{"sasl.jaas.config": "secret-1"}, Extra: extra}.Config()
 		if err != nil {
 			panic(err)
 		}

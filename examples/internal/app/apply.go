@@ -9,12 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/cutover"
 	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
-	"github.com/mm2cutover/mm2cutover/redact"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 
@@ -73,23 +71,9 @@ func ConnectorConfig(s Settings) (map[string]string, error) {
 }
 
 // RedactConfig returns a connector configuration as the cutover may show
-// or record it: the values of the keys the connector plugin defines as
-// PASSWORD (its validate answer, which the worker is asked for), of the
-// Kafka clients' password keys and of keys whose names say secret, and any
-// value equal to one of them, replaced by redact.Redacted
-// (redact.ConfigWith). When the worker cannot be asked, the clients' keys
-// and the names decide alone, and the logger says so.
+// or record it (cutover.RedactConfig).
 func RedactConfig(ctx context.Context, env *Env, s Settings, cfg map[string]string) map[string]string {
-	class := cfg["connector.class"]
-	if class == "" {
-		class = connect.MirrorSourceConnectorClass
-	}
-	infos, err := env.Connect.Validate(ctx, class, cfg)
-	if err != nil {
-		s.Logger.Warn("cannot ask the worker which keys are PASSWORD: the clients' password keys and the key names decide what is redacted", "error", err)
-		return redact.Config(cfg)
-	}
-	return redact.ConfigWith(cfg, infos.PasswordKeys())
+	return cutover.RedactConfig(ctx, env.Connect, cfg, s.Logger)
 }
 
 // CheckPlan refuses a plan that cannot be applied with these settings:

@@ -25,6 +25,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -209,35 +210,17 @@ func (s Settings) Validate() error {
 	return nil
 }
 
-// checkExtra refuses extra connector properties that would change a key the
-// cutover sets itself, to another value: the connector name, class, aliases,
-// bootstrap servers, topics, replication policy, converters, the offset-syncs
-// decision, or the settings the design fixes (no topic config or ACL sync,
-// auto.offset.reset=earliest, the isolation level).
+// checkExtra refuses extra connector properties that would change a key
+// the cutover sets itself (connect.ErrExtraClash), and tasks.max beside
+// -tasks-max 0, which leaves tasks.max to the plan.
 func (s Settings) checkExtra() error {
-	if len(s.Extra) == 0 {
-		return nil
+	if _, ok := s.Extra["tasks.max"]; ok && s.TasksMax == 0 {
+		return fmt.Errorf("%w: -connector-properties sets tasks.max, which -tasks-max 0 leaves to the plan: use -tasks-max", ErrSettings)
 	}
-	base := s
-	base.Extra = nil
-	cfg, err := base.MirrorSource().Config()
-	if err != nil {
-		return nil // reported where the config is built
+	if _, err := s.MirrorSource().Config(); errors.Is(err, connect.ErrExtraClash) {
+		return fmt.Errorf("%w: -connector-properties sets keys the cutover sets itself (client settings go in -mm2-source-client and -mm2-target-client): %w", ErrSettings, err)
 	}
-	var clash []string
-	for k, v := range s.Extra {
-		if have, ok := cfg[k]; ok && (have != v || k == "tasks.max" && s.TasksMax == 0) {
-			clash = append(clash, k) // tasks.max: -tasks-max 0 leaves it to the plan
-		}
-		if strings.HasPrefix(k, "source.cluster.") || strings.HasPrefix(k, "target.cluster.") {
-			clash = append(clash, k+" (use -mm2-source-client / -mm2-target-client)")
-		}
-	}
-	if len(clash) > 0 {
-		slices.Sort(clash)
-		return fmt.Errorf("%w: -connector-properties sets keys the cutover sets itself: %s", ErrSettings, strings.Join(clash, ", "))
-	}
-	return nil
+	return nil // any other problem is reported where the configuration is built
 }
 
 // WithDefaults fills the optional settings.
