@@ -60,19 +60,36 @@
 // members are read under both group protocols: the classic one, and the
 // consumer protocol of KIP-848 (Kafka 4.0+) where the brokers support it.
 //
-// The packages: offsets (the pure conversion rules), plan (the manifest and
-// its renderings), connect (the Kafka Connect REST client, its state guards
-// and retries, the connector config builder and lint), kafkaadmin (group
-// offsets, group state and log bounds read with sarama), flinksavepoint (a
-// Flink savepoint's KafkaSource positions), flinkrest (the old Flink job's
-// state from its REST API), verify (the precheck, Prepare and the
-// re-checks, the writing steps of apply, resume and rollback as functions
-// called in order,
-// read-back and post-resume checks, and Classify, the one classification
-// of errors) and redact (what counts as a secret, and how it is
-// hidden). Every I/O call takes a context.Context first; the
-// library never prints, it logs to the *slog.Logger it is given; secrets never
-// reach a plan, a log line, an error or a report.
+// Which package to import for what:
+//
+//   - cutover runs the steps that write — apply, resume, verify after
+//     resume, rollback — in their safe order: Open with the clients, the
+//     plan and its configuration, then one call per step, with hooks for
+//     the record of the change and for approval. Start here.
+//   - verify reads and proves: the precheck (the snapshot a plan is built
+//     from), the recheck before a write, the proofs the writes of cutover
+//     take, the read-back, the boundary, lag and acceptance checks.
+//   - plan is the manifest: built from the precheck's snapshot, versioned
+//     JSON, fingerprinted, rendered to a PATCH body or Strimzi resources.
+//   - offsets holds the pure conversion rules (C to M = C-1) and the
+//     offset value types.
+//   - connect is the Kafka Connect REST client, its state guards and
+//     retries, the MirrorSourceConnector configuration builder and lint;
+//     kafkaadmin reads (and, for a rollback, commits) group offsets, group
+//     state and log bounds with sarama.
+//   - flinksavepoint reads a Flink savepoint's KafkaSource positions;
+//     flinkrest asks Flink's REST API whether the job stopped at it.
+//   - errkind says what any error of these packages means for the caller
+//     (retry, refused, check failed, rejected, outcome unknown, not
+//     approved, unclassified), and the exit status a tool gives it; redact
+//     says what counts as a secret, and hides it.
+//   - connect/connectfake and kafkaadmin/kafkafake are fakes of a Connect
+//     worker and a Kafka cluster for a tool's own tests, pinned to the
+//     real systems' answers.
+//
+// Every I/O call takes a context.Context first; the library never prints,
+// it logs to the *slog.Logger it is given; secrets never reach a plan, a
+// log line, an error or a report.
 //
 // The text of every sentinel error and every typed error of a package
 // starts with the package's name and ": ", once: a sentinel returned as it

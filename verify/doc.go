@@ -1,4 +1,5 @@
-// Package verify proves each step of the cutover against the clusters:
+// Package verify proves each step of the cutover against the clusters, and
+// writes nothing:
 // that nothing blocks it before a plan is built, that a plan still
 // describes the clusters before anything is written, and that MM2, once
 // resumed, continues from the first record the old job had not replicated.
@@ -33,14 +34,13 @@
 //     blocked, the configuration the plan's and passing the worker's lint,
 //     the replication policy taken from that configuration, the clusters
 //     re-read (or a recent Observation reused) and compared with the plan.
-//   - The writing steps are functions a tool calls in order, each proving
-//     the connector is the plan's right before it writes: CreateOrAdopt
-//     (then connect.Client.RequireStopped), GuardOffsets, Patch and ReadBack
-//     apply a plan; CheckResumable and Resume resume it; CheckNeverRan and
-//     RemoveConnector roll back before resume; StopForRollback,
-//     ReversePlan and CommitReverse after it (GuardRollbackGroup is the
-//     group guard of both phases). Example_apply, Example_resume and
-//     Example_rollback show each step whole.
+//   - The proofs: the writes of package cutover take values only the reads
+//     of this package make — Reached (ReadClusters, Prepare: the clusters'
+//     IDs, read), Guarded (GuardOffsets), Resumable (CheckResumable),
+//     NeverRan (CheckNeverRan) and *Reverse (ReversePlan) — so a write
+//     cannot be called before the read that proves it safe; ReadBack and
+//     GuardRollbackGroup are the reads between them. Package cutover runs
+//     them all in order.
 //   - ReadLag and WaitCaughtUp follow MM2's progress.
 //   - Acceptance checks the shape the design insists on.
 //
