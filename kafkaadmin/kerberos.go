@@ -42,7 +42,7 @@ type KerberosConfig struct {
 	// libraries read the same variable), else /etc/krb5.conf. Java reads
 	// the file of -Djava.security.krb5.conf instead. The Go client follows
 	// no include or includedir line, and refuses values it does not know
-	// (dns_canonicalize_hostname = fallback, MIT's default since 1.18).
+	// (dns_canonicalize_hostname = fallback, a value MIT added in 1.18).
 	ConfigFile string
 	// DisablePAFXFAST leaves out of the login the PA-REQ-ENC-PA-REP
 	// pre-authentication data the Go client sends by default: some KDCs,
