@@ -79,6 +79,14 @@ func TestKerberosLogin(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("cluster id and the bounds of 3 partitions on %d brokers in %v, %d requests", len(c.BootstrapServers), time.Since(start).Round(time.Millisecond), r.Requests())
+			a, err := r.Access(ctx, []string{topic}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name, _, _ := strings.Cut(c.Username, "@")
+			if a.Principal != name || a.KerberosPrincipal != name+"@"+sandbox.KerberosRealm {
+				t.Errorf("Access names %q, Kerberos %q; want %q, %q", a.Principal, a.KerberosPrincipal, name, name+"@"+sandbox.KerberosRealm)
+			}
 		})
 	}
 
