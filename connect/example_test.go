@@ -103,3 +103,39 @@ func ExampleClient_AlterMirrorOffsets() {
 	// Output:
 	// {"offsets":[{"partition":{"cluster":"source","topic":"orders","partition":0},"offset":{"offset":999}},{"partition":{"cluster":"source","topic":"orders","partition":1},"offset":null}]}
 }
+
+// MirrorMaker 2's clients of a Kerberized source cluster log in from a
+// keytab every worker holds; the configuration shown (and stored in the
+// plan and the audit) redacts the JAAS entry, and names no key.
+func ExampleGSSAPIClient() {
+	source, err := connect.GSSAPIClient("SASL_SSL", "kafka", "mm2@CORP.EXAMPLE.COM", "/etc/security/keytabs/mm2.keytab")
+	if err != nil {
+		log.Fatal(err)
+	}
+	source["ssl.truststore.location"] = "/etc/kafka/truststore.jks"
+	m := connect.MirrorSource{
+		Name:            "flink-to-mm2-source",
+		SourceBootstrap: "broker1.corp.example.com:9093",
+		TargetBootstrap: "target-kafka:9092",
+		SourceClient:    source,
+		Topics:          []string{"orders"},
+		IsolationLevel:  "read_committed",
+	}
+	cfg, err := m.Config()
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, f := range connect.Lint(cfg, "4.3.1", connect.LintExpectations{}) {
+		fmt.Println(f.Severity, f.Key)
+	}
+	fmt.Print(connect.ConfigString(map[string]string{
+		"source.cluster.sasl.mechanism":             cfg["source.cluster.sasl.mechanism"],
+		"source.cluster.sasl.kerberos.service.name": cfg["source.cluster.sasl.kerberos.service.name"],
+		"source.cluster.sasl.jaas.config":           cfg["source.cluster.sasl.jaas.config"],
+	}))
+	// Output:
+	// warning source.cluster.sasl.jaas.config
+	// source.cluster.sasl.jaas.config=[redacted]
+	// source.cluster.sasl.kerberos.service.name=kafka
+	// source.cluster.sasl.mechanism=GSSAPI
+}

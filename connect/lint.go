@@ -109,6 +109,8 @@ func HasErrors(findings []Finding) bool {
 // different from the plan's; an effective source consumer auto.offset.reset
 // other than earliest while the plan clears a partition.
 //
+// GSSAPI settings of MM2's source and target clients: see lintKerberos.
+//
 // Warnings: producer.override.bootstrap.servers, which writes MM2's records
 // elsewhere than the workers' own cluster (verify.Precheck checks which
 // cluster it reaches); a secret in plain text where a config provider reference
@@ -189,6 +191,7 @@ func Lint(config map[string]string, workerVersion string, exp LintExpectations) 
 	}
 
 	lintDiversions(config, workerVersion, exp, add)
+	lintKerberos(config, add)
 
 	alias := offsets.SourceAliasOf(config)
 	if exp.SourceAlias != "" && alias != exp.SourceAlias {
@@ -210,6 +213,9 @@ func Lint(config map[string]string, workerVersion string, exp LintExpectations) 
 	sort.Strings(keys)
 	shownAs := redact.Config(config) // secrets in plain text become redact.Redacted; provider references stay
 	for _, k := range keys {
+		if strings.HasSuffix(k, "sasl.jaas.config") && isKerberosJAAS(config[k]) {
+			continue // a keytab's path and a principal: shown redacted, but no secret
+		}
 		if shownAs[k] == redact.Redacted && config[k] != redact.Redacted {
 			add(SeverityWarning, k, "holds a secret in plain text: it is stored in the config topic and shown by GET /connectors",
 				"use a config provider reference such as ${file:/path/secrets.properties:key}")

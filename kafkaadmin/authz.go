@@ -109,6 +109,11 @@ type Access struct {
 	// does not use SASL with a user name (the broker then sees ANONYMOUS,
 	// or the TLS client certificate's name).
 	Principal string `json:"principal"`
+	// KerberosPrincipal is, with GSSAPI, the Client's Kerberos principal,
+	// name[/instance]@REALM; Principal is then its first component, the
+	// name Kafka's DEFAULT sasl.kerberos.principal.to.local.rules give it
+	// (brokers with other rules name it as those say).
+	KerberosPrincipal string `json:"kerberos_principal,omitempty"`
 	// Authorizer says whether the brokers enforce ACLs at all.
 	Authorizer AuthorizerState `json:"authorizer"`
 	// AuthorizerError is DescribeAcls' answer when Authorizer is unknown.
@@ -144,6 +149,10 @@ func (r *Client) Access(ctx context.Context, topics, groups []string) (Access, e
 		}
 	}
 	out := Access{Principal: r.cfg.Username, Topics: map[string]ResourceAccess{}, Groups: map[string]ResourceAccess{}}
+	if r.krb != nil {
+		out.KerberosPrincipal = r.krb.name + "@" + r.krb.realm
+		out.Principal, _, _ = strings.Cut(r.krb.name, "/")
+	}
 	err := r.do(ctx, "access", func(s *session) error {
 		if err := r.retry(ctx, "describe cluster", func(int) error {
 			resp, err := s.describeCluster(true)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,14 +40,16 @@ var protocolVersion = sarama.V2_8_0_0
 type Client struct {
 	cfg      Config
 	tls      *tls.Config
-	tokens   *tokenSource // OAUTHBEARER only
+	tokens   *tokenSource   // OAUTHBEARER only
+	krb      *kerberosLogin // GSSAPI only
 	log      *slog.Logger
 	requests atomic.Int64
 }
 
-// NewClient validates cfg and reads its TLS files. It does not contact
-// Kafka. It returns a [*ConfigError] for a bad config, including one that
-// a Config.Sarama function fails or completes into settings sarama
+// NewClient validates cfg and reads its TLS files, and with GSSAPI its
+// krb5.conf and keytab (see [KerberosConfig]). It does not contact Kafka
+// or a KDC. It returns a [*ConfigError] for a bad config, including one
+// that a Config.Sarama function fails or completes into settings sarama
 // rejects: NewClient calls that function once to find out.
 func NewClient(cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
@@ -72,8 +75,13 @@ func NewClient(cfg Config) (*Client, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	r := &Client{cfg: cfg, tls: tc, log: log}
-	if cfg.SASLMechanism == OAuthBearer {
+	switch {
+	case cfg.SASLMechanism == OAuthBearer:
 		r.tokens = newTokenSource(cfg.OAuth, tc, cfg.RequestTimeout)
+	case cfg.SASLMechanism == GSSAPI && cfg.protocol().sasl():
+		if r.krb, err = cfg.loadKerberos(os.Getenv); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Sarama != nil {
 		// The settings of a call, built once without dialing: a failing
@@ -136,6 +144,10 @@ func (r *Client) saramaConfig(d *callDialer) (*sarama.Config, error) {
 		case OAuthBearer:
 			c.Net.SASL.Mechanism = sarama.SASLTypeOAuth
 			c.Net.SASL.TokenProvider = r.tokens.provider(d.ctx)
+		case GSSAPI:
+			c.Net.SASL.Mechanism = sarama.SASLTypeGSSAPI
+			c.Net.SASL.User, c.Net.SASL.Password = "", ""
+			r.krb.gssapi(d.ctx, r.cfg, &c.Net.SASL.GSSAPI)
 		}
 	}
 	if r.cfg.Sarama != nil {
@@ -299,6 +311,9 @@ func (s *session) broker(addr string) (*sarama.Broker, error) {
 		var se *SecurityError
 		if errors.As(err, &se) {
 			return nil, se
+		}
+		if ke := kerberosError(addr, s.r.saslUser(), s.conf.Net.SASL.GSSAPI.ServiceName, err); ke != nil {
+			return nil, ke
 		}
 		if se := saslError(addr, s.r.saslUser(), string(s.conf.Net.SASL.Mechanism), err); se != nil {
 			return nil, se

@@ -43,6 +43,14 @@ const (
 	// OAuthBearer takes its token as Config.OAuth says, with no Username
 	// or Password.
 	OAuthBearer SASLMechanism = "OAUTHBEARER"
+	// GSSAPI is Kerberos, Kafka's default mechanism: Username is the
+	// client's principal, name[/instance][@REALM] (without a realm, the
+	// default_realm of krb5.conf), and a keytab (Kerberos.KeytabFile) or
+	// Password proves it; Kerberos.ServiceName names the brokers'
+	// principal. The Kerberos client is sarama's
+	// (github.com/jcmturner/gokrb5): on every connection it logs in at
+	// the KDCs krb5.conf names and asks for a ticket to the broker.
+	GSSAPI SASLMechanism = "GSSAPI"
 )
 
 // TLSConfig holds the TLS settings used with the SSL and SASL_SSL
@@ -82,11 +90,13 @@ type Config struct {
 	// SASLMechanism, Username and Password authenticate with SASL_PLAINTEXT
 	// and SASL_SSL, and must be empty otherwise. With OAuthBearer, OAuth
 	// says where the token comes from and Username and Password stay
-	// empty.
+	// empty. With GSSAPI, Username is the Kerberos principal and Kerberos
+	// holds the rest: a keytab proves the principal, or Password does.
 	SASLMechanism SASLMechanism
 	Username      string
 	Password      redact.Secret
 	OAuth         OAuthConfig
+	Kerberos      KerberosConfig
 	// TLS is used with SSL and SASL_SSL, and must be empty otherwise.
 	TLS TLSConfig
 	// RequestTimeout bounds dialing and each request's round trip. Zero
@@ -101,8 +111,8 @@ type Config struct {
 	// Sarama, when not nil, completes the sarama configuration of every
 	// call after this package has filled it from the fields above: bring
 	// your own client settings, such as SASL OAUTHBEARER with a
-	// TokenProvider, GSSAPI, a cloud provider's IAM mechanism, or TLS set
-	// up in code. Leave SASLMechanism, Username and Password empty for a
+	// TokenProvider, Kerberos from a ticket cache, a cloud provider's IAM
+	// mechanism, or TLS set up in code. Leave SASLMechanism, Username and Password empty for a
 	// mechanism set here. It is called once by NewClient, which reports
 	// its error, then once per Client call (it must be safe for concurrent
 	// use). Whatever it sets, the package keeps its own
@@ -118,8 +128,8 @@ type Config struct {
 
 // String describes the config with the password redacted.
 func (c Config) String() string {
-	return fmt.Sprintf("kafkaadmin.Config{BootstrapServers:%v ClientID:%q SecurityProtocol:%s SASLMechanism:%s Username:%q Password:%q OAuth:%s TLS:%+v RequestTimeout:%v RetryTimeout:%v}",
-		c.BootstrapServers, c.ClientID, c.protocol(), c.SASLMechanism, c.Username, c.Password.String(), c.OAuth, c.TLS, c.RequestTimeout, c.RetryTimeout)
+	return fmt.Sprintf("kafkaadmin.Config{BootstrapServers:%v ClientID:%q SecurityProtocol:%s SASLMechanism:%s Username:%q Password:%q OAuth:%s Kerberos:%s TLS:%+v RequestTimeout:%v RetryTimeout:%v}",
+		c.BootstrapServers, c.ClientID, c.protocol(), c.SASLMechanism, c.Username, c.Password.String(), c.OAuth, c.Kerberos, c.TLS, c.RequestTimeout, c.RetryTimeout)
 }
 
 // String describes the OAuth settings with the client secret redacted.
@@ -144,6 +154,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("username", c.Username),
 		slog.String("password", c.Password.String()),
 		slog.String("oauth", c.OAuth.String()),
+		slog.String("kerberos", c.Kerberos.String()),
 	)
 }
 
@@ -179,6 +190,9 @@ func (c Config) Validate() error {
 		return &ConfigError{Field: "SecurityProtocol", Reason: fmt.Sprintf("%q is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", string(p))}
 	}
 	if p.sasl() {
+		if c.SASLMechanism != GSSAPI && !c.Kerberos.IsZero() {
+			return &ConfigError{Field: "Kerberos", Reason: "Kerberos settings given with " + string(c.SASLMechanism)}
+		}
 		switch c.SASLMechanism {
 		case Plain, ScramSHA256, ScramSHA512:
 			if !c.OAuth.IsZero() {
@@ -189,10 +203,15 @@ func (c Config) Validate() error {
 				return &ConfigError{Field: "Username", Reason: "OAUTHBEARER takes no Username or Password: see OAuth"}
 			}
 			return c.validateRest(p, c.OAuth.validate())
+		case GSSAPI:
+			if !c.OAuth.IsZero() {
+				return &ConfigError{Field: "OAuth", Reason: "OAuth settings given with GSSAPI"}
+			}
+			return c.validateRest(p, c.validateKerberos())
 		case "":
 			return &ConfigError{Field: "SASLMechanism", Reason: "required with " + string(p)}
 		default:
-			return &ConfigError{Field: "SASLMechanism", Reason: fmt.Sprintf("%q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER", string(c.SASLMechanism))}
+			return &ConfigError{Field: "SASLMechanism", Reason: fmt.Sprintf("%q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI", string(c.SASLMechanism))}
 		}
 		if c.Username == "" {
 			return &ConfigError{Field: "Username", Reason: "required with " + string(p)}
@@ -200,7 +219,7 @@ func (c Config) Validate() error {
 		if c.Password == "" {
 			return &ConfigError{Field: "Password", Reason: "required with " + string(p)}
 		}
-	} else if c.SASLMechanism != "" || c.Username != "" || c.Password != "" || !c.OAuth.IsZero() {
+	} else if c.SASLMechanism != "" || c.Username != "" || c.Password != "" || !c.OAuth.IsZero() || !c.Kerberos.IsZero() {
 		return &ConfigError{Field: "SASLMechanism", Reason: "SASL settings given but " + string(p) + " does not use SASL"}
 	}
 	return c.validateRest(p, nil)

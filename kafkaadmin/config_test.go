@@ -32,7 +32,7 @@ func TestConfigValidate(t *testing.T) {
 		}, ""},
 		{"sasl no mechanism", func(c *Config) { c.SecurityProtocol, c.Username, c.Password = SASLPlaintext, "u", "p" }, "SASLMechanism"},
 		{"sasl bad mechanism", func(c *Config) {
-			c.SecurityProtocol, c.SASLMechanism, c.Username, c.Password = SASLPlaintext, "GSSAPI", "u", "p"
+			c.SecurityProtocol, c.SASLMechanism, c.Username, c.Password = SASLPlaintext, "AWS_MSK_IAM", "u", "p"
 		}, "SASLMechanism"},
 		{"sasl no user", func(c *Config) { c.SecurityProtocol, c.SASLMechanism, c.Password = SASLPlaintext, Plain, "p" }, "Username"},
 		{"sasl no password", func(c *Config) { c.SecurityProtocol, c.SASLMechanism, c.Username = SASLPlaintext, Plain, "u" }, "Password"},

@@ -112,19 +112,23 @@
 // # Security
 //
 // [Config] covers PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL with PLAIN,
-// SCRAM-SHA-256 and SCRAM-SHA-512 (SCRAM by github.com/xdg-go/scram) and
+// SCRAM-SHA-256 and SCRAM-SHA-512 (SCRAM by github.com/xdg-go/scram),
 // OAUTHBEARER ([OAuthConfig]: a client credentials token endpoint, or
-// Kafka's unsecured tokens), TLS with PEM files or Kafka's truststores and
-// keystores as PEM, JKS or PKCS12 (TLSConfig.Stores). [ConfigFromProperties]
-// reads all of it from the client properties file Kafka's tools take. Any
-// other client setting — GSSAPI, a cloud provider's IAM mechanism, TLS built
-// in code — goes in Config.Sarama, a function that completes each call's
-// sarama configuration.
+// Kafka's unsecured tokens) and GSSAPI ([KerberosConfig]: a principal with
+// a keytab or a password, sarama's Kerberos client), TLS with PEM files or
+// Kafka's truststores and keystores as PEM, JKS or PKCS12
+// (TLSConfig.Stores). [ConfigFromProperties] reads all of it from the client
+// properties file Kafka's tools take. Any other client setting — Kerberos
+// from a ticket cache, a cloud provider's IAM mechanism, TLS built in code —
+// goes in Config.Sarama, a function that completes each call's sarama
+// configuration.
 //
 // A connection that fails for a reason no retry fixes returns a
 // [*SecurityError] at once, without retries: credentials the broker
-// rejected ([ErrAuthentication]), a certificate that does not verify
-// ([ErrTLS]), or TLS spoken to a plain listener or plain Kafka to a TLS
+// rejected ([ErrAuthentication]; with GSSAPI also a Kerberos login the
+// KDC rejected: an unknown principal, a stale keytab), a certificate that
+// does not verify ([ErrTLS]), or TLS spoken to a plain listener or plain
+// Kafka to a TLS
 // listener ([ErrSecurityProtocol]). Kafka's SSL listeners close a plain
 // client's connection after a TLS alert, and its plain listeners close a
 // TLS client's connection without a word; the first shows as a TLS record

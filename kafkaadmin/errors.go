@@ -135,6 +135,9 @@ func saslError(addr, user, mechanism string, err error) error {
 	case errors.As(err, &te):
 		return &SecurityError{Addr: addr, Kind: ErrAuthentication, Err: err,
 			Reason: fmt.Sprintf("no OAUTHBEARER token for client %q", user)}
+	case errors.Is(err, sarama.ErrSASLAuthenticationFailed) && mechanism == string(GSSAPI):
+		return &SecurityError{Addr: addr, Kind: ErrAuthentication, Err: err,
+			Reason: fmt.Sprintf("the broker rejected the Kerberos ticket of principal %q (the broker's keytab does not match the KDC's keys for its principal, or the ticket names another service)", user)}
 	case errors.Is(err, sarama.ErrSASLAuthenticationFailed) && mechanism == string(OAuthBearer):
 		return &SecurityError{Addr: addr, Kind: ErrAuthentication, Err: err,
 			Reason: fmt.Sprintf("the broker rejected the OAUTHBEARER token of %q (expired, a scope or audience it requires, or an issuer its validator does not trust)", user)}
@@ -343,9 +346,9 @@ func retriable(err error) bool {
 	if errors.As(err, &se) {
 		return false
 	}
-	// A token endpoint that did not answer (not one that refused the
-	// client: that is a SecurityError) is as transient as a broker.
-	return errors.Is(err, errTokenEndpoint) || kafkaretry.Retriable(err)
+	// A token endpoint or KDC that did not answer (not one that refused
+	// the client: that is a SecurityError) is as transient as a broker.
+	return errors.Is(err, errTokenEndpoint) || errors.Is(err, errKDCUnreachable) || kafkaretry.Retriable(err)
 }
 
 // words is the text of err without this package's prefix, for an error

@@ -20,6 +20,9 @@ const (
 	oauthLoginHandler = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
 	// oauthLoginHandlerOld is the same class before Kafka 3.4 (KIP-768).
 	oauthLoginHandlerOld = "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler"
+	// krb5LoginModule is the JDK's Kerberos login module, which Kafka's
+	// GSSAPI clients name.
+	krb5LoginModule = "com.sun.security.auth.module.Krb5LoginModule"
 )
 
 // propertyKeys are the keys ConfigFromProperties applies, besides
@@ -28,7 +31,7 @@ var propertyKeys = []string{
 	"bootstrap.servers", "client.id", "security.protocol", "sasl.mechanism", "sasl.jaas.config",
 	"sasl.login.callback.handler.class", "sasl.oauthbearer.token.endpoint.url", "sasl.oauthbearer.scope",
 	"sasl.oauthbearer.client.credentials.client.id", "sasl.oauthbearer.client.credentials.client.secret",
-	"sasl.oauthbearer.header.urlencode", "request.timeout.ms",
+	"sasl.oauthbearer.header.urlencode", "request.timeout.ms", "sasl.kerberos.service.name",
 }
 
 // IgnoredPropertyKeys are keys of Kafka's producer, consumer and admin
@@ -63,15 +66,17 @@ var ignoredPrefixes = []string{"sasl.login.", "sasl.kerberos.", "metrics.", "sas
 // sasl.oauthbearer.token.endpoint.url, or unsecuredLoginStringClaim_sub for
 // Kafka's unsecured tokens), the OAUTHBEARER keys of Kafka 4.1
 // (sasl.oauthbearer.client.credentials.client.id and .secret,
-// sasl.oauthbearer.scope), the ssl.* keys of clientconf.TLSKeys and
-// request.timeout.ms.
+// sasl.oauthbearer.scope), GSSAPI (Kafka's default mechanism) with
+// sasl.kerberos.service.name and a Krb5LoginModule with useKeyTab=true,
+// keyTab and principal (see gssapiFromProperties), the ssl.* keys of
+// clientconf.TLSKeys and request.timeout.ms.
 //
 // It returns, besides the Config, the keys it accepted without applying them
 // (IgnoredPropertyKeys), for the caller to mention. Any other key is an
 // error naming it, so that a typo such as sasl.jaas.confg is not silently
-// dropped; so are GSSAPI, config provider references (${env:...}: this
-// package does not resolve them) and a login callback handler other than
-// Kafka's. Errors are *ConfigError (Field "properties") and never show a
+// dropped; so are config provider references (${env:...}: this
+// package does not resolve them), a login callback handler other than
+// Kafka's, and a Kerberos login from a ticket cache or a password prompt. Errors are *ConfigError (Field "properties") and never show a
 // value of a secret key.
 func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 	var ignored, unknown []string
@@ -131,6 +136,10 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 	if err := c.saslFromProperties(props); err != nil {
 		return Config{}, nil, err
 	}
+	if _, ok := props["sasl.kerberos.service.name"]; ok && c.SASLMechanism != GSSAPI {
+		ignored = append(ignored, "sasl.kerberos.service.name") // only GSSAPI uses it
+		slices.Sort(ignored)
+	}
 	return c, ignored, nil
 }
 
@@ -150,11 +159,9 @@ func (c *Config) saslFromProperties(props map[string]string) error {
 		c.SASLMechanism = "GSSAPI" // Kafka's default
 	}
 	switch c.SASLMechanism {
-	case "GSSAPI":
-		return propErr("sasl.mechanism", "GSSAPI (Kerberos, Kafka's default mechanism) is not supported: set PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER, or bring your own sarama settings (Config.Sarama)")
-	case Plain, ScramSHA256, ScramSHA512, OAuthBearer:
+	case Plain, ScramSHA256, ScramSHA512, OAuthBearer, GSSAPI:
 	default:
-		return propErr("sasl.mechanism", fmt.Sprintf("%q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER", string(c.SASLMechanism)))
+		return propErr("sasl.mechanism", fmt.Sprintf("%q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI", string(c.SASLMechanism)))
 	}
 	if c.SASLMechanism != OAuthBearer {
 		for _, k := range oauthKeys {
@@ -164,11 +171,17 @@ func (c *Config) saslFromProperties(props map[string]string) error {
 		}
 	}
 	if jaas == "" {
+		if c.SASLMechanism == GSSAPI {
+			return propErr("sasl.jaas.config", "required with sasl.mechanism GSSAPI (the default mechanism): this tool reads no JAAS file (java.security.auth.login.config), give "+krb5LoginModule+" required useKeyTab=true keyTab=... principal=...;")
+		}
 		return propErr("sasl.jaas.config", "required with sasl.mechanism "+string(c.SASLMechanism))
 	}
 	module, opts, err := parseJAAS(jaas)
 	if err != nil {
 		return propErr("sasl.jaas.config", err.Error())
+	}
+	if c.SASLMechanism == GSSAPI {
+		return c.gssapiFromProperties(props, module, opts)
 	}
 	take := func(allowed ...string) error {
 		var extra []string
@@ -249,6 +262,64 @@ func (c *Config) saslFromProperties(props map[string]string) error {
 		return propErr("sasl.jaas.config", "OAUTHBEARER needs sasl.oauthbearer.token.endpoint.url with clientId and clientSecret, or unsecuredLoginStringClaim_sub for Kafka's unsecured tokens")
 	}
 	c.OAuth = o
+	return nil
+}
+
+// krb5Options are the Krb5LoginModule options gssapiFromProperties
+// accepts: those it applies, those that change nothing for a client that
+// logs in from a keytab, and Kafka's own serviceName.
+var krb5Options = []string{"useKeyTab", "keyTab", "principal", "serviceName", "storeKey", "doNotPrompt",
+	"refreshKrb5Config", "renewTGT", "isInitiator", "debug", "useTicketCache", "ticketCache"}
+
+// gssapiFromProperties fills the GSSAPI settings from the JAAS entry of
+// sasl.jaas.config (module and its options) and sasl.kerberos.service.name:
+// the JDK's Krb5LoginModule with useKeyTab=true, keyTab (the keytab
+// file) and principal (name[/instance][@REALM]) — the login Kafka's
+// documentation gives clients — and the service name from
+// sasl.kerberos.service.name or the JAAS option serviceName, which Kafka
+// requires and refuses when both are given and differ
+// (KerberosLogin.getServiceName). A login from a ticket cache
+// (useTicketCache) or a password prompt is refused: this tool reads
+// neither. The krb5.conf is the client's (KerberosConfig.ConfigFile).
+func (c *Config) gssapiFromProperties(props map[string]string, module string, opts map[string]string) error {
+	if module != krb5LoginModule {
+		return propErr("sasl.jaas.config", fmt.Sprintf("%s with sasl.mechanism GSSAPI: want %s", module, krb5LoginModule))
+	}
+	var extra []string
+	for k := range opts {
+		if !slices.Contains(krb5Options, k) {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		return propErr("sasl.jaas.config", fmt.Sprintf("options %s are not known for %s", strings.Join(extra, ", "), module))
+	}
+	isTrue := func(k string) bool { return strings.EqualFold(opts[k], "true") } // as Krb5LoginModule reads them
+	switch v, given := opts["isInitiator"]; {
+	case isTrue("useTicketCache"):
+		return propErr("sasl.jaas.config", "useTicketCache=true: this tool reads no ticket cache; log in from a keytab: useKeyTab=true keyTab=... principal=...")
+	case given && !strings.EqualFold(v, "true"):
+		return propErr("sasl.jaas.config", "isInitiator="+v+" is for a server: a client initiates")
+	case !isTrue("useKeyTab"):
+		return propErr("sasl.jaas.config", "needs useKeyTab=true with keyTab and principal: this tool logs in from a keytab (it prompts for no password)")
+	case opts["keyTab"] == "":
+		return propErr("sasl.jaas.config", "useKeyTab=true needs keyTab, the keytab file (this tool looks up no default keytab)")
+	case opts["principal"] == "":
+		return propErr("sasl.jaas.config", "needs principal, the client's Kerberos principal: name[/instance][@REALM]")
+	}
+	if _, _, err := splitPrincipal(opts["principal"]); err != nil {
+		return propErr("sasl.jaas.config", fmt.Sprintf("principal %q: %v", opts["principal"], err))
+	}
+	fromProps, fromJAAS := strings.TrimSpace(props["sasl.kerberos.service.name"]), opts["serviceName"]
+	switch {
+	case fromProps != "" && fromJAAS != "" && fromProps != fromJAAS:
+		return propErr("sasl.kerberos.service.name", fmt.Sprintf("%q conflicts with serviceName %q of sasl.jaas.config (Kafka's clients refuse the two)", fromProps, fromJAAS))
+	case fromProps == "" && fromJAAS == "":
+		return propErr("sasl.kerberos.service.name", "required with sasl.mechanism GSSAPI (Kafka has no default; usually kafka, the first part of the brokers' principal), or serviceName in sasl.jaas.config")
+	}
+	c.Username = opts["principal"]
+	c.Kerberos = KerberosConfig{ServiceName: firstOf(fromJAAS, fromProps), KeytabFile: opts["keyTab"]}
 	return nil
 }
 

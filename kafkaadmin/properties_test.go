@@ -92,7 +92,7 @@ func TestConfigFromPropertiesRefuses(t *testing.T) {
 	}{
 		{"typo", map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.confg": scram}, "unknown keys (not Kafka client settings this tool knows): sasl.jaas.confg"},
 		{"bom as it looked before the reader dropped it", map[string]string{"\ufeffsasl.jaas.config": scram}, "unknown keys"},
-		{"gssapi by default", map[string]string{"security.protocol": "SASL_SSL", "sasl.jaas.config": scram}, "GSSAPI"},
+		{"gssapi by default", map[string]string{"security.protocol": "SASL_SSL", "sasl.jaas.config": scram}, "with sasl.mechanism GSSAPI: want " + krb5LoginModule},
 		{"module for another mechanism", map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.jaas.config": scram}, "want " + plainLoginModule},
 		{"unknown jaas option", map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256",
 			"sasl.jaas.config": scramLoginModule + ` required username="u" pasword="` + propSecret + `";`}, "options pasword are not known"},

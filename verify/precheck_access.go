@@ -146,14 +146,21 @@ func plural(n int) string {
 
 // principal names the principal the tool connects as.
 func principal(a kafkaadmin.Access) string {
-	if a.Principal == "" {
+	switch {
+	case a.Principal == "":
 		return "the tool's principal (ANONYMOUS, or its TLS certificate's name)"
+	case a.KerberosPrincipal != "":
+		return "User:" + a.Principal + " (the tool's principal, Kerberos " + a.KerberosPrincipal + " by the brokers' DEFAULT principal.to.local rules)"
 	}
 	return "User:" + a.Principal + " (the tool's principal)"
 }
 
-// jaasUser finds the user name in a sasl.jaas.config value.
-var jaasUser = regexp.MustCompile(`username\s*=\s*"([^"]*)"`)
+// jaasUser finds the user name in a sasl.jaas.config value, and
+// jaasKerberos the principal of a Krb5LoginModule entry.
+var (
+	jaasUser     = regexp.MustCompile(`username\s*=\s*"([^"]*)"`)
+	jaasKerberos = regexp.MustCompile(`^\s*com\.sun\.security\.auth\.module\.Krb5LoginModule\s.*\bprincipal\s*=\s*"([^"]*)"`)
+)
 
 // connectorPrincipal says who MM2's clients authenticate as on a
 // cluster, as far as the connector's configuration tells: the checks are
@@ -174,6 +181,11 @@ func connectorPrincipal(cluster string, op kafkaadmin.Operation, config map[stri
 		return who + " without SASL (no " + key + ")" + grant
 	case strings.Contains(v, "${"):
 		return who + " as the principal of " + key + ", set through a config provider" + grant
+	}
+	if m := jaasKerberos.FindStringSubmatch(v); m != nil {
+		short, _, _ := strings.Cut(m[1], "@")
+		short, _, _ = strings.Cut(short, "/")
+		return fmt.Sprintf("%s as User:%s (Kerberos %s by the brokers' DEFAULT principal.to.local rules, %s)%s", who, short, m[1], key, grant)
 	}
 	if m := jaasUser.FindStringSubmatch(v); m != nil {
 		return fmt.Sprintf("%s as User:%s (%s)%s", who, m[1], key, grant)

@@ -279,3 +279,29 @@ func TestCheckRESTExposure(t *testing.T) {
 		expect(t, tc.url, cs, "connect-rest-exposure", tc.want)
 	}
 }
+
+// TestPrincipalsWithKerberos: the permissions check names a Kerberos
+// principal as the brokers name it by default — its first component — and
+// the principal itself, for the tool and for MM2's clients.
+func TestPrincipalsWithKerberos(t *testing.T) {
+	tool := kafkaadmin.Access{Principal: "mm2cutover", KerberosPrincipal: "mm2cutover@CORP.EXAMPLE.COM"}
+	if got, want := principal(tool), "User:mm2cutover (the tool's principal, Kerberos mm2cutover@CORP.EXAMPLE.COM by the brokers' DEFAULT principal.to.local rules)"; got != want {
+		t.Errorf("principal = %q, want %q", got, want)
+	}
+	if got, want := principal(kafkaadmin.Access{Principal: "alice@corp"}), "User:alice@corp (the tool's principal)"; got != want {
+		t.Errorf("a SCRAM user with an @: %q, want %q", got, want)
+	}
+	for _, tc := range []struct{ jaas, want string }{
+		{`com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true keyTab="/k/mm2.keytab" principal="mm2-source/host1@CORP.EXAMPLE.COM";`,
+			"MM2's source clients authenticate as User:mm2-source (Kerberos mm2-source/host1@CORP.EXAMPLE.COM by the brokers' DEFAULT principal.to.local rules, source.cluster.sasl.jaas.config)"},
+		{`org.apache.kafka.common.security.scram.ScramLoginModule required username="mm2" password="x";`,
+			"MM2's source clients authenticate as User:mm2 (source.cluster.sasl.jaas.config)"},
+		{`org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="principal=\"x\"";`,
+			"MM2's source clients authenticate as User:u (source.cluster.sasl.jaas.config)"},
+	} {
+		got := connectorPrincipal("source", kafkaadmin.OpRead, map[string]string{"source.cluster.sasl.jaas.config": tc.jaas})
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("connectorPrincipal(%s) = %q, want it to start %q", tc.jaas, got, tc.want)
+		}
+	}
+}

@@ -16,6 +16,9 @@
 //	cutover -sandbox           the whole cutover on local real Kafka and Connect (a binary
 //	                           built with -tags sandbox: go run -tags sandbox ./examples/cutover -sandbox)
 //	cutover -sandbox -secure   the same on SASL_SSL clusters and HTTPS Connect with basic auth
+//	cutover -sandbox -secure -kerberos
+//	                           the same through the brokers' Kerberos listeners (GSSAPI, keytabs
+//	                           from an MIT Kerberos KDC the sandbox starts)
 //	cutover help [step]        this help, or a step's flags; also -h after a step
 //	cutover version            the tool version (also -version; -json for JSON)
 //	cutover completion bash|zsh  a shell completion script made from the flags
@@ -82,6 +85,7 @@ type options struct {
 	goReplicator        bool
 	fromGroup           bool
 	secure              bool
+	kerberos            bool
 	showVersion         bool
 	dryRun              bool
 	rollbackGroup       string
@@ -158,7 +162,7 @@ func usage(w io.Writer, fs *flag.FlagSet, st *step) {
 	if st == nil {
 		fmt.Fprintln(w, "usage: cutover <step> [flags]    (flags may also come before the step)")
 		fmt.Fprintln(w, "       cutover -sandbox [-json] [-go-replicator]")
-		fmt.Fprintln(w, "       cutover -sandbox -secure")
+		fmt.Fprintln(w, "       cutover -sandbox -secure [-kerberos]")
 		fmt.Fprintln(w, "\nsteps:")
 		for _, s := range steps {
 			fmt.Fprintf(w, "  %-9s %s\n", s.name, s.summary)
@@ -214,6 +218,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.fromGroup, "from-group", false, "with -sandbox and real Flink: plan from the group's commits instead of Flink's savepoint (MM2 then copies again the records Flink wrote past its last, lost, commit)")
 	fs.BoolVar(&o.goReplicator, "go-replicator", false, "with -sandbox: play the old job with the Go imitation of Flink (internal/flinklike) instead of a real Flink job (MM2CUTOVER_FLINK_VERSION)")
 	fs.BoolVar(&o.secure, "secure", false, "with -sandbox: clusters on SASL_SSL with SCRAM-SHA-512 (a source of three brokers), Connect over HTTPS with basic auth; the steps run as this command line, passwords from the environment")
+	fs.BoolVar(&o.kerberos, "kerberos", false, "with -sandbox -secure: the tool and MM2's clients on the brokers' Kerberos listeners (GSSAPI), each with a principal and keytab of a KDC the sandbox starts (MIT Kerberos: krb5-kdc, krb5-admin-server)")
 	fs.BoolVar(&o.showVersion, "version", false, "print the tool version")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "apply: show the connector config it would create (secrets redacted) and the offsets it would write, and change nothing")
 	fs.StringVar(&o.strimziOut, "strimzi-out", "", "strimzi: the file the resources are written to (default: the plan file with .strimzi.yaml)")
@@ -261,6 +266,9 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	case o.secure && !o.sandbox:
 		fmt.Fprintln(stderr, "cutover: -secure goes with -sandbox (a real cluster's security comes from the settings)")
 		return app.ExitUsage
+	case o.kerberos && !(o.sandbox && o.secure):
+		fmt.Fprintln(stderr, "cutover: -kerberos goes with -sandbox -secure (a real cluster's Kerberos settings come from the client properties files)")
+		return app.ExitUsage
 	case o.sandbox:
 	case name == "":
 		usage(stderr, fs, nil)
@@ -280,7 +288,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	if o.sandbox && o.secure {
-		return report(stderr, runSecureSandbox(ctx, log, stdout, stderr))
+		return report(stderr, runSecureSandbox(ctx, log, stdout, stderr, o.kerberos))
 	}
 	if o.sandbox {
 		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator, o.fromGroup))

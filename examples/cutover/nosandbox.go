@@ -25,4 +25,6 @@ func runSandbox(context.Context, *slog.Logger, io.Writer, bool, bool, bool) erro
 	return errNoSandbox
 }
 
-func runSecureSandbox(context.Context, *slog.Logger, io.Writer, io.Writer) error { return errNoSandbox }
+func runSecureSandbox(context.Context, *slog.Logger, io.Writer, io.Writer, bool) error {
+	return errNoSandbox
+}

@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/jcmturner/gokrb5/v8/keytab"
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/connect"
@@ -55,15 +58,19 @@ type secureScenario struct {
 	// listener is the brokers' listener the tool and the connector's clients
 	// use, each configured by a client properties file: "" for SASL_SSL with
 	// SCRAM-SHA-512 (the tool's settings as flags), "mtls" (client
-	// certificates, the principals their common names) or "oauth"
+	// certificates, the principals their common names), "oauth"
 	// (OAUTHBEARER: the tool with client credentials from the sandbox's
-	// token endpoint, the connector with Kafka's unsecured tokens). For
-	// the last two the principals are not super users: they get ACLs on the
-	// scenario's prefix.
+	// token endpoint, the connector with Kafka's unsecured tokens) or
+	// "kerberos" (GSSAPI: a principal and a keytab each for the tool and
+	// MM2's source and target clients, from the sandbox's KDC; the tool
+	// finds krb5.conf through KRB5_CONFIG). For the last three the
+	// principals are not super users: they get ACLs on the scenario's
+	// prefix.
 	listener string
 	prefix   string
 	toolCert sandbox.ClientCert
 	oauth    sandbox.OAuthClient
+	keytabs  []sandbox.KerberosClient
 	// setenv sets the passwords in the environment the command line
 	// reads them from.
 	setenv         func(key, value string)
@@ -122,7 +129,31 @@ func (sc *secureScenario) Secrets() []string {
 			s = append(s, v)
 		}
 	}
+	for _, kt := range sc.keytabs {
+		s = append(s, keytabSecrets(kt.KeytabFile)...)
+	}
 	return append(s, sc.markers...)
+}
+
+// keytabSecrets returns what of a keytab must never be shown: the whole
+// file in base64 and hex, and each key in raw bytes, hex and base64. A
+// keytab that cannot be read gives a marker no output holds, so that the
+// scan cannot pass for want of secrets.
+func keytabSecrets(path string) []string {
+	b, err := os.ReadFile(path)
+	kt := keytab.New()
+	if err == nil {
+		err = kt.Unmarshal(b)
+	}
+	if err != nil || len(kt.Entries) == 0 {
+		return []string{"unreadable keytab " + path + " " + randomHex()}
+	}
+	out := []string{base64.StdEncoding.EncodeToString(b), hex.EncodeToString(b)}
+	for _, e := range kt.Entries {
+		k := e.Key.KeyValue
+		out = append(out, string(k), hex.EncodeToString(k), base64.StdEncoding.EncodeToString(k), base64.RawURLEncoding.EncodeToString(k))
+	}
+	return out
 }
 
 // newListenerScenario is the scenario on the mTLS or OAUTHBEARER listeners
@@ -141,8 +172,12 @@ func newListenerScenario(ctx context.Context, sb *sandbox.Sandbox, prefix, liste
 		connector: prefix + "mm2",
 	}
 	tool, mm2 := prefix+"tool", prefix+"mm2"
+	principals := []string{tool, mm2}
+	if listener == "kerberos" {
+		principals = []string{tool, mm2 + "-source", mm2 + "-target"}
+	}
 	for _, b := range []*sandbox.Broker{sb.Source(), sb.Target()} {
-		for _, p := range []string{tool, mm2} {
+		for _, p := range principals {
 			if err := b.AllowPrefixed(ctx, "User:"+p, prefix); err != nil {
 				return nil, err
 			}
@@ -150,6 +185,7 @@ func newListenerScenario(ctx context.Context, sb *sandbox.Sandbox, prefix, liste
 	}
 	ca := sb.CAFile()
 	mm2Props, toolProps := "", ""
+	mm2TargetProps := ""
 	switch listener {
 	case "mtls":
 		if sc.toolCert, err = sb.ClientCertificate(tool); err != nil {
@@ -175,11 +211,40 @@ func newListenerScenario(ctx context.Context, sb *sandbox.Sandbox, prefix, liste
 			"sasl.oauthbearer.token.endpoint.url=" + sc.oauth.TokenURL + "\n" +
 			"sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required \\\n    clientId=\"" + sc.oauth.ID + "\" clientSecret=\"" + sc.oauth.Secret + "\";\n" +
 			"ssl.truststore.type=PEM\nssl.truststore.location=" + ca + "\n"
+	case "kerberos":
+		for _, p := range principals {
+			kt, err := sb.KerberosKeytab(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			sc.keytabs = append(sc.keytabs, kt)
+		}
+		// The tool's file is what Kafka's tools take; MM2's come from the
+		// connect package's builder.
+		toolProps = "security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\nsasl.kerberos.service.name=" + sandbox.KerberosServiceName + "\n" +
+			"sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required \\\n    useKeyTab=true storeKey=true keyTab=\"" +
+			sc.keytabs[0].KeytabFile + "\" principal=\"" + sc.keytabs[0].Principal + "\";\n" +
+			"ssl.truststore.type=PEM\nssl.truststore.location=" + ca + "\n"
+		for i, out := range []*string{&mm2Props, &mm2TargetProps} {
+			settings, err := connect.GSSAPIClient("SASL_SSL", sandbox.KerberosServiceName, sc.keytabs[1+i].Principal, sc.keytabs[1+i].KeytabFile)
+			if err != nil {
+				return nil, err
+			}
+			settings["ssl.truststore.type"], settings["ssl.truststore.location"] = "PEM", ca
+			*out = propertiesText(settings)
+		}
+		// The tool's Kerberos client reads the realm's krb5.conf from
+		// KRB5_CONFIG, as MIT's tools do; MM2's clients, in the workers'
+		// JVMs, from -Djava.security.krb5.conf.
+		setenv("KRB5_CONFIG", sb.Krb5Conf())
 	default:
-		return nil, fmt.Errorf("listener %q: want mtls or oauth", listener)
+		return nil, fmt.Errorf("listener %q: want mtls, oauth or kerberos", listener)
+	}
+	if mm2TargetProps == "" {
+		mm2TargetProps = mm2Props
 	}
 	files := map[string]string{
-		"mm2-source.properties": mm2Props, "mm2-target.properties": mm2Props,
+		"mm2-source.properties": mm2Props, "mm2-target.properties": mm2TargetProps,
 		"source.properties":    "# the source cluster, as kafka-consumer-groups --command-config takes it\nbootstrap.servers=" + strings.Join(sc.addrs(sb.Source()), ",") + "\n" + toolProps,
 		"target.properties":    "bootstrap.servers=" + strings.Join(sc.addrs(sb.Target()), ",") + "\n" + toolProps,
 		"connect.properties":   "ssl.truststore.type=PEM\nssl.truststore.location=" + ca + "\n",
@@ -200,8 +265,20 @@ func (sc *secureScenario) addrs(b *sandbox.Broker) []string {
 		return b.MTLSAddrs()
 	case "oauth":
 		return b.OAuthAddrs()
+	case "kerberos":
+		return b.KerberosAddrs()
 	}
 	return b.Addrs()
+}
+
+// propertiesText writes settings as the lines of a Java properties file,
+// keys sorted. The values it is given hold no backslash or line end.
+func propertiesText(settings map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		fmt.Fprintf(&b, "%s=%s\n", k, settings[k])
+	}
+	return b.String()
 }
 
 // waitForACLs waits until both clusters let the tool's principal, through
@@ -616,10 +693,13 @@ func (sc *secureScenario) deleteConnector(ctx context.Context, name string) erro
 
 // runSecureSandbox is -sandbox -secure: start the secure sandbox, run the
 // cutover through the command line, count every record on the target,
-// and roll back.
-func runSecureSandbox(ctx context.Context, log *slog.Logger, stdout, stderr io.Writer) error {
+// and roll back. With kerberos (-kerberos) the sandbox runs a KDC too, and
+// the tool and MM2's clients reach the brokers' Kerberos listeners, each
+// as its own principal from a keytab.
+func runSecureSandbox(ctx context.Context, log *slog.Logger, stdout, stderr io.Writer, kerberos bool) error {
 	cfg := sandbox.ConfigFromEnv()
 	cfg.Workers, cfg.SourceBrokers, cfg.Secure, cfg.Logger = 2, 3, true, log
+	cfg.Kerberos, cfg.Authorizer = kerberos, kerberos
 	start := time.Now()
 	sb, err := sandbox.Start(ctx, cfg)
 	if err != nil {
@@ -634,11 +714,20 @@ func runSecureSandbox(ctx context.Context, log *slog.Logger, stdout, stderr io.W
 			os.Unsetenv(k)
 		}
 	}()
-	sc, err := newSecureScenario(sb, "", false, setenv, stdout, stderr, log)
+	var sc *secureScenario
+	if kerberos {
+		// The principals get ACLs on a prefix of the names (an empty one
+		// is no ACL resource).
+		sc, err = newListenerScenario(ctx, sb, "kerberos-", "kerberos", setenv, stdout, stderr, log)
+	} else {
+		sc, err = newSecureScenario(sb, "", false, setenv, stdout, stderr, log)
+	}
+	if sc != nil {
+		defer os.RemoveAll(sc.dir)
+	}
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(sc.dir)
 	if err := sc.start(ctx); err != nil {
 		return err
 	}

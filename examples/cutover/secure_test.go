@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 )
 
@@ -199,60 +200,117 @@ var (
 func TestSecureCutoverListeners(t *testing.T) {
 	sb := sandboxtest.SharedSecure(t)
 	for _, listener := range []string{"mtls", "oauth"} {
-		t.Run(listener, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-			defer cancel()
-			prefix := listener + strconv.FormatInt(time.Now().UnixNano()%1e6, 36) + "-"
-			var out, errb bytes.Buffer
-			log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
-			sc, err := newListenerScenario(ctx, sb, prefix, listener, t.Setenv, &out, &errb, log)
-			if sc != nil {
-				t.Cleanup(func() { os.RemoveAll(sc.dir) })
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if t.Failed() {
-					t.Logf("stdout of the steps:\n%s\nstderr of the steps:\n%s", out.String(), errb.String())
-				}
-			})
-			start := time.Now()
-			if err := sc.start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := sc.cutover(ctx); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = sc.deleteConnector(context.WithoutCancel(ctx), sc.connector) })
-			res, err := sc.check(ctx)
-			if err != nil {
-				t.Fatalf("%v (%+v)", err, res)
-			}
-			if err := sc.rollback(ctx); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%s: %d source records, every one once on the target; cutover and rollback through the command line in %v",
-				listener, res.Records, time.Since(start).Round(time.Second))
-			checkDryRun(t, sc)
-			secrets := append(secretForms(sc), "PRIVATE KEY")
-			scanned := 0
-			for i, st := range sc.steps {
-				scanned += len(st.Stdout) + len(st.Stderr)
-				assertNoSecret(t, fmt.Sprintf("step %d (%s) stdout", i, st.Args[0]), st.Stdout, secrets)
-				assertNoSecret(t, fmt.Sprintf("step %d (%s) stderr", i, st.Args[0]), st.Stderr, secrets)
-			}
-			for _, f := range []string{"plan.json", "plan.audit.jsonl", "plan.reverse.json"} {
-				b, err := os.ReadFile(filepath.Join(sc.dir, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				scanned += len(b)
-				assertNoSecret(t, f, string(b), secrets)
-			}
-			t.Logf("scanned %d steps and 3 files, %d bytes, for %d secret values and their encodings: none found", len(sc.steps), scanned, len(secrets))
-		})
+		t.Run(listener, func(t *testing.T) { listenerCutover(t, sb, listener) })
 	}
+}
+
+// TestSecureCutoverKerberos is the cutover through the command line on the
+// brokers' Kerberos listeners (SASL_SSL, GSSAPI) of the secure sandbox, as
+// TestSecureCutoverListeners runs it on the others: the tool logs in from a
+// keytab named in its client properties files (Kafka's Krb5LoginModule
+// entry, sasl.kerberos.service.name; krb5.conf from KRB5_CONFIG), MM2's
+// source and target clients each as their own principal from a keytab
+// every worker holds (connect.GSSAPIClient), the workers' own clients as
+// theirs; none is a super user but the workers'. Every record is on the
+// target once, the rollback commits C', and neither a password nor a
+// keytab's bytes or keys are in anything the steps printed or wrote, nor in
+// the workers' logs.
+func TestSecureCutoverKerberos(t *testing.T) {
+	sb := sandboxtest.SharedKerberos(t)
+	sc := listenerCutover(t, sb, "kerberos")
+	if t.Failed() {
+		return
+	}
+	if len(sc.keytabs) != 3 {
+		t.Fatalf("%d keytabs, want the tool's and MM2's source and target clients'", len(sc.keytabs))
+	}
+	audit, err := os.ReadFile(filepath.Join(sc.dir, "plan.audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"source.cluster.sasl.mechanism":"GSSAPI"`, `"target.cluster.sasl.mechanism":"GSSAPI"`,
+		`"source.cluster.sasl.jaas.config":"[redacted]"`, `"source.cluster.sasl.kerberos.service.name":"kafka"`} {
+		if !strings.Contains(string(audit), want) {
+			t.Errorf("the audit's create record does not hold %s", want)
+		}
+	}
+	// The workers' logs: the MM2 clients logged in there, with the keytabs.
+	secrets := secretForms(sc)
+	scanned := 0
+	for i, w := range sb.Workers() {
+		b, err := os.ReadFile(w.Log())
+		if err != nil {
+			t.Fatal(err)
+		}
+		scanned += len(b)
+		assertNoSecret(t, fmt.Sprintf("worker %d log", i), string(b), secrets)
+		for _, kt := range sc.keytabs[1:] {
+			if !strings.Contains(string(b), kt.Principal) {
+				t.Logf("worker %d's log does not name %s (its tasks may run on the other worker)", i, kt.Principal)
+			}
+		}
+	}
+	t.Logf("scanned the workers' logs, %d bytes, for %d secret values: none found", scanned, len(secrets))
+}
+
+// listenerCutover runs the cutover through the command line on listener
+// (newListenerScenario) of sb, checks every record on the target, the
+// rollback and the dry run, and scans what the steps printed and wrote for
+// the scenario's secrets.
+func listenerCutover(t *testing.T, sb *sandbox.Sandbox, listener string) *secureScenario {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	prefix := listener + strconv.FormatInt(time.Now().UnixNano()%1e6, 36) + "-"
+	var out, errb bytes.Buffer
+	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	sc, err := newListenerScenario(ctx, sb, prefix, listener, t.Setenv, &out, &errb, log)
+	if sc != nil {
+		t.Cleanup(func() { os.RemoveAll(sc.dir) })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("stdout of the steps:\n%s\nstderr of the steps:\n%s", out.String(), errb.String())
+		}
+	})
+	start := time.Now()
+	if err := sc.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.cutover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sc.deleteConnector(context.WithoutCancel(ctx), sc.connector) })
+	res, err := sc.check(ctx)
+	if err != nil {
+		t.Fatalf("%v (%+v)", err, res)
+	}
+	if err := sc.rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d source records, %d lost, %d duplicated; cutover and rollback through the command line in %v",
+		listener, res.Records, res.Lost, res.Duplicated, time.Since(start).Round(time.Second))
+	checkDryRun(t, sc)
+	secrets := append(secretForms(sc), "PRIVATE KEY")
+	scanned := 0
+	for i, st := range sc.steps {
+		scanned += len(st.Stdout) + len(st.Stderr)
+		assertNoSecret(t, fmt.Sprintf("step %d (%s) stdout", i, st.Args[0]), st.Stdout, secrets)
+		assertNoSecret(t, fmt.Sprintf("step %d (%s) stderr", i, st.Args[0]), st.Stderr, secrets)
+	}
+	for _, f := range []string{"plan.json", "plan.audit.jsonl", "plan.reverse.json"} {
+		b, err := os.ReadFile(filepath.Join(sc.dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		scanned += len(b)
+		assertNoSecret(t, f, string(b), secrets)
+	}
+	t.Logf("scanned %d steps and 3 files, %d bytes, for %d secret values and their encodings: none found", len(sc.steps), scanned, len(secrets))
+	return sc
 }
 
 // secretForms returns the scenario's secret values and the forms they
@@ -386,4 +444,83 @@ func dropFlags(args []string, flags ...string) []string {
 		out = append(out, args[i])
 	}
 	return out
+}
+
+// TestSecureKerberosRejected: the tool's Kerberos login that the KDC
+// refuses — a principal deleted from the KDC, a keytab made stale by new
+// keys — fails the command line at once, exit 2, saying the KDC rejected
+// the principal, without a retry; a keytab that holds no key of the
+// principal named is refused before any login, exit 2 too. Nothing printed
+// shows a password or a keytab's bytes.
+func TestSecureKerberosRejected(t *testing.T) {
+	sb := sandboxtest.SharedKerberos(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	prefix := "krbrej" + strconv.FormatInt(time.Now().UnixNano()%1e6, 36) + "-"
+	sc, err := newListenerScenario(ctx, sb, prefix, "kerberos", t.Setenv, &bytes.Buffer{}, &bytes.Buffer{}, slog.New(slog.DiscardHandler))
+	if sc != nil {
+		t.Cleanup(func() { os.RemoveAll(sc.dir) })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := sb.KerberosKeytab(ctx, prefix+"gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.KerberosDelete(ctx, prefix+"gone"); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := sb.KerberosKeytab(ctx, prefix+"stale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := sb.KerberosKeytab(ctx, prefix+"stale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.keytabs = append(sc.keytabs, gone, stale, fresh)
+	original, err := os.ReadFile(filepath.Join(sc.dir, "source.properties"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := sc.keytabs[0]
+	for _, tc := range []struct {
+		name                  string
+		principal, keytabFile string
+		want                  string
+	}{
+		{"a principal deleted from the KDC", gone.Principal, gone.KeytabFile,
+			`the KDC rejected the Kerberos login of principal "` + gone.Principal + `"`},
+		{"a stale keytab", stale.Principal, stale.KeytabFile,
+			`the KDC rejected the Kerberos login of principal "` + stale.Principal + `"`},
+		{"another principal's keytab", sc.keytabs[1].Principal, tool.KeytabFile,
+			"holds no key of " + sc.keytabs[1].Principal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc.setenv = t.Setenv
+			sc.setPasswords()
+			text := strings.NewReplacer(tool.Principal, tc.principal, tool.KeytabFile, tc.keytabFile).Replace(string(original))
+			if err := os.WriteFile(filepath.Join(sc.dir, "source.properties"), []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.WriteFile(filepath.Join(sc.dir, "source.properties"), original, 0o600) })
+			var out, errb bytes.Buffer
+			start := time.Now()
+			code := run(append([]string{"precheck"}, sc.flags()...), &out, &errb)
+			took := time.Since(start)
+			t.Logf("exit %d after %v: %s", code, took.Round(time.Millisecond), strings.TrimSpace(errb.String()))
+			if code != app.ExitUsage {
+				t.Errorf("exit %d, want %d", code, app.ExitUsage)
+			}
+			if !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("stderr does not say %q", tc.want)
+			}
+			if strings.Contains(errb.String(), "retrying") || strings.Contains(errb.String(), "gave up after") {
+				t.Errorf("the failure was retried")
+			}
+			assertNoSecret(t, "stdout", out.String(), secretForms(sc))
+			assertNoSecret(t, "stderr", errb.String(), secretForms(sc))
+		})
+	}
 }

@@ -17,11 +17,16 @@ import (
 // allow.everyone.if.no.acl.found stays false.
 
 // authorizerProps returns the lines of a node's server.properties that
-// enable the authorizer.
-func authorizerProps() []string {
+// enable the authorizer. With Kerberos the workers' principal
+// (ConnectPrincipal) is a super user too, as MM2User is without it.
+func authorizerProps(kerberos bool) []string {
+	supers := "User:" + AdminUser + ";User:" + MM2User + ";User:ANONYMOUS"
+	if kerberos {
+		supers += ";User:" + ConnectPrincipal
+	}
 	return []string{
 		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-		"super.users=User:" + AdminUser + ";User:" + MM2User + ";User:ANONYMOUS",
+		"super.users=" + supers,
 	}
 }
 

@@ -35,6 +35,7 @@ type Node struct {
 	internal string // inter-broker listener, PLAINTEXT; addr in a plain sandbox
 	mtls     string // a secure sandbox's mTLS listener (SSL, client certificates required)
 	oauth    string // a secure sandbox's OAUTHBEARER listener (SASL_SSL)
+	kerberos string // a Kerberos sandbox's GSSAPI listener (SASL_SSL), localhost:<port>
 	proc     runner // nil when attached
 	format   func(context.Context) error
 }
@@ -48,6 +49,9 @@ func (s *Sandbox) newBroker(name string, n, rf int, java, dist, confDir string, 
 	perNode := 2
 	if s.sec != nil {
 		perNode = 5 // client, inter-broker, mTLS, OAUTHBEARER, controller
+		if s.sec.kdc != nil {
+			perNode = 6 // and GSSAPI, before the controller
+		}
 	}
 	ports, err := freePorts("127.0.0.1", n*perNode)
 	if err != nil {
@@ -91,9 +95,12 @@ func (s *Sandbox) newBroker(name string, n, rf int, java, dist, confDir string, 
 		} else {
 			nd.internal = fmt.Sprintf("127.0.0.1:%d", p[1])
 			nd.mtls, nd.oauth = fmt.Sprintf("127.0.0.1:%d", p[2]), fmt.Sprintf("127.0.0.1:%d", p[3])
+			if s.sec.kdc != nil {
+				nd.kerberos = fmt.Sprintf("%s:%d", kerberosHost, p[4])
+			}
 			props = append(props, s.sec.brokerProps(nd, controller)...)
 			if s.authz {
-				props = append(props, authorizerProps()...)
+				props = append(props, authorizerProps(s.sec.kdc != nil)...)
 			}
 		}
 		props = append(props,
@@ -130,8 +137,11 @@ func (s *Sandbox) newBroker(name string, n, rf int, java, dist, confDir string, 
 		argv := append([]string{java}, strings.Fields(heapFlags+" "+jvmFlags)...)
 		argv = append(argv,
 			"-Dlog4j2.configurationFile="+filepath.Join(confDir, "connect-log4j2.properties"),
-			"-Dlog4j.configuration=file:"+filepath.Join(confDir, "connect-log4j.properties"),
-			"-cp", filepath.Join(dist, "libs", "*"), "kafka.Kafka", propsPath)
+			"-Dlog4j.configuration=file:"+filepath.Join(confDir, "connect-log4j.properties"))
+		if s.sec != nil && s.sec.kdc != nil {
+			argv = append(argv, s.sec.kdc.jvmFlag())
+		}
+		argv = append(argv, "-cp", filepath.Join(dist, "libs", "*"), "kafka.Kafka", propsPath)
 		label := name + " broker"
 		if n > 1 {
 			label = fmt.Sprintf("%s broker %d", name, nd.id)

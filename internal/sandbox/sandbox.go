@@ -6,7 +6,9 @@
 //
 // With Config.Secure the clusters listen for clients on SASL_SSL (SCRAM and
 // PLAIN) and the workers serve REST over HTTPS with basic auth; see
-// secure.go for what runs and where the credentials are.
+// secure.go for what runs and where the credentials are. With
+// Config.Kerberos too, a real MIT Kerberos KDC runs beside them and every
+// broker has a GSSAPI listener (kerberos.go).
 //
 // The jars come from, in order, Config.KafkaHome (an Apache Kafka
 // distribution), or a cache directory filled from Maven Central by the
@@ -120,6 +122,12 @@ type Config struct {
 	// and Connect workers with HTTPS REST and basic auth, with certificates
 	// and passwords generated at start (see secure.go). Not with Docker.
 	Secure bool
+	// Kerberos, with Secure, also starts a real MIT Kerberos KDC (the
+	// krb5-kdc and krb5-admin-server packages; Start fails with
+	// ErrNoKerberos without them) and gives every broker a GSSAPI listener
+	// (SASL_SSL, localhost:<port>); the Connect workers' own clients log in
+	// through it from a keytab. See kerberos.go.
+	Kerberos bool
 	// Authorizer, with Secure, runs both clusters with Kafka's
 	// StandardAuthorizer: only the admin and mm2 users (and the brokers
 	// themselves) are super users; any other principal may do only what
@@ -293,6 +301,14 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		if s.sec, err = newSecurity(s.secretDir, cfg.Workers); err != nil {
 			return nil, err
 		}
+		if cfg.Kerberos {
+			if s.sec.kdc, err = startKDC(ctx, filepath.Join(s.secretDir, "kdc"), log); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cfg.Kerberos && !cfg.Secure {
+		return nil, errors.New("sandbox: Kerberos needs Secure (its listener is SASL_SSL)")
 	}
 	if cfg.Authorizer && !cfg.Secure {
 		return nil, errors.New("sandbox: Authorizer needs Secure (ACLs name SASL users)")
@@ -587,6 +603,9 @@ func (s *Sandbox) LogTails(n int) string {
 	var b strings.Builder
 	for _, p := range append(s.processes(), s.prometheus...) {
 		fmt.Fprintf(&b, "----- %s (%s), last %d lines -----\n%s\n", p.label(), p.logPath(), n, p.tail(n))
+	}
+	if k := s.kdc(); k != nil {
+		fmt.Fprintf(&b, "----- kerberos kdc (%s), last %d lines -----\n%s\n", filepath.Join(k.dir, "kdc.log"), n, k.tail(n))
 	}
 	return b.String()
 }

@@ -3,13 +3,18 @@ package sandbox_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/IBM/sarama"
 
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
@@ -200,4 +205,59 @@ func TestSecureCredentialsStayInTheSecretsDir(t *testing.T) {
 	if _, err := os.Stat(secrets); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("secrets directory %s still there after Close: %v", secrets, err)
 	}
+}
+
+// TestKerberosSmoke: the shared secure sandbox's KDC issues a keytab, and
+// a Go client (sarama's Kerberos client) logs in with it through every
+// source broker's Kerberos listener and reads metadata; the workers' own
+// clients log in through the target's (TestSecureSmoke replicates records
+// through them). No keytab is under the work directory.
+func TestKerberosSmoke(t *testing.T) {
+	sb := sandboxtest.SharedKerberos(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	c, err := sb.KerberosKeytab(ctx, "smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("principal %s with a keytab in %v; KDC %s", c.Principal, time.Since(start).Round(time.Millisecond), sb.KDCAddr())
+	cfg := sarama.NewConfig()
+	cfg.Net.TLS.Enable = true
+	cfg.Net.TLS.Config = &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12}
+	cfg.Net.TLS.Config.RootCAs.AppendCertsFromPEM(sb.CAPEM())
+	cfg.Net.SASL.Enable, cfg.Net.SASL.Mechanism = true, sarama.SASLTypeGSSAPI
+	name, realm, _ := strings.Cut(c.Principal, "@")
+	cfg.Net.SASL.GSSAPI = sarama.GSSAPIConfig{AuthType: sarama.KRB5_KEYTAB_AUTH, KeyTabPath: c.KeytabFile, KerberosConfigPath: sb.Krb5Conf(),
+		ServiceName: sandbox.KerberosServiceName, Username: name, Realm: realm}
+	addrs := sb.Source().KerberosAddrs()
+	if len(addrs) != len(sb.Source().Nodes()) {
+		t.Fatalf("Kerberos listeners %v, want one per node", addrs)
+	}
+	for _, addr := range addrs {
+		b := sarama.NewBroker(addr)
+		if err := b.Open(cfg); err != nil {
+			t.Fatal(err)
+		}
+		md, err := b.GetMetadata(&sarama.MetadataRequest{Version: 4})
+		b.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", addr, err)
+		}
+		if len(md.Brokers) != len(addrs) || !strings.HasPrefix(md.Brokers[0].Addr(), "localhost:") {
+			t.Errorf("%s advertises %d brokers (first %s), want %d on localhost", addr, len(md.Brokers), md.Brokers[0].Addr(), len(addrs))
+		}
+	}
+	kt, err := os.ReadFile(c.KeytabFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(sb.WorkDir(), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, kt[len(kt)-32:]) {
+				t.Errorf("%s holds the keytab's last key", path)
+			}
+		}
+		return nil
+	})
 }

@@ -38,8 +38,9 @@ import (
 //     process, only two ports per broker.
 //   - Connect workers serve REST over HTTPS with basic authentication
 //     (BasicAuthSecurityRestExtension, JAAS PropertyFileLoginModule), and
-//     their own Kafka clients use SASL_SSL with SCRAM-SHA-512, all set
-//     through the worker image's environment variables.
+//     their own Kafka clients use SASL_SSL with SCRAM-SHA-512 (GSSAPI with
+//     Config.Kerberos: see kerberos.go), all set through the worker image's
+//     environment variables.
 //
 // Credentials reach the processes only through their environment or files
 // in the secrets directory, which Close always removes (also when
@@ -67,6 +68,7 @@ type security struct {
 	certs  *certFiles
 	rest   User // accepted by every worker
 	tokens *tokenServer
+	kdc    *kdc // nil without Config.Kerberos (kerberos.go)
 }
 
 func newSecurity(secretDir string, workers int) (*security, error) {
@@ -88,6 +90,9 @@ func newSecurity(secretDir string, workers int) (*security, error) {
 func (sec *security) close() {
 	if sec != nil && sec.tokens != nil {
 		sec.tokens.close()
+	}
+	if sec != nil {
+		sec.kdc.close()
 	}
 }
 
@@ -129,12 +134,20 @@ const plainJAASEnv = "SANDBOX_BROKER_PLAIN_JAAS"
 // the environment (${env:...}).
 func (sec *security) brokerProps(nd *Node, controller int) []string {
 	const scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
-	return []string{
-		fmt.Sprintf("listeners=SASL_SSL://%s,INTERNAL://%s,MTLS://%s,OAUTH://%s,CONTROLLER://127.0.0.1:%d", nd.addr, nd.internal, nd.mtls, nd.oauth, controller),
-		fmt.Sprintf("advertised.listeners=SASL_SSL://%s,INTERNAL://%s,MTLS://%s,OAUTH://%s", nd.addr, nd.internal, nd.mtls, nd.oauth),
+	listeners := fmt.Sprintf("SASL_SSL://%s,INTERNAL://%s,MTLS://%s,OAUTH://%s", nd.addr, nd.internal, nd.mtls, nd.oauth)
+	protocols := "SASL_SSL:SASL_SSL,INTERNAL:PLAINTEXT,MTLS:SSL,OAUTH:SASL_SSL,CONTROLLER:PLAINTEXT"
+	var kerberos []string
+	if sec.kdc != nil {
+		listeners += ",KERBEROS://" + nd.kerberos
+		protocols += ",KERBEROS:SASL_SSL"
+		kerberos = sec.kdc.brokerProps()
+	}
+	return append([]string{
+		fmt.Sprintf("listeners=%s,CONTROLLER://127.0.0.1:%d", listeners, controller),
+		"advertised.listeners=" + listeners,
 		"controller.listener.names=CONTROLLER",
 		"inter.broker.listener.name=INTERNAL",
-		"listener.security.protocol.map=SASL_SSL:SASL_SSL,INTERNAL:PLAINTEXT,MTLS:SSL,OAUTH:SASL_SSL,CONTROLLER:PLAINTEXT",
+		"listener.security.protocol.map=" + protocols,
 		"sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN",
 		// mTLS: client certificates signed by the sandbox CA, the
 		// principal is the certificate's CN.
@@ -153,7 +166,7 @@ func (sec *security) brokerProps(nd *Node, controller int) []string {
 		"listener.name.sasl_ssl.plain.sasl.jaas.config=${env:" + plainJAASEnv + "}",
 		"listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=" + scram,
 		"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=" + scram,
-	}
+	}, kerberos...)
 }
 
 // brokerEnv returns the environment that carries a cluster's PLAIN users.
@@ -379,7 +392,7 @@ func (s *Sandbox) workerEnv(dir string, i int) ([]string, User, error) {
 	if err := os.WriteFile(users, []byte(content), 0o600); err != nil {
 		return nil, User{}, err
 	}
-	return []string{
+	env := []string{
 		"TMPDIR=" + dir, // the entrypoint writes the effective configuration there
 		"CONNECT_SECURITY_PROTOCOL=SASL_SSL",
 		"CONNECT_SASL_MECHANISM=SCRAM-SHA-512",
@@ -395,5 +408,9 @@ func (s *Sandbox) workerEnv(dir string, i int) ([]string, User, error) {
 		"CONNECT_REST_BASIC_AUTH_FILE=" + users,
 		sourceJAASEnv + "=" + scramJAAS(s.source.MM2()),
 		targetJAASEnv + "=" + scramJAAS(s.target.MM2()),
-	}, local, nil
+	}
+	if s.sec.kdc != nil {
+		env = append(env, s.sec.kdc.workerEnv(s.target)...)
+	}
+	return env, local, nil
 }

@@ -52,13 +52,13 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.tgtBoot, "target-bootstrap", "", "target cluster bootstrap servers")
 	fs.StringVar(&f.srcSec, "source-security-protocol", "PLAINTEXT", "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")
 	fs.StringVar(&f.tgtSec, "target-security-protocol", "PLAINTEXT", "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")
-	fs.StringVar(&f.srcMech, "source-sasl-mechanism", "", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
-	fs.StringVar(&f.tgtMech, "target-sasl-mechanism", "", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	fs.StringVar(&f.srcMech, "source-sasl-mechanism", "", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (GSSAPI and OAUTHBEARER: -source-client-config)")
+	fs.StringVar(&f.tgtMech, "target-sasl-mechanism", "", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (GSSAPI and OAUTHBEARER: -target-client-config)")
 	fs.StringVar(&f.srcUser, "source-sasl-username", "", "source SASL user (password: MM2CUTOVER_SOURCE_SASL_PASSWORD)")
 	fs.StringVar(&f.tgtUser, "target-sasl-username", "", "target SASL user (password: MM2CUTOVER_TARGET_SASL_PASSWORD)")
 	fs.StringVar(&f.srcCA, "source-tls-ca", "", "PEM file of the CAs of the source brokers")
 	fs.StringVar(&f.tgtCA, "target-tls-ca", "", "PEM file of the CAs of the target brokers")
-	fs.StringVar(&f.srcClient, "source-client-config", "", "Kafka client properties file for the source cluster, as Kafka's tools take with --command-config: security.protocol, sasl.mechanism, sasl.jaas.config (PLAIN, SCRAM, OAUTHBEARER), ssl.truststore.*/ssl.keystore.* (PEM, JKS, PKCS12), bootstrap.servers; instead of the -source-security/sasl/tls flags")
+	fs.StringVar(&f.srcClient, "source-client-config", "", "Kafka client properties file for the source cluster, as Kafka's tools take with --command-config: security.protocol, sasl.mechanism, sasl.jaas.config (PLAIN, SCRAM, OAUTHBEARER; GSSAPI from a keytab with sasl.kerberos.service.name, krb5.conf from KRB5_CONFIG), ssl.truststore.*/ssl.keystore.* (PEM, JKS, PKCS12), bootstrap.servers; instead of the -source-security/sasl/tls flags")
 	fs.StringVar(&f.tgtClient, "target-client-config", "", "Kafka client properties file for the target cluster (see -source-client-config)")
 	fs.StringVar(&s.ConnectURL, "connect-url", "", "Kafka Connect REST URL, e.g. http://mm2-connect:8088")
 	fs.StringVar(&s.ConnectUser, "connect-user", "", "Connect REST basic-auth user (password: MM2CUTOVER_CONNECT_PASSWORD)")
@@ -157,6 +157,9 @@ func (f *Flags) Settings() (Settings, error) {
 		{"target", f.tgtClient, f.tgtBoot, f.tgtSec, f.tgtMech, f.tgtUser, tgtPassword, f.tgtCA, &s.Target},
 	} {
 		if side.file == "" {
+			if strings.EqualFold(side.mech, string(kafkaadmin.GSSAPI)) {
+				return Settings{}, fmt.Errorf("%w: -%s-sasl-mechanism GSSAPI: give Kerberos in a client properties file, -%s-client-config (sasl.kerberos.service.name and a Krb5LoginModule entry with useKeyTab=true, keyTab and principal)", ErrSettings, side.name, side.name)
+			}
 			*side.out = kafkaConfig(side.boot, side.sec, side.mech, side.user, side.password, side.ca)
 		} else {
 			if side.sec != "PLAINTEXT" || side.mech != "" || side.user != "" || side.password != "" || side.ca != "" {

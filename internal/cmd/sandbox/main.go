@@ -35,6 +35,7 @@ func main() {
 	flag.IntVar(&cfg.ReplicationFactor, "replication-factor", 0, "default replication factor of a cluster of several brokers (0: every broker; 1 spreads partitions for scale)")
 	flag.StringVar(&cfg.WorkerHeap, "worker-heap", "", "maximum heap of each worker, as 2g or 1536m (default 768m, the brokers')")
 	flag.BoolVar(&cfg.Secure, "secure", false, "SASL_SSL brokers (SCRAM, PLAIN) and HTTPS + basic-auth workers, credentials generated at start")
+	flag.BoolVar(&cfg.Kerberos, "kerberos", false, "with -secure: an MIT Kerberos KDC and a GSSAPI listener per broker; the workers log in from a keytab")
 	hold := flag.Bool("hold", false, "keep the sandbox running until interrupted instead of running the smoke demo")
 	statePath := flag.String("state", "", "with -hold: write the sandbox state file here (for "+sandbox.StateEnv+")")
 	asJSON := flag.Bool("json", false, "print the result as JSON")
@@ -69,6 +70,10 @@ func run(ctx context.Context, cfg sandbox.Config, hold bool, statePath string, a
 		}
 		fmt.Printf("source %s  target %s  connect %s  (interrupt to stop)\n",
 			sb.Source().Bootstrap(), sb.Target().Bootstrap(), sb.ConnectURL())
+		if sb.Kerberos() {
+			fmt.Printf("kerberos: KDC %s, realm %s, krb5.conf %s; source %v, target %v\n",
+				sb.KDCAddr(), sandbox.KerberosRealm, sb.Krb5Conf(), sb.Source().KerberosAddrs(), sb.Target().KerberosAddrs())
+		}
 		<-ctx.Done()
 		return nil
 	}

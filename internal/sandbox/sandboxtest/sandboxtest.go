@@ -61,8 +61,10 @@ func Close() {
 // binary (sandbox.Config.Secure), starting it on first use with
 // SecureSourceBrokers source brokers, two Connect workers and
 // sandbox.Config.Authorizer: the admin and mm2 users are super users, a
-// principal of the mTLS or OAUTHBEARER listeners gets its ACLs from the test
-// (Broker.AllowPrefixed). It is never
+// principal of the mTLS, OAUTHBEARER or Kerberos listeners gets its ACLs
+// from the test (Broker.AllowPrefixed). It runs a KDC and Kerberos
+// listeners (sandbox.Config.Kerberos) where MIT Kerberos is installed, and
+// always with CI=true. It is never
 // attached from MM2CUTOVER_SANDBOX: a secure sandbox writes no state file.
 // Tests that use it never stop or kill its processes.
 func SharedSecure(t testing.TB) *sandbox.Sandbox {
@@ -70,11 +72,38 @@ func SharedSecure(t testing.TB) *sandbox.Sandbox {
 	return startSecure(t, &sharedSecure, SharedWorkers)
 }
 
-// SharedSecureKafka is SharedSecure without Connect workers, for the tests
-// of Kafka clients.
+// SharedSecureKafka is SharedSecure without Connect workers (with a KDC
+// and Kerberos listeners where SharedSecure has them), for the tests of
+// Kafka clients.
 func SharedSecureKafka(t testing.TB) *sandbox.Sandbox {
 	t.Helper()
 	return startSecure(t, &sharedSecureKafka, 0)
+}
+
+// SharedKerberos is SharedSecure for tests of its Kerberos listeners: it
+// skips the test where MIT Kerberos is not installed, and fails it with
+// CI=true.
+func SharedKerberos(t testing.TB) *sandbox.Sandbox {
+	t.Helper()
+	return requireKerberos(t, startSecure(t, &sharedSecure, SharedWorkers))
+}
+
+// SharedKerberosKafka is SharedSecureKafka for tests of Kafka clients on
+// its Kerberos listeners, which it requires as SharedKerberos does.
+func SharedKerberosKafka(t testing.TB) *sandbox.Sandbox {
+	t.Helper()
+	return requireKerberos(t, startSecure(t, &sharedSecureKafka, 0))
+}
+
+func requireKerberos(t testing.TB, sb *sandbox.Sandbox) *sandbox.Sandbox {
+	t.Helper()
+	if !sb.Kerberos() {
+		if inCI() {
+			t.Fatalf("the shared secure sandbox runs no KDC: %v", sandbox.ErrNoKerberos)
+		}
+		t.Skipf("no Kerberos here: %v", sandbox.ErrNoKerberos)
+	}
+	return sb
 }
 
 func startSecure(t testing.TB, o *once, workers int) *sandbox.Sandbox {
@@ -86,6 +115,7 @@ func startSecure(t testing.TB, o *once, workers int) *sandbox.Sandbox {
 		cfg.SourceBrokers = SecureSourceBrokers
 		cfg.Secure = true
 		cfg.Authorizer = workers > 0
+		cfg.Kerberos = sandbox.KerberosAvailable() || inCI()
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 		o.sb, o.err = sandbox.Start(context.Background(), cfg)
 	})
