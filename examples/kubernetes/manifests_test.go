@@ -775,10 +775,10 @@ func TestLifecycle(t *testing.T) {
 // checkPodFailurePolicy: the Job fails at once on the binary's exit statuses
 // that a retry cannot change (bad settings, a failed check, a refusal, an
 // error nobody classified), read
-// from examples/internal/cutover/exit.go, and retries the others.
+// from examples/internal/app/exit.go, and retries the others.
 func checkPodFailurePolicy(t *testing.T, job *batchv1.Job) {
 	t.Helper()
-	src, err := os.ReadFile("../internal/cutover/exit.go")
+	src, err := os.ReadFile("../internal/app/exit.go")
 	if err != nil {
 		t.Fatal(err)
 	}

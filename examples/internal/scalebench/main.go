@@ -13,7 +13,7 @@
 //     command line (built for the run from examples/cutover) with the
 //     flags an operator gives, as an operator runs them;
 //   - library: what the CLI's plan and apply do, in one process, through
-//     examples/internal/cutover: MakePlan (precheck, stability window at
+//     examples/internal/app: MakePlan (precheck, stability window at
 //     -window) and Apply (guards, PATCH, read-back until equal);
 //   - raw floor: the same change done directly with sarama and net/http:
 //     Metadata, FindCoordinator, one OffsetFetch, ListOffsets earliest and
