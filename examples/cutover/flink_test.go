@@ -243,7 +243,7 @@ func (fc *flinkCase) finalCheck(ctx context.Context) map[offsets.SourcePartition
 //     precheck sees the group settle, MM2 resumes from C.
 //  3. MM2 replicates, then `rollback -rollback-group G -yes` commits
 //     C' = M'+1, and Flink is started from the group's committed offsets
-//     without restoring state (the README's rollback instructions).
+//     without restoring state (the rollback of docs/flink.md).
 //  4. Every source record is on the target once, except the records Flink
 //     wrote past its last group commit: Flink commits a savepoint's offsets
 //     asynchronously while its sources shut down and often does not get to

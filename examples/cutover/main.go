@@ -68,8 +68,10 @@ import (
 // module version go install stamps (version.go).
 var version = defaultVersion
 
-// defaultVersion is the version of a build that has no stamp.
-const defaultVersion = "0.2.0-dev"
+// defaultVersion is the version of a build that has no stamp: the version
+// of this source tree, the one in the repository's VERSION file (a test
+// holds every copy of it to that file).
+const defaultVersion = "0.2.0"
 
 func main() {
 	app.LeanGC()

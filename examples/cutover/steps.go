@@ -54,7 +54,7 @@ func report(stderr io.Writer, err error) int {
 }
 
 // emit writes one result: with -json, one JSON document whose first field,
-// "schema", names its shape ("mm2cutover/<schema>/v1", see README); else the
+// "schema", names its shape ("mm2cutover/<schema>/v1", see docs/cutover.md); else the
 // human table.
 func (c *cli) emit(schema string, v any, human func(w io.Writer)) {
 	c.emitted = true

@@ -188,7 +188,7 @@ func (c *cli) verifyStrimzi(ctx context.Context, p *plan.Plan) error {
 
 // errStrimziREST refuses a step that writes over REST when the settings say
 // Strimzi owns the connector.
-var errStrimziREST = errors.New("-strimzi-cluster is set: the Strimzi operator owns this connector and deletes or reverts what is written over REST; render the resources with 'cutover strimzi' and apply them with kubectl (README, the Strimzi path)")
+var errStrimziREST = errors.New("-strimzi-cluster is set: the Strimzi operator owns this connector and deletes or reverts what is written over REST; render the resources with 'cutover strimzi' and apply them with kubectl (docs/strimzi.md)")
 
 // strimziRefusesREST reports the refusal for a step that writes over REST,
 // or nil.

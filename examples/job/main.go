@@ -57,10 +57,11 @@ import (
 	"github.com/mm2cutover/mm2cutover/plan"
 )
 
-// version is stamped at build time (-ldflags "-X main.version=0.1.0", as
-// examples/job/Dockerfile does); every plan the Job builds records it as its
-// tool version, mm2cutover-job/<version>.
-var version = "dev"
+// version is stamped at build time (-ldflags "-X main.version=...", as
+// examples/job/Dockerfile and the release do); unstamped, it is the version
+// of this source tree, the one in the repository's VERSION file. Every plan
+// the Job builds records it as its tool version, mm2cutover-job/<version>.
+var version = "0.2.0"
 
 // crashEnv names the points where a test makes the Job die, as a killed
 // Pod would: before-create, after-create, before-patch, after-patch,

@@ -43,8 +43,8 @@ const (
 // site is the deployment of these manifests on the test cluster: the
 // sandbox's two Kafka clusters with their brokers on the cluster's HostIP,
 // the worker and Job images imported under the kustomizations' names, the
-// Secrets, and overlays that change only what README's "What to change per
-// site" lists (addresses, security protocol, replication factor, heap and
+// Secrets, and overlays that change only what README's "Site values" lists
+// (addresses, security protocol, replication factor, heap and
 // requests sized for a 2-core node, and a startup probe that waits 10
 // minutes instead of 3: three JVMs starting at once on two cores shared with
 // other tests take 2 to 4 minutes to open their REST port), plus the test's
@@ -92,7 +92,7 @@ func newSite(ctx context.Context, t *testing.T) *site {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pm.RemoveImage(context.Background(), jobRef) })
-	for ref, dir := range map[string]string{workerRef: ".", jobRef: "cutover"} {
+	for ref, dir := range map[string]string{workerRef: "connect", jobRef: "cutover"} {
 		img := s.m.kustomizations[dir].Images[0]
 		if err := c.LoadPodmanImage(ctx, pm, ref, img.NewName+":"+img.NewTag); err != nil {
 			t.Fatal(err)
@@ -115,7 +115,7 @@ func newSite(ctx context.Context, t *testing.T) *site {
 		c.Kubectl(ctx, "-n", ns, "delete", "secret", name, "--ignore-not-found")
 		s.kubectl(ctx, t, args...)
 	}
-	s.writeOverlay(t, "workers", ".", fmt.Sprintf(`
+	s.writeOverlay(t, "workers", "connect", fmt.Sprintf(`
   - patch: |-
       apiVersion: v1
       kind: ConfigMap

@@ -27,7 +27,7 @@ import (
 
 // The directories whose YAML files are manifests, each with its own
 // kustomization.yaml.
-var manifestDirs = []string{".", "cutover", "cutover/resume"}
+var manifestDirs = []string{"connect", "cutover", "cutover/resume"}
 
 // The worker image's files, relative to this directory.
 const (
@@ -534,19 +534,19 @@ func TestStrictDecodingRejectsMutations(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, old, new, want string
 	}{
-		{"unknown field in spec", "deployment.yaml", "  replicas: 3\n", "  replicas: 3\n  replica: 3\n", `unknown field "spec.replica"`},
-		{"misspelt probe", "deployment.yaml", "livenessProbe:", "livenesProbe:", `unknown field "spec.template.spec.containers[0].livenesProbe"`},
-		{"wrong case", "deployment.yaml", "containerPort: 8088", "ContainerPort: 8088", `unknown field "spec.template.spec.containers[0].ports[0].ContainerPort"`},
-		{"duplicate key", "service.yaml", "  type: ClusterIP\n", "  type: ClusterIP\n  type: NodePort\n", `key "type" already set`},
-		{"wrong type", "pdb.yaml", "maxUnavailable: 1", "maxUnavailable: [1]", `maxUnavailable`},
-		{"number where a string is wanted", "configmap.yaml", `CONNECT_REPLICATION_FACTOR: "3"`, `CONNECT_REPLICATION_FACTOR: 3`, `cannot unmarshal number into Go struct field ConfigMap.data of type string`},
-		{"unknown ServiceMonitor field", "servicemonitor.yaml", "      interval: 30s\n", "      interval: 30s\n      scrapeInterval: 30s\n", `unknown field "spec.endpoints[0].scrapeInterval"`},
-		{"unknown PrometheusRule field", "prometheusrule.yaml", "          for: 5m\n", "          for: 5m\n          duration: 5m\n", `unknown field "spec.groups[1].rules[0].duration"`},
-		{"alert expression as a list", "prometheusrule.yaml", "expr: up{", "expr:\n            - up{", "cannot unmarshal array"},
-		{"unknown kustomization field", "kustomization.yaml", "resources:", "resource:", `unknown field "resource"`},
+		{"unknown field in spec", "connect/deployment.yaml", "  replicas: 3\n", "  replicas: 3\n  replica: 3\n", `unknown field "spec.replica"`},
+		{"misspelt probe", "connect/deployment.yaml", "livenessProbe:", "livenesProbe:", `unknown field "spec.template.spec.containers[0].livenesProbe"`},
+		{"wrong case", "connect/deployment.yaml", "containerPort: 8088", "ContainerPort: 8088", `unknown field "spec.template.spec.containers[0].ports[0].ContainerPort"`},
+		{"duplicate key", "connect/service.yaml", "  type: ClusterIP\n", "  type: ClusterIP\n  type: NodePort\n", `key "type" already set`},
+		{"wrong type", "connect/pdb.yaml", "maxUnavailable: 1", "maxUnavailable: [1]", `maxUnavailable`},
+		{"number where a string is wanted", "connect/configmap.yaml", `CONNECT_REPLICATION_FACTOR: "3"`, `CONNECT_REPLICATION_FACTOR: 3`, `cannot unmarshal number into Go struct field ConfigMap.data of type string`},
+		{"unknown ServiceMonitor field", "connect/servicemonitor.yaml", "      interval: 30s\n", "      interval: 30s\n      scrapeInterval: 30s\n", `unknown field "spec.endpoints[0].scrapeInterval"`},
+		{"unknown PrometheusRule field", "connect/prometheusrule.yaml", "          for: 5m\n", "          for: 5m\n          duration: 5m\n", `unknown field "spec.groups[1].rules[0].duration"`},
+		{"alert expression as a list", "connect/prometheusrule.yaml", "expr: up{", "expr:\n            - up{", "cannot unmarshal array"},
+		{"unknown kustomization field", "connect/kustomization.yaml", "resources:", "resource:", `unknown field "resource"`},
 		{"unknown Job field", "cutover/job.yaml", "  backoffLimit: 3\n", "  backoffLimit: 3\n  retries: 3\n", `unknown field "spec.retries"`},
-		{"second document", "pdb.yaml", "apiVersion: policy/v1\n", "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: policy/v1\n", "more than one YAML document"},
-		{"unknown kind", "pdb.yaml", "kind: PodDisruptionBudget", "kind: PodDisruptionBudgets", "no Go type"},
+		{"second document", "connect/pdb.yaml", "apiVersion: policy/v1\n", "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: policy/v1\n", "more than one YAML document"},
+		{"unknown kind", "connect/pdb.yaml", "kind: PodDisruptionBudget", "kind: PodDisruptionBudgets", "no Go type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, err := os.ReadFile(tc.file)
@@ -611,7 +611,7 @@ func TestKustomizationImagesMatchContainers(t *testing.T) {
 		dir string
 		c   *corev1.Container
 	}{
-		{".", m.worker(t)},
+		{"connect", m.worker(t)},
 		{"cutover", m.offsetJob(t)},
 	} {
 		var names []string

@@ -178,7 +178,7 @@ func TestJobImageReference(t *testing.T) {
 		dockerfile func(string) string
 		want       string
 	}{
-		{name: "tag is not the Dockerfile's VERSION", container: func(c *corev1.Container) { c.Image = jobImageName + ":0.2.0" }, want: "want mm2cutover-job:"},
+		{name: "tag is not the Dockerfile's VERSION", container: func(c *corev1.Container) { c.Image = jobImageName + ":0.1.0" }, want: "want mm2cutover-job:"},
 		{name: "another image", container: func(c *corev1.Container) { c.Image = "mm2-connect:" + readJobDockerfile(t).version }, want: "Job image"},
 		{name: "kustomize tag", kustomize: func(k *Kustomization) {
 			k.Images = append([]Image(nil), k.Images...)

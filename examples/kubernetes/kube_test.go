@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,13 +50,13 @@ func installCRDs(ctx context.Context, t *testing.T, c *kube.Cluster) {
 // validates a namespaced object only in a namespace that exists.
 func applyNamespace(ctx context.Context, t *testing.T, c *kube.Cluster) {
 	t.Helper()
-	if _, err := c.Kubectl(ctx, "apply", "-f", "namespace.yaml"); err != nil {
+	if _, err := c.Kubectl(ctx, "apply", "-f", "connect/namespace.yaml"); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // TestServerSideValidation sends every manifest, as kustomize renders each
-// directory, to a real API server with server-side dry run and strict field
+// directory (the bases and the example site's stages), to a real API server with server-side dry run and strict field
 // validation: schemas, defaulting, admission (Pod Security "restricted" for
 // the pods of the Deployment and both Jobs), and the CRDs' OpenAPI schemas
 // for the ServiceMonitor and PrometheusRule. Then each edit of a value the
@@ -66,7 +67,11 @@ func TestServerSideValidation(t *testing.T) {
 	defer cancel()
 	applyNamespace(ctx, t, c)
 	installCRDs(ctx, t, c)
-	for _, dir := range manifestDirs {
+	dirs := slices.Clone(manifestDirs)
+	for _, st := range siteStages {
+		dirs = append(dirs, filepath.Join(exampleSite, st.name))
+	}
+	for _, dir := range dirs {
 		out, warnings, err := c.KubectlStreams(ctx, nil, "apply", "-k", dir, "--dry-run=server", "--validate=strict")
 		if err != nil {
 			t.Errorf("%s: %v", dir, err)
@@ -88,15 +93,15 @@ func TestServerSideValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, old, new, want string
 	}{
-		{"PDB with both minAvailable and maxUnavailable", "pdb.yaml", "  maxUnavailable: 1\n", "  maxUnavailable: 1\n  minAvailable: 2\n",
+		{"PDB with both minAvailable and maxUnavailable", "connect/pdb.yaml", "  maxUnavailable: 1\n", "  maxUnavailable: 1\n  minAvailable: 2\n",
 			"minAvailable and maxUnavailable cannot be both set"},
-		{"maxSkew 0", "deployment.yaml", "- maxSkew: 1", "- maxSkew: 0", "must be greater than zero"},
-		{"negative revisionHistoryLimit", "deployment.yaml", "revisionHistoryLimit: 5", "revisionHistoryLimit: -3", "must be greater than or equal to 0"},
-		{"label value with a space", "service.yaml", "app.kubernetes.io/component: rest", `app.kubernetes.io/component: "rest api!"`,
+		{"maxSkew 0", "connect/deployment.yaml", "- maxSkew: 1", "- maxSkew: 0", "must be greater than zero"},
+		{"negative revisionHistoryLimit", "connect/deployment.yaml", "revisionHistoryLimit: 5", "revisionHistoryLimit: -3", "must be greater than or equal to 0"},
+		{"label value with a space", "connect/service.yaml", "app.kubernetes.io/component: rest", `app.kubernetes.io/component: "rest api!"`,
 			"a valid label must be an empty string or consist of alphanumeric characters"},
-		{"misspelt field", "deployment.yaml", "minReadySeconds: 30", "minReadySecond: 30", `unknown field "spec.minReadySecond"`},
-		{"scrape interval not a duration (CRD schema)", "servicemonitor.yaml", "interval: 30s", "interval: 30 seconds", "spec.endpoints[0].interval"},
-		{"unknown field of a CRD", "servicemonitor.yaml", "interval: 30s", "intervall: 30s", `unknown field "spec.endpoints[0].intervall"`},
+		{"misspelt field", "connect/deployment.yaml", "minReadySeconds: 30", "minReadySecond: 30", `unknown field "spec.minReadySecond"`},
+		{"scrape interval not a duration (CRD schema)", "connect/servicemonitor.yaml", "interval: 30s", "interval: 30 seconds", "spec.endpoints[0].interval"},
+		{"unknown field of a CRD", "connect/servicemonitor.yaml", "interval: 30s", "intervall: 30s", `unknown field "spec.endpoints[0].intervall"`},
 		{"Job podFailurePolicy on a container it does not have", "cutover/job.yaml", "containerName: offsets", "containerName: offset",
 			"must be one of the container or initContainer names in the pod template"},
 	} {

@@ -29,6 +29,9 @@ type WorkerImage struct {
 	KafkaVersion string
 	JMXAgent     string // the agent jar (sandbox.JMXExporterAgent)
 	Name         string // the image name; the tag is a digest of the inputs
+	// Version labels the image (the Dockerfile's VERSION); "" keeps the
+	// Dockerfile's default, the repository's VERSION.
+	Version string
 }
 
 // Ensure returns the reference of the worker image, building it when
@@ -57,9 +60,14 @@ func (w WorkerImage) Ensure(ctx context.Context, p *Podman, cacheDir string, log
 		}
 		defer stop()
 		start := time.Now()
-		err = p.Build(ctx, BuildOptions{ContextDir: w.ContextDir, Tag: ref, HostNetwork: true, BuildArgs: map[string]string{
+		args := map[string]string{
 			"BASE_IMAGE": base, "KAFKA_URL": url + "/kafka.tgz", "KAFKA_SHA512": sum, "JMX_EXPORTER_URL": url + "/agent.jar",
-		}})
+			"KAFKA_VERSION": w.KafkaVersion,
+		}
+		if w.Version != "" {
+			args["VERSION"] = w.Version
+		}
+		err = p.Build(ctx, BuildOptions{ContextDir: w.ContextDir, Tag: ref, HostNetwork: true, BuildArgs: args})
 		if err == nil {
 			log.Info("containers: worker image built", "ref", ref, "seconds", time.Since(start).Round(time.Second).Seconds())
 		}
@@ -96,7 +104,7 @@ func (w WorkerImage) key() (string, error) {
 		}
 		fmt.Fprintf(h, "%s %d\n", filepath.Base(j), fi.Size())
 	}
-	fmt.Fprintln(h, w.KafkaVersion)
+	fmt.Fprintln(h, w.KafkaVersion, w.Version)
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 

@@ -38,7 +38,7 @@ func TestMain(m *testing.M) { sandboxtest.Main(m) }
 //  3. restored from the savepoint, then cancelled without one (the crash
 //     case): the sink wrote past the last completed checkpoint L, and C is L
 //     or lags it by one commit;
-//  4. started from the group without state, as the README's rollback says:
+//  4. started from the group without state, as docs/flink.md's rollback says:
 //     it re-copies exactly the records written after C, so every source
 //     record is on the target once plus those F-C duplicates, none lost.
 func TestLifecycle(t *testing.T) {

@@ -8,7 +8,7 @@
 // headers, timestamp and partition. Its KafkaSource has a group id,
 // commit.offsets.on.checkpoint=true and, when it starts without state, the
 // group's committed offsets as its start (EARLIEST where the group has
-// none): what the README tells operators to do on a rollback. Its KafkaSink
+// none): what docs/flink.md tells operators to do on a rollback. Its KafkaSink
 // writes at least once, flushing on every checkpoint. Checkpoints run every
 // CheckpointInterval with Parallelism subtasks (2 by default).
 //

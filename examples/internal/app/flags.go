@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -128,7 +127,7 @@ func (f *Flags) Settings() (Settings, error) {
 	if err := checkEnv(os.Environ(), f.names); err != nil {
 		return Settings{}, err
 	}
-	if err := fromEnv(f.fs, f.names, file); err != nil {
+	if err := fromEnv(f.fs, f.names, file, os.LookupEnv); err != nil {
 		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
 	}
 	if err := f.checkValues(); err != nil {
@@ -247,116 +246,6 @@ func (f *Flags) Settings() (Settings, error) {
 // as underscores.
 func envKey(flag string) string {
 	return "MM2CUTOVER_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-}
-
-// fromEnv sets each named flag not given on the command line from
-// MM2CUTOVER_<NAME> in the environment, else from the settings file.
-func fromEnv(fs *flag.FlagSet, names map[string]bool, file map[string]string) error {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if !names[f.Name] || given[f.Name] || err != nil {
-			return
-		}
-		key := envKey(f.Name)
-		v, ok := os.LookupEnv(key)
-		if !ok {
-			v, ok = file[key]
-		}
-		if ok {
-			if e := f.Value.Set(v); e != nil {
-				err = fmt.Errorf("%s: %w", key, e)
-			}
-		}
-	})
-	return err
-}
-
-// readConfigFile reads a settings file: MM2CUTOVER_<FLAG>=value lines
-// (optionally after "export "), blank lines and # comments, as a shell or an
-// env file writes them: a value in single quotes is taken as it is, one in
-// double quotes with \" \\ \$ and \` unescaped, a bare one trimmed. A key that
-// names no flag, a key given twice, or a password (those come from the
-// environment only) is an error. The file is read up to
-// clientconf.MaxFileSize and a leading UTF-8 byte order mark is dropped.
-func readConfigFile(path string, names map[string]bool) (map[string]string, error) {
-	if path == "" {
-		return nil, nil
-	}
-	b, err := clientconf.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	b = bytes.TrimPrefix(b, []byte("\ufeff"))
-	known := map[string]bool{}
-	for n := range names {
-		known[envKey(n)] = true
-	}
-	out := map[string]string{}
-	for i, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		key, value, ok := strings.Cut(line, "=")
-		key = strings.TrimSpace(strings.TrimPrefix(key, "export "))
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("%s:%d: want MM2CUTOVER_<FLAG>=value", path, i+1)
-		case strings.HasSuffix(key, "_PASSWORD"):
-			return nil, fmt.Errorf("%s:%d: %s: passwords come from the environment only", path, i+1, key)
-		case !known[key]:
-			return nil, fmt.Errorf("%s:%d: %s names no setting", path, i+1, key)
-		case out[key] != "":
-			return nil, fmt.Errorf("%s:%d: %s given twice", path, i+1, key)
-		}
-		v, err := unquote(strings.TrimSpace(value))
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %s: %v", path, i+1, key, err)
-		}
-		out[key] = v
-	}
-	return out, nil
-}
-
-// unquote removes the quotes of a settings file value.
-func unquote(v string) (string, error) {
-	if v == "" || (v[0] != '"' && v[0] != '\'') {
-		return v, nil
-	}
-	q := v[0]
-	if len(v) < 2 || v[len(v)-1] != q || (q == '"' && continued(v[:len(v)-1])) {
-		return "", fmt.Errorf("unterminated %c quote", q)
-	}
-	inner := v[1 : len(v)-1]
-	if q == '\'' {
-		if strings.ContainsRune(inner, '\'') {
-			return "", errors.New("a single-quoted value cannot hold a single quote")
-		}
-		return inner, nil
-	}
-	var b strings.Builder
-	for i := 0; i < len(inner); i++ {
-		c := inner[i]
-		if c == '\\' && i+1 < len(inner) && strings.IndexByte(`"\$`+"`", inner[i+1]) >= 0 {
-			i++
-			c = inner[i]
-		} else if c == '"' {
-			return "", errors.New("an unescaped double quote inside double quotes")
-		}
-		b.WriteByte(c)
-	}
-	return b.String(), nil
-}
-
-// continued reports whether s ends in an odd number of backslashes.
-func continued(s string) bool {
-	n := 0
-	for i := len(s) - 1; i >= 0 && s[i] == '\\'; i-- {
-		n++
-	}
-	return n%2 == 1
 }
 
 // OtherEnv are the MM2CUTOVER_* environment variables that are not flags:

@@ -28,12 +28,12 @@ func settingsFile(t *testing.T, text string) string {
 func TestReadConfigFile(t *testing.T) {
 	names := map[string]bool{"group": true, "topics": true, "connector": true, "source-alias": true}
 	got, err := readConfigFile(settingsFile(t, "\ufeff# settings\nexport MM2CUTOVER_GROUP=\"flink orders\"\nMM2CUTOVER_TOPICS='a,b'\n"+
-		"MM2CUTOVER_CONNECTOR=\"say \\\"hi\\\" \\\\ \\$HOME\"\nMM2CUTOVER_SOURCE_ALIAS= src \n"), names)
+		"MM2CUTOVER_CONNECTOR=\"say \\\"hi\\\" \\\\ \\$HOME\"\n  MM2CUTOVER_SOURCE_ALIAS=src \n"), names)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"MM2CUTOVER_GROUP": "flink orders", "MM2CUTOVER_TOPICS": "a,b", "MM2CUTOVER_CONNECTOR": `say "hi" \ $HOME`, "MM2CUTOVER_SOURCE_ALIAS": "src"}
-	if d := cmp.Diff(want, got); d != "" {
+	if d := cmp.Diff(want, got.values); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 	for _, bad := range []string{"MM2CUTOVER_GROUP=\"open\n", "MM2CUTOVER_GROUP='it's'\n", "MM2CUTOVER_GROUP=\"a\"b\"\n", "MM2CUTOVER_GROUP=\"a\\\"\n"} {
