@@ -201,7 +201,7 @@ func TestCLIHabits(t *testing.T) {
 		{name: "no tasks", args: []string{"-config", cfg, "plan", "-tasks-max", "-1"}, code: 2, stderr: "-tasks-max -1"},
 		{name: "a password in the settings file", args: []string{"-config", withPassword, "plan"}, code: 2, stderr: "passwords come from the environment only"},
 		{name: "an unknown log level", args: []string{"-config", cfg, "plan", "-log-level", "loud"}, code: 2, stderr: "-log-level"},
-		{name: "an unknown log level in the settings file", args: []string{"-config", props(t, "MM2CUTOVER_LOG_LEVEL=loud\n"), "plan"}, code: 2, stderr: "MM2CUTOVER_LOG_LEVEL: slog: level string \"loud\""},
+		{name: "an unknown log level in the settings file", args: []string{"-config", props(t, "MM2CUTOVER_LOG_LEVEL=loud\n"), "plan"}, code: 2, stderr: "MM2CUTOVER_LOG_LEVEL: invalid value \"loud\": slog: level string \"loud\""},
 		{name: "an unknown key in the settings file", args: []string{"-config", props(t, "MM2CUTOVER_COLOR=blue\n"), "plan"}, code: 2, stderr: "MM2CUTOVER_COLOR names no setting"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -309,7 +309,9 @@ func TestReadmeLibraryIsTheConsumer(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := fences(string(b))
-	i := slices.IndexFunc(fs, func(f fence) bool { return f.lang == "go" && strings.Contains(strings.Join(f.lines, "\n"), "cutover.Open") })
+	i := slices.IndexFunc(fs, func(f fence) bool {
+		return f.lang == "go" && strings.Contains(strings.Join(f.lines, "\n"), "cutover.Open")
+	})
 	if i < 0 {
 		t.Fatal("the README shows no use of cutover.Open")
 	}
