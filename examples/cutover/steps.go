@@ -315,8 +315,13 @@ func (c *cli) postVerify(ctx context.Context, p *plan.Plan) error {
 	rep, err := app.PostVerify(ctx, c.env, c.s, p, capture)
 	if rep != nil {
 		c.emit("verify", rep, func(w io.Writer) { printPost(w, rep) })
+		// The record holds what the change record (the report step) shows:
+		// the boundary of every partition, and the lag samples with their
+		// times besides their totals (lag_samples, as before).
 		if rerr := c.record("verify", p.Fingerprint, map[string]any{"state": rep.State, "ok": rep.OK && err == nil,
-			"expected_duplicates": rep.Duplicates, "lag_samples": rep.LagSamples, "acceptance": rep.Acceptance}); rerr != nil && err == nil {
+			"expected_duplicates": rep.Duplicates, "lag_samples": rep.LagSamples, "acceptance": rep.Acceptance,
+			"lag": rep.CatchUp.Samples, "caught_up": rep.CatchUp.Reached, "boundary": rep.Boundary,
+			"boundary_captured": rep.Captured}); rerr != nil && err == nil {
 			err = rerr
 		}
 	}
