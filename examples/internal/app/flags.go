@@ -105,6 +105,27 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	return f
 }
 
+// ReadEnv sets every flag the command line did not from the environment
+// and the -config file (MM2CUTOVER_<FLAG>), as Settings does first, and
+// makes no settings: for a step that reads only files (report), which
+// needs no cluster. Errors wrap ErrSettings.
+func (f *Flags) ReadEnv() error {
+	if f.configFile == "" {
+		f.configFile = os.Getenv("MM2CUTOVER_CONFIG")
+	}
+	file, err := readConfigFile(f.configFile, f.names)
+	if err != nil {
+		return fmt.Errorf("%w: -config: %v", ErrSettings, err)
+	}
+	if err := checkEnv(os.Environ(), f.names); err != nil {
+		return err
+	}
+	if err := fromEnv(f.fs, f.names, file, os.LookupEnv); err != nil {
+		return fmt.Errorf("%w: %v", ErrSettings, err)
+	}
+	return nil
+}
+
 // AlsoFromEnv lets the named flags of the binary itself (such as -plan) be
 // set from MM2CUTOVER_<NAME> too. Never name an approval such as -yes: an
 // approval must be given on the command line.
@@ -117,18 +138,9 @@ func (f *Flags) AlsoFromEnv(names ...string) {
 // Settings returns the settings from the parsed flags and the environment.
 // Errors wrap ErrSettings.
 func (f *Flags) Settings() (Settings, error) {
-	if f.configFile == "" {
-		f.configFile = os.Getenv("MM2CUTOVER_CONFIG")
-	}
-	file, err := readConfigFile(f.configFile, f.names)
+	err := f.ReadEnv()
 	if err != nil {
-		return Settings{}, fmt.Errorf("%w: -config: %v", ErrSettings, err)
-	}
-	if err := checkEnv(os.Environ(), f.names); err != nil {
 		return Settings{}, err
-	}
-	if err := fromEnv(f.fs, f.names, file, os.LookupEnv); err != nil {
-		return Settings{}, fmt.Errorf("%w: %v", ErrSettings, err)
 	}
 	if err := f.checkValues(); err != nil {
 		return Settings{}, err
