@@ -12,7 +12,7 @@ import (
 
 // fileFlags are the flags whose value is a path: completion offers files.
 var fileFlags = []string{"config", "plan", "audit", "source-tls-ca", "target-tls-ca", "connect-ca", "source-client-config",
-	"target-client-config", "connect-client-config", "mm2-source-client", "mm2-target-client", "connector-properties"}
+	"target-client-config", "connect-client-config", "mm2-source-client", "mm2-target-client", "connector-properties", "report-out"}
 
 // completion writes the completion script for shell (bash or zsh), made
 // from the flag set and the steps: each step completes its own flags (the
@@ -31,7 +31,7 @@ func completion(stdout, stderr io.Writer, fs *flag.FlagSet, shell string) int {
 	var names []string
 	for _, st := range steps {
 		names = append(names, st.name)
-		fl := append(slices.Clone(commonFlags), st.flags...)
+		fl := st.flagNames()
 		slices.Sort(fl)
 		stepFlags[st.name] = slices.Compact(fl)
 	}

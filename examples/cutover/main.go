@@ -13,6 +13,8 @@
 //	                           after resume: stop it and write C' = M'+1 to -rollback-group (-yes)
 //	cutover strimzi [flags]    re-check, then render the Strimzi resources (-strimzi-cluster) that
 //	                           the operator applies; verify -strimzi-offsets reads them back
+//	cutover report [flags]     the change record, from the plan and the audit file: an HTML page
+//	                           that loads nothing, and the same as Markdown (reads no cluster)
 //	cutover -sandbox           the whole cutover on local real Kafka and Connect (a binary
 //	                           built with -tags sandbox: go run -tags sandbox ./examples/cutover -sandbox)
 //	cutover -sandbox -secure   the same on SASL_SSL clusters and HTTPS Connect with basic auth
@@ -96,6 +98,8 @@ type options struct {
 	// offsets.
 	strimziOut, strimziAlter, strimziList, strimziGroupID, strimziOffsets string
 	strimziReplicas                                                       int
+	// reportOut is the report step's HTML file; the Markdown goes beside it.
+	reportOut string
 }
 
 // step is one step of the command line.
@@ -127,6 +131,20 @@ var steps = []step{
 	{"run", "plan, apply, resume (only with -yes) and verify, in order", append(slices.Clone(planFlags), "yes", "readback-timeout", "catchup-timeout")},
 	{"strimzi", "re-check the plan, render the Strimzi resources that apply it through the operator (KafkaConnector or KafkaMirrorMaker2, state stopped, and the alter ConfigMap) to -strimzi-out, with the steps", []string{"plan", "audit", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "worker-config-topic", "worker-offset-topic", "worker-status-topic"}},
 	{"rollback", "before resume: delete the connector and its offsets; after resume: write C' = M'+1 to -rollback-group (only with -yes)", []string{"plan", "audit", "rollback-group", "yes"}},
+	{"report", "the change record to attach to the change, from the plan and the audit file: an HTML page that loads nothing and the same as Markdown, to -report-out (reads no cluster; exit 0 when written, whatever its verdict)", []string{"plan", "audit", "report-out"}},
+}
+
+// fileSteps read only files (the plan, the audit): they take none of the
+// clusters' and Connect's settings, only their own flags and these.
+var fileSteps = map[string][]string{"report": {"config", "json", "log-level"}}
+
+// flagNames are the flags st takes: the settings every step reads and its
+// own, or for a step that reads only files its own.
+func (st step) flagNames() []string {
+	if own, ok := fileSteps[st.name]; ok {
+		return append(slices.Clone(own), st.flags...)
+	}
+	return append(slices.Clone(commonFlags), st.flags...)
 }
 
 func findStep(name string) (step, bool) {
@@ -180,7 +198,7 @@ func usage(w io.Writer, fs *flag.FlagSet, st *step) {
 	}
 	fmt.Fprintf(w, "usage: cutover %s [flags]\n\n%s.\n\nflags (also MM2CUTOVER_<FLAG> in the environment):\n", st.name, st.summary)
 	show := map[string]bool{}
-	for _, n := range append(slices.Clone(commonFlags), st.flags...) {
+	for _, n := range st.flagNames() {
 		show[n] = true
 	}
 	fs.VisitAll(func(f *flag.Flag) {
@@ -228,6 +246,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.strimziList, "strimzi-list-configmap", "", "strimzi: the ConfigMap Strimzi lists the connector's offsets into (default: <connector, or the KafkaMirrorMaker2>-list-offsets)")
 	fs.IntVar(&o.strimziReplicas, "strimzi-replicas", 1, "strimzi, KafkaMirrorMaker2: its Connect workers (spec.replicas)")
 	fs.StringVar(&o.strimziGroupID, "strimzi-group-id", "", "strimzi, KafkaMirrorMaker2: its Connect group.id (spec.target.groupId; default mirrormaker2-cluster)")
+	fs.StringVar(&o.reportOut, "report-out", "", "report: the HTML file the change record is written to; the Markdown goes beside it, with .md for .html (default: the plan file with .report.html and .report.md)")
 	fs.StringVar(&o.strimziOffsets, "strimzi-offsets", "", "verify before resume: the ConfigMap Strimzi listed the connector's offsets into, as kubectl get configmap NAME -o json writes it")
 	name, err := parseArgs(fs, args)
 	st, known := findStep(name)
@@ -282,7 +301,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		}
 		return app.ExitUsage
 	}
-	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "log-level", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets")
+	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "log-level", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets", "report-out")
 	var level slog.LevelVar // -log-level, or MM2CUTOVER_LOG_LEVEL once Settings has read the environment
 	level.Set(o.logLevel)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: &level}))
@@ -295,6 +314,21 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	if o.sandbox {
 		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator, o.fromGroup))
 	}
+	if _, ok := fileSteps[name]; ok { // reads files only: no cluster settings, no Connect
+		if err := flags.ReadEnv(); err != nil { // -plan, -audit, ... from the environment
+			return failed(stdout, stderr, asJSON, name, "", err)
+		}
+		level.Set(o.logLevel)
+		if o.dryRun {
+			return failed(stdout, stderr, o.asJSON, name, "", fmt.Errorf("%w: -dry-run goes with apply", app.ErrSettings))
+		}
+		o.auditPath = auditPath(o)
+		c := &cli{o: o, out: stdout, log: log, step: name}
+		if err := c.writeReport(); err != nil {
+			return failed(stdout, stderr, o.asJSON, name, "", err)
+		}
+		return app.ExitOK
+	}
 	s, err := flags.Settings() // also reads -plan, -audit, ... from the environment
 	if err != nil {
 		return failed(stdout, stderr, asJSON, name, "", err)
@@ -302,9 +336,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	level.Set(o.logLevel)
 	s.ToolVersion = "mm2cutover-cutover/" + version
 	s.Logger = log
-	if o.auditPath == "" {
-		o.auditPath = strings.TrimSuffix(o.planPath, ".json") + ".audit.jsonl"
-	}
+	o.auditPath = auditPath(o)
 	if o.dryRun && name != "apply" {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -dry-run goes with apply", app.ErrSettings))
 	}
@@ -343,6 +375,14 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		return app.ExitError
 	}
 	return code
+}
+
+// auditPath is -audit, by default the plan file with .audit.jsonl.
+func auditPath(o options) string {
+	if o.auditPath != "" {
+		return o.auditPath
+	}
+	return strings.TrimSuffix(o.planPath, ".json") + ".audit.jsonl"
 }
 
 // failed reports err on stderr and, with -json, as a failure document on

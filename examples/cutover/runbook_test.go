@@ -98,7 +98,7 @@ func checkCommand(args []string) error {
 	if !known && name != "version" {
 		return fmt.Errorf("unknown step %q", name)
 	}
-	allowed := append(slices.Clone(commonFlags), st.flags...)
+	allowed := st.flagNames()
 	for _, a := range args[1:] {
 		if !strings.HasPrefix(a, "-") {
 			continue
@@ -139,7 +139,7 @@ func TestRunbookCommands(t *testing.T) {
 		}
 		steps[args[0]] = true
 	}
-	for _, want := range []string{"version", "precheck", "plan", "apply", "verify", "resume", "status", "rollback", "strimzi"} {
+	for _, want := range []string{"version", "precheck", "plan", "apply", "verify", "resume", "status", "rollback", "strimzi", "report"} {
 		if !steps[want] {
 			t.Errorf("the runbook shows no cutover %s", want)
 		}
