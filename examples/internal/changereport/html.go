@@ -73,8 +73,8 @@ tr.warn td { background: #fff9db; }
 .st.warn { background: #ffec99; color: #e67700; }
 .st.fail { background: #ffe3e3; color: #c92a2a; }
 .st.idle { background: #e9ecef; color: #495057; }
-td.result.ok { color: #2b8a3e; }
-td.result.fail { color: #c92a2a; font-weight: 600; }
+b.ok, td.result.ok { color: #2b8a3e; }
+b.fail, td.result.fail { color: #c92a2a; font-weight: 600; }
 td.result.idle { color: #495057; }
 figure { margin: 8px 0 4px; }
 figure svg { display: block; width: 100%; height: auto; }

@@ -217,8 +217,8 @@ func sparkline(lag []lagPoint) string {
 	var b strings.Builder
 	for _, l := range lag {
 		i := 0
-		if peak > 0 {
-			i = int(l.Total * int64(len(levels)-1) / peak)
+		if peak > 0 && l.Total > 0 {
+			i = min(int(float64(l.Total)/float64(peak)*float64(len(levels)-1)), len(levels)-1)
 		}
 		b.WriteRune(levels[i])
 	}

@@ -346,6 +346,7 @@ func FuzzReadAudit(f *testing.F) {
 	}
 	f.Add(b)
 	f.Add([]byte(`{"at":"2026-12-05T10:00:00Z","step":"verify","plan_fingerprint":"x","detail":{"lag":[{"at":"2026-12-05T10:00:00Z","total":-5}]}}`))
+	f.Add([]byte(`{"at":"2026-12-05T10:00:00Z","step":"verify","plan_fingerprint":"x","detail":{"lag_samples":[9223372036854775807,-9223372036854775808,3]}}`))
 	p, _ := readDemo(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		es, err := ReadAudit(bytes.NewReader(in))
