@@ -139,7 +139,8 @@ func (m mdWriter) report(r *view) {
 	} else {
 		m.f("The audit holds no verification after resume of this plan.\n")
 	}
-	m.f("\n### The boundary on every partition\n\n| Partition | Action | C | M | Target end | At resume | MM2's first record | Boundary check |\n|---|---|--:|--:|--:|---|---|---|\n")
+	m.f("\n### The boundary on every partition\n\nC: where the old job stopped and MM2 resumes; M = C-1: the Connect offset written. " +
+		"At resume: the first source record at or after C, captured. MM2's first record: where it landed on the target, compared with the source's.\n\n| Partition | Action | C | M | Target end | At resume | MM2's first record | Boundary check |\n|---|---|--:|--:|--:|---|---|---|\n")
 	for _, row := range r.Partitions {
 		m.f("| %s | %s | %s | %s | %s | %s | %s | %s |\n", md(row.Partition), row.Action, row.C, row.M, row.TargetEnd, md(row.Captured), md(row.Target), md(row.Result))
 	}
