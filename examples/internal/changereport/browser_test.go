@@ -144,8 +144,9 @@ const (
 // the DOM holds a row per partition of the plan. A page without chart or
 // table that tries to load an image shows the checks fail.
 //
-// Its cost: two Chromium runs of about 1 s of CPU each (3 to 7 s of wall
-// time on a loaded 2-core machine) and a 1280x2000 PNG decoded twice.
+// Its cost: two Chromium runs and two 1280x2000 PNGs decoded, 1.6 s of
+// CPU in all and 3 to 7 s of wall time on a loaded 2-core machine
+// (docs/testing.md).
 func TestBrowser(t *testing.T) {
 	if testing.Short() {
 		if os.Getenv("CI") == "true" {
