@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/mm2cutover/mm2cutover/redact"
 )
@@ -93,7 +94,7 @@ const (
 // the version gates of later calls.
 func (c *Client) ServerInfo(ctx context.Context) (*ServerInfo, error) {
 	var info ServerInfo
-	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/", repeat: RepeatSafe}, &info); err != nil {
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/", repeat: RepeatSafe, timeout: serverInfoTimeout}, &info); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -102,6 +103,11 @@ func (c *Client) ServerInfo(ctx context.Context) (*ServerInfo, error) {
 	c.mu.Unlock()
 	return &info, nil
 }
+
+// serverInfoTimeout bounds each attempt of GET /, which a worker answers
+// from its own memory: an endpoint that accepts the connection and says
+// nothing for this long is taken for one that does not answer.
+const serverInfoTimeout = 5 * time.Second
 
 // requireVersion returns a *VersionError when the worker is older than need.
 func (c *Client) requireVersion(ctx context.Context, feature string, need kafkaVersion) error {

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -170,19 +171,33 @@ func WithLogger(l *slog.Logger) Option {
 // are the policy of a client without WithRetry: from 100 ms to 5 s, for up to
 // 2 minutes (a Connect rebalance can take a session timeout).
 // Retry{Attempts: 1} makes every call a single attempt.
+//
+// Unreachable bounds the retries of a call whose requests got no answer at
+// all (the connection refused, reset, timed out, or the host unknown):
+// past it, the call ends with an *UnreachableError. A worker that answered
+// once in the call (a rebalance's 409, a 503) keeps the whole Elapsed:
+// a rebalance can take a session timeout, an unreachable endpoint is most
+// often a wrong URL or a worker down, which waiting does not fix.
 type Retry struct {
-	Initial  time.Duration // first pause; default 100 ms
-	Max      time.Duration // longest pause; default 5 s
-	Elapsed  time.Duration // give up after this long; default 2 minutes
-	Attempts int           // give up after this many attempts; 0 means no bound but Elapsed
+	Initial     time.Duration // first pause; default 100 ms
+	Max         time.Duration // longest pause; default 5 s
+	Elapsed     time.Duration // give up after this long; default 2 minutes
+	Unreachable time.Duration // give up after this long without any answer; default 10 s (never more than Elapsed)
+	Attempts    int           // give up after this many attempts; 0 means no bound but Elapsed
 }
 
 // Defaults of Retry.
 const (
-	defaultRetryInitial = 100 * time.Millisecond
-	defaultRetryMax     = 5 * time.Second
-	defaultRetryElapsed = 2 * time.Minute
+	defaultRetryInitial     = 100 * time.Millisecond
+	defaultRetryMax         = 5 * time.Second
+	defaultRetryElapsed     = 2 * time.Minute
+	defaultRetryUnreachable = 10 * time.Second
 )
+
+// unreachableBudget is how long a call retries without any answer.
+func (r Retry) unreachableBudget() time.Duration {
+	return min(cmpOr(r.Unreachable, defaultRetryUnreachable), cmpOr(r.Elapsed, defaultRetryElapsed))
+}
 
 func (r Retry) backOff() backoff.BackOff {
 	b := backoff.NewExponentialBackOff()
@@ -209,7 +224,7 @@ func cmpOr(d, def time.Duration) time.Duration {
 // WithRetry sets the retry policy for transient failures.
 func WithRetry(r Retry) Option {
 	return option(func(s *settings) error {
-		if r.Initial < 0 || r.Max < 0 || r.Elapsed < 0 || r.Attempts < 0 {
+		if r.Initial < 0 || r.Max < 0 || r.Elapsed < 0 || r.Unreachable < 0 || r.Attempts < 0 {
 			return errors.New("connect: negative retry setting")
 		}
 		s.retry = r
@@ -316,6 +331,10 @@ type request struct {
 	rawBody []byte // sent as is when non-nil (JSON already encoded)
 	repeat  Repeat
 	secrets []string // values to redact from error messages
+	// timeout, when positive and shorter than the client's, bounds each
+	// attempt of this request: a request the worker answers without its
+	// herder (GET /) need not wait as long as a PATCH.
+	timeout time.Duration
 }
 
 // do sends req, retrying transient failures as req.repeat allows, and decodes
@@ -349,15 +368,22 @@ func encodeBody(req request) ([]byte, error) {
 }
 
 // retry runs attempt until it succeeds, fails with an error IsTransient does
-// not accept for req.repeat, the backoff policy gives up or ctx ends. The
-// context's error wins over the last attempt's.
+// not accept for req.repeat, the backoff policy gives up, the endpoint gave
+// no answer for the policy's Unreachable budget, or ctx ends. The
+// context's error wins over the last attempt's. Each cause of a retry is
+// logged once at Warn (later ones at Debug): an unreachable endpoint is
+// one line, not one per attempt.
 func (c *Client) retry(ctx context.Context, req request, attempt func() error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("connect: %s %s: %w", req.method, req.path, err)
 	}
 	var (
-		lastErr error
-		n       int
+		lastErr  error
+		n        int
+		answered bool // a response came back in this call
+		start    = time.Now()
+		budget   = c.policy.unreachableBudget()
+		logged   = map[string]bool{}
 	)
 	op := func() error {
 		n++
@@ -366,14 +392,29 @@ func (c *Client) retry(ctx context.Context, req request, attempt func() error) e
 			return nil
 		}
 		lastErr = err
+		var te *transportError
+		if !errors.As(err, &te) {
+			answered = true
+		}
 		if ctx.Err() != nil || !IsTransient(req.repeat, err) {
 			return backoff.Permanent(err)
+		}
+		if !answered && time.Since(start) >= budget {
+			return backoff.Permanent(&UnreachableError{URL: c.base, Method: req.method, Path: req.path, Attempts: n, For: time.Since(start).Round(100 * time.Millisecond), Err: err})
 		}
 		return err
 	}
 	notify := func(err error, wait time.Duration) {
-		c.logger.WarnContext(ctx, "kafka connect request failed, retrying",
-			"method", req.method, "path", req.path, "attempt", n, "wait", wait, "error", err.Error())
+		level, cause := slog.LevelWarn, retryCause(err)
+		if logged[cause] {
+			level = slog.LevelDebug
+		}
+		logged[cause] = true
+		msg := "kafka connect request failed, retrying"
+		if !answered {
+			msg = fmt.Sprintf("kafka connect endpoint does not answer, retrying for up to %s", budget)
+		}
+		c.logger.Log(ctx, level, msg, "method", req.method, "path", req.path, "attempt", n, "wait", wait, "error", err.Error())
 	}
 	err := backoff.RetryNotify(op, backoff.WithContext(c.policy.backOff(), ctx), notify)
 	if err == nil {
@@ -388,18 +429,73 @@ func (c *Client) retry(ctx context.Context, req request, attempt func() error) e
 		}
 		return fmt.Errorf("connect: %s %s: %w", req.method, req.path, cerr)
 	}
+	var ue *UnreachableError
+	if errors.As(err, &ue) {
+		return ue
+	}
 	if lastErr != nil {
 		return lastErr
 	}
 	return err
 }
 
+// retryCause names what a retry is for, so that each is logged once: the
+// status of an answer, or "no answer".
+func retryCause(err error) string {
+	var api *APIError
+	if errors.As(err, &api) {
+		return strconv.Itoa(api.StatusCode)
+	}
+	return "no answer"
+}
+
+// UnreachableError reports a call whose requests got no answer from the
+// Connect REST endpoint at URL for the retry policy's Unreachable budget
+// (Retry.Unreachable): Attempts requests in For, the last failing with
+// Err. A wrong URL, a worker down, a port no one listens on or a network
+// that drops the packets look alike from here. It is worth a retry once
+// the endpoint answers (errkind.Retry); it unwraps to the last error.
+type UnreachableError struct {
+	URL          string
+	Method, Path string
+	Attempts     int
+	For          time.Duration
+	Err          error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("connect: no answer from the Kafka Connect REST API at %s (%s %s, %d attempts in %s): %v",
+		e.URL, e.Method, e.Path, e.Attempts, e.For, strings.TrimPrefix(e.Err.Error(), fmt.Sprintf("connect: %s %s: ", e.Method, e.Path)))
+}
+
+// Unwrap returns the last attempt's error.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// ErrorKind is errkind.Retry, or the last error's kind when that says a
+// write may have happened (errkind.OutcomeUnknown) or the settings are
+// wrong (errkind.Rejected).
+func (e *UnreachableError) ErrorKind() errkind.Kind {
+	if k := errkind.Of(e.Err); k == errkind.OutcomeUnknown || k == errkind.Rejected {
+		return k
+	}
+	return errkind.Retry
+}
+
+// Advice says what to check.
+func (e *UnreachableError) Advice() string {
+	return "check the URL and that a Connect worker listens there and is reachable from here; " +
+		"a longer Retry.Unreachable waits longer for a worker that is starting"
+}
+
 // once sends one attempt.
 func (c *Client) once(ctx context.Context, req request, body []byte, out any) (int, error) {
-	actx := ctx
-	if c.timeout > 0 {
+	actx, timeout := ctx, c.timeout
+	if req.timeout > 0 && (timeout == 0 || req.timeout < timeout) {
+		timeout = req.timeout
+	}
+	if timeout > 0 {
 		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, c.timeout)
+		actx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	u := c.base + req.path
@@ -475,10 +571,14 @@ func (c *Client) transportError(ctx, actx context.Context, req request, err erro
 		return fmt.Errorf("connect: %s %s: %w", req.method, req.path, cerr)
 	}
 	if actx.Err() != nil {
-		if req.method != http.MethodGet {
-			return fmt.Errorf("connect: %s %s: no answer within %s: %w: %w", req.method, req.path, c.timeout, ErrOutcomeUnknown, context.DeadlineExceeded)
+		timeout := c.timeout
+		if req.timeout > 0 && (timeout == 0 || req.timeout < timeout) {
+			timeout = req.timeout
 		}
-		return fmt.Errorf("connect: %s %s: no answer within %s: %w", req.method, req.path, c.timeout, context.DeadlineExceeded)
+		if req.method != http.MethodGet {
+			return &transportError{method: req.method, err: fmt.Errorf("connect: %s %s: no answer within %s: %w: %w", req.method, req.path, timeout, ErrOutcomeUnknown, context.DeadlineExceeded)}
+		}
+		return &transportError{method: req.method, err: fmt.Errorf("connect: %s %s: no answer within %s: %w", req.method, req.path, timeout, context.DeadlineExceeded)}
 	}
 	if serr := securityError(req, err); serr != nil {
 		return serr

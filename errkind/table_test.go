@@ -135,6 +135,7 @@ func table() []kindRow {
 		{"connect.ReadBackError/read", &connect.ReadBackError{Reads: 3, Attempts: 5, Err: deadline}, errkind.CheckFailed},
 		{"connect.ReadBackError/unread", &connect.ReadBackError{Attempts: 14, Err: deadline}, errkind.Retry},
 		{"connect.SecurityError", &connect.SecurityError{Method: "GET", Path: "/", Reason: "r"}, errkind.Rejected},
+		{"connect.UnreachableError", &connect.UnreachableError{URL: "http://c", Method: "GET", Path: "/", Attempts: 9, Err: fmt.Errorf("dial: %w", syscall.ECONNREFUSED)}, errkind.Retry},
 
 		// kafkaadmin
 		{"kafkaadmin.ErrInvalidConfig", kafkaadmin.ErrInvalidConfig, errkind.Rejected},
@@ -155,6 +156,7 @@ func table() []kindRow {
 		{"kafkaadmin.UnknownTopicsError", &kafkaadmin.UnknownTopicsError{Topics: []string{"t"}}, errkind.CheckFailed},
 		{"kafkaadmin.GroupActiveError", &kafkaadmin.GroupActiveError{Group: "g"}, errkind.Refused},
 		{"kafkaadmin.TopicsChangedError", &kafkaadmin.TopicsChangedError{}, errkind.Retry},
+		{"kafkaadmin.UnreachableError", &kafkaadmin.UnreachableError{Brokers: []string{"b:9092"}, Op: "metadata", Err: sarama.ErrOutOfBrokers}, errkind.Retry},
 		{"kafkaadmin.PartitionErrors/retriable", &kafkaadmin.PartitionErrors{Op: "list offsets", Total: 2, Errs: map[kafkaadmin.TopicPartition]error{{Topic: "t"}: sarama.ErrNotLeaderForPartition}}, errkind.Retry},
 		{"kafkaadmin.PartitionErrors/authorization", &kafkaadmin.PartitionErrors{Op: "list offsets", Total: 2, Errs: map[kafkaadmin.TopicPartition]error{{Topic: "t"}: sarama.ErrNotLeaderForPartition, {Topic: "u"}: sarama.ErrTopicAuthorizationFailed}}, errkind.Rejected},
 

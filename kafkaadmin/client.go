@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -12,18 +13,29 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/cenkalti/backoff/v4"
+
+	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 const (
 	defaultClientID       = "mm2cutover"
 	defaultRequestTimeout = 30 * time.Second
 	defaultRetryTimeout   = 30 * time.Second
-	firstBackoff          = 100 * time.Millisecond
-	maxBackoff            = 2 * time.Second
+	// firstAnswerTimeout bounds how long a new connection waits for the
+	// broker's first byte (the TLS handshake, the answer to ApiVersions):
+	// a listener that accepts and says nothing is taken for one that does
+	// not answer, not waited for RequestTimeout.
+	firstAnswerTimeout = 10 * time.Second
+	// defaultUnreachableTimeout is how long a call retries while no broker
+	// answers at all.
+	defaultUnreachableTimeout = 10 * time.Second
+	firstBackoff              = 100 * time.Millisecond
+	maxBackoff                = 2 * time.Second
 )
 
 // protocolVersion is the Kafka version whose request versions sarama
@@ -65,6 +77,9 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	if cfg.RetryTimeout == 0 {
 		cfg.RetryTimeout = defaultRetryTimeout
+	}
+	if cfg.UnreachableTimeout == 0 {
+		cfg.UnreachableTimeout = defaultUnreachableTimeout
 	}
 	tc, err := cfg.tlsConfig()
 	if err != nil {
@@ -191,10 +206,11 @@ func (r *Client) do(ctx context.Context, op string, fn func(s *session) error) e
 		return opError(op, err)
 	}
 	d := &callDialer{
-		ctx:      ctx,
-		dialer:   net.Dialer{Timeout: r.cfg.RequestTimeout, KeepAlive: 30 * time.Second},
-		tls:      r.tls,
-		requests: &r.requests,
+		ctx:         ctx,
+		dialer:      net.Dialer{Timeout: r.cfg.RequestTimeout, KeepAlive: 30 * time.Second},
+		tls:         r.tls,
+		requests:    &r.requests,
+		firstAnswer: min(r.cfg.RequestTimeout, firstAnswerTimeout),
 	}
 	conf, err := r.saramaConfig(d)
 	if err != nil {
@@ -229,18 +245,22 @@ func opError(op string, err error) error {
 }
 
 // retry calls fn until it succeeds, fails with an error that is not
-// transient, the context is done, or Config.RetryTimeout has passed. The
-// schedule is backoff/v4's exponential one, as the connect package's:
-// firstBackoff doubling up to maxBackoff, with jitter; each retry is
-// logged at Warn, as connect logs its own.
+// transient, the context is done, Config.RetryTimeout has passed, or no
+// broker has answered for Config.UnreachableTimeout (then an
+// *UnreachableError). The schedule is backoff/v4's exponential one, as the
+// connect package's: firstBackoff doubling up to maxBackoff, with jitter.
+// Each cause of a retry is logged once at Warn, later ones at Debug.
 func (r *Client) retry(ctx context.Context, op string, fn func(attempt int) error) error {
 	start := time.Now()
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = firstBackoff, maxBackoff, r.cfg.RetryTimeout
 	b.Reset()
+	budget := min(r.cfg.UnreachableTimeout, r.cfg.RetryTimeout)
 	var (
-		attempt int
-		last    error
+		attempt  int
+		last     error
+		answered bool // a broker answered in this call
+		logged   = map[string]bool{}
 	)
 	err := backoff.RetryNotify(func() error {
 		attempt++
@@ -249,24 +269,88 @@ func (r *Client) retry(ctx context.Context, op string, fn func(attempt int) erro
 			return nil
 		}
 		last = err
+		if !unanswered(err) {
+			answered = true
+		}
 		if ctx.Err() != nil || !retriable(err) {
 			return backoff.Permanent(err)
 		}
+		if !answered && time.Since(start) >= budget {
+			return backoff.Permanent(&UnreachableError{Brokers: r.cfg.BootstrapServers, Op: op, Attempts: attempt,
+				For: time.Since(start).Round(100 * time.Millisecond), Err: err})
+		}
 		return err
 	}, backoff.WithContext(b, ctx), func(err error, wait time.Duration) {
-		r.log.LogAttrs(ctx, slog.LevelWarn, "kafkaadmin: retrying",
+		level, cause := slog.LevelWarn, "answer"
+		if !answered {
+			cause = "no answer"
+		}
+		if logged[cause] {
+			level = slog.LevelDebug
+		}
+		logged[cause] = true
+		r.log.LogAttrs(ctx, level, "kafkaadmin: retrying",
 			slog.String("op", op), slog.Int("attempt", attempt),
 			slog.Duration("backoff", wait), slog.String("error", err.Error()))
 	})
+	var ue *UnreachableError
 	switch {
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case errors.As(err, &ue):
+		return ue
 	case last != nil && retriable(last):
 		return markKafka(fmt.Errorf("gave up after %d attempts in %v: %w", attempt, time.Since(start).Round(time.Millisecond), last))
 	}
 	return markKafka(err)
+}
+
+// unanswered reports an error that no broker answered: a connection that
+// failed or broke, a timeout, no broker left to ask; never an error code a
+// broker sent.
+func unanswered(err error) bool {
+	var k sarama.KError
+	if errors.As(err, &k) {
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, sarama.ErrOutOfBrokers) || errors.Is(err, sarama.ErrNotConnected) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
+		errors.Is(err, io.EOF) || errors.As(err, &ne)
+}
+
+// UnreachableError reports a call that no broker of the cluster answered
+// for Config.UnreachableTimeout: Attempts tries in For at the bootstrap
+// servers Brokers, the last failing with Err. A wrong address, a cluster
+// down, a port no one listens on or a network that drops the packets look
+// alike from here. It is worth a retry once the cluster answers
+// (errkind.Retry); it unwraps to the last error.
+type UnreachableError struct {
+	Brokers  []string
+	Op       string
+	Attempts int
+	For      time.Duration
+	Err      error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("kafkaadmin: no answer from the brokers at %s (%s, %d attempts in %s): %s",
+		strings.Join(e.Brokers, ","), e.Op, e.Attempts, e.For, words(e.Err))
+}
+
+// Unwrap returns the last attempt's error.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// ErrorKind is errkind.Retry.
+func (e *UnreachableError) ErrorKind() errkind.Kind { return errkind.Retry }
+
+// Advice says what to check.
+func (e *UnreachableError) Advice() string {
+	return "check the bootstrap servers and that the brokers are up and reachable from here; " +
+		"a longer Config.UnreachableTimeout waits longer for a cluster that is starting"
 }
 
 // session is the state of one call: its connections, one per broker

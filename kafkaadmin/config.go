@@ -105,6 +105,11 @@ type Config struct {
 	// RetryTimeout bounds how long a call retries transient errors, such as
 	// a leader that moved or a broker that is restarting. Zero means 30s.
 	RetryTimeout time.Duration
+	// UnreachableTimeout bounds how long a call retries while no broker
+	// answers at all (connections refused, timed out, broken): then it
+	// fails with an *UnreachableError. Zero means 10s; never more than
+	// RetryTimeout.
+	UnreachableTimeout time.Duration
 	// Logger receives retry notices and, at Info level, the progress of
 	// long waits (ReadCommitWindow). Nil means discard.
 	Logger *slog.Logger
@@ -250,6 +255,9 @@ func (c Config) validateRest(p SecurityProtocol, saslErr error) error {
 	}
 	if c.RequestTimeout < 0 {
 		return &ConfigError{Field: "RequestTimeout", Reason: "negative"}
+	}
+	if c.UnreachableTimeout < 0 {
+		return &ConfigError{Field: "UnreachableTimeout", Reason: "negative"}
 	}
 	if c.RetryTimeout < 0 {
 		return &ConfigError{Field: "RetryTimeout", Reason: "negative"}

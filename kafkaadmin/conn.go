@@ -30,6 +30,9 @@ type callDialer struct {
 	}
 	tls      *tls.Config
 	requests *atomic.Int64
+	// firstAnswer, when positive, bounds the TLS handshake and the wait
+	// for a new connection's first byte (firstAnswerConn).
+	firstAnswer time.Duration
 
 	mu     sync.Mutex
 	conns  map[*countingConn]struct{}
@@ -57,7 +60,13 @@ func (d *callDialer) DialContext(ctx context.Context, network, addr string) (net
 			cfg.ServerName = host
 		}
 		tc := tls.Client(raw, cfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
+		hctx := ctx
+		if d.firstAnswer > 0 {
+			var cancel context.CancelFunc
+			hctx, cancel = context.WithTimeout(ctx, d.firstAnswer)
+			defer cancel()
+		}
+		if err := tc.HandshakeContext(hctx); err != nil {
 			stop()
 			raw.Close()
 			if cerr := d.ctx.Err(); cerr != nil {
@@ -66,6 +75,9 @@ func (d *callDialer) DialContext(ctx context.Context, network, addr string) (net
 			return nil, handshakeError(addr, err)
 		}
 		c = tc
+	}
+	if d.firstAnswer > 0 && d.tls == nil {
+		c = newFirstAnswerConn(c, time.Now().Add(d.firstAnswer))
 	}
 	cc := &countingConn{Conn: c, requests: d.requests, stop: stop, owner: d, addr: addr, plain: d.tls == nil}
 	d.mu.Lock()
@@ -80,6 +92,62 @@ func (d *callDialer) DialContext(ctx context.Context, network, addr string) (net
 	d.conns[cc] = struct{}{}
 	d.mu.Unlock()
 	return cc, nil
+}
+
+// firstAnswerConn holds every read deadline of a new connection to at most
+// "by" until its first byte arrives: a listener that accepts and never
+// answers (a black hole, a port of another protocol that waits for its
+// client to speak) ends the attempt then, as a refused connection would,
+// rather than after sarama's ReadTimeout. Once the broker has answered,
+// the deadlines are sarama's own.
+type firstAnswerConn struct {
+	net.Conn
+	mu       sync.Mutex
+	by       time.Time
+	want     time.Time // the read deadline last asked for, unclamped
+	answered bool
+}
+
+// newFirstAnswerConn wraps c, whose first byte must arrive by "by".
+func newFirstAnswerConn(c net.Conn, by time.Time) *firstAnswerConn {
+	_ = c.SetReadDeadline(by)
+	return &firstAnswerConn{Conn: c, by: by}
+}
+
+func (c *firstAnswerConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.mu.Lock()
+		if !c.answered {
+			c.answered = true
+			_ = c.Conn.SetReadDeadline(c.want) // the deadline sarama asked for
+		}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+func (c *firstAnswerConn) SetReadDeadline(t time.Time) error {
+	return c.Conn.SetReadDeadline(c.clamp(t))
+}
+
+func (c *firstAnswerConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return c.Conn.SetReadDeadline(c.clamp(t))
+}
+
+// clamp records t and returns it, or "by" when no byte has arrived yet and
+// t is later (or none).
+func (c *firstAnswerConn) clamp(t time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.want = t
+	if !c.answered && (t.IsZero() || t.After(c.by)) {
+		return c.by
+	}
+	return t
 }
 
 // dialRaw opens the TCP connection: through the caller's dialer when one

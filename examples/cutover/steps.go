@@ -19,7 +19,9 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/cutover"
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -45,12 +47,28 @@ type cli struct {
 func report(stderr io.Writer, err error) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "cutover:", err)
-		var a interface{ Advice() string }
-		if errors.As(err, &a) {
-			fmt.Fprintln(stderr, "cutover: what to do:", a.Advice())
+		if a := advice(err); a != "" {
+			fmt.Fprintln(stderr, "cutover: what to do:", a)
 		}
 	}
 	return app.ExitStatus(err)
+}
+
+// advice is what to do about err: the library's words, or, for an endpoint
+// that does not answer, the settings that name it and the flag that waits
+// longer.
+func advice(err error) string {
+	var (
+		cu *connect.UnreachableError
+		ku *kafkaadmin.UnreachableError
+	)
+	switch {
+	case errors.As(err, &cu):
+		return "check -connect-url and that a Connect worker listens there; -retry-timeout waits longer (10s by default while nothing answers)"
+	case errors.As(err, &ku):
+		return "check -source-bootstrap and -target-bootstrap (or the client properties files) and that the brokers are up; -retry-timeout waits longer (10s by default while nothing answers)"
+	}
+	return errkind.Advice(err)
 }
 
 // emit writes one result: with -json, one JSON document whose first field,

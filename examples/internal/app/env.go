@@ -97,7 +97,7 @@ func OpenConnect(s Settings) (*connect.Client, error) {
 		opts = append(opts, connect.WithTimeout(s.RequestTimeout))
 	}
 	if s.RetryTimeout > 0 {
-		opts = append(opts, connect.WithRetry(connect.Retry{Elapsed: s.RetryTimeout}))
+		opts = append(opts, connect.WithRetry(connect.Retry{Elapsed: s.RetryTimeout, Unreachable: s.RetryTimeout}))
 	}
 	opts = append(opts, s.ConnectOptions...)
 	if s.ConnectUser != "" {

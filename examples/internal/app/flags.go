@@ -64,7 +64,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&s.ConnectCAFile, "connect-ca", "", "PEM file of the CAs of the Connect REST endpoint")
 	fs.StringVar(&f.connectClient, "connect-client-config", "", "properties file of the Connect REST client's TLS: ssl.truststore.* (the workers' CA) and ssl.keystore.* (a client certificate), PEM, JKS or PKCS12; instead of -connect-ca")
 	fs.DurationVar(&s.RequestTimeout, "request-timeout", 0, "bound of each request to Kafka or Connect, dial and round trip (0: 30s)")
-	fs.DurationVar(&s.RetryTimeout, "retry-timeout", 0, "how long a request that failed on a transient error (an unreachable broker or worker, a Connect rebalance) is retried before the step fails (0: 30s for Kafka, 2m for Connect, whose rebalances take that long)")
+	fs.DurationVar(&s.RetryTimeout, "retry-timeout", 0, "how long a request that failed on a transient error is retried before the step fails (0: 10s while a broker or worker does not answer at all, 30s for Kafka's transient errors, 2m for a Connect rebalance, which takes that long)")
 	fs.StringVar(&s.Connector, "connector", "", "MirrorSourceConnector name (Connect keys offsets by it)")
 	fs.StringVar(&s.StrimziCluster, "strimzi-cluster", "", "the KafkaConnect (with strimzi.io/use-connector-resources) or KafkaMirrorMaker2 whose Strimzi operator owns the connector: nothing is written over REST, the strimzi step renders the resources")
 	fs.StringVar(&s.StrimziNamespace, "strimzi-namespace", "", "the namespace of the Strimzi resources (\"\": kubectl's current one)")
@@ -188,7 +188,7 @@ func (f *Flags) Settings() (Settings, error) {
 		if s.RequestTimeout > 0 {
 			side.out.RequestTimeout = s.RequestTimeout
 		}
-		side.out.RetryTimeout = s.RetryTimeout
+		side.out.RetryTimeout, side.out.UnreachableTimeout = s.RetryTimeout, s.RetryTimeout
 	}
 	if f.connectClient != "" {
 		if s.ConnectCAFile != "" {
