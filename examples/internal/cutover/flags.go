@@ -64,7 +64,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&s.ConnectUser, "connect-user", "", "Connect REST basic-auth user (password: MM2CUTOVER_CONNECT_PASSWORD)")
 	fs.StringVar(&s.ConnectCAFile, "connect-ca", "", "PEM file of the CAs of the Connect REST endpoint")
 	fs.StringVar(&f.connectClient, "connect-client-config", "", "properties file of the Connect REST client's TLS: ssl.truststore.* (the workers' CA) and ssl.keystore.* (a client certificate), PEM, JKS or PKCS12; instead of -connect-ca")
-	fs.DurationVar(&s.RequestTimeout, "request-timeout", 0, "bound of each request to Kafka or Connect, dial and round trip (0: 30s)")
+	fs.DurationVar(&s.RequestTimeout, "request-timeout", 0, "bound of each request to Kafka, Connect or Flink's REST API, dial and round trip (0: 30s)")
 	fs.DurationVar(&s.RetryTimeout, "retry-timeout", 0, "how long a request that failed on a transient error (an unreachable broker or worker, a Connect rebalance) is retried before the step fails (0: 30s for Kafka, 2m for Connect, whose rebalances take that long)")
 	fs.StringVar(&s.Connector, "connector", "", "MirrorSourceConnector name (Connect keys offsets by it)")
 	fs.StringVar(&s.StrimziCluster, "strimzi-cluster", "", "the KafkaConnect (with strimzi.io/use-connector-resources) or KafkaMirrorMaker2 whose Strimzi operator owns the connector: nothing is written over REST, the strimzi step renders the resources")
