@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/flinkrest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -45,7 +46,9 @@ const (
 	// and no retry can help: credentials refused (a broker, 401 or 403 from
 	// the Connect REST API), a certificate that does not verify, a security
 	// protocol the listener does not speak, a source alias that is not the
-	// plan's. Fix the settings or the secrets.
+	// plan's, a REST endpoint that redirects (connect.ErrRedirect,
+	// flinkrest.ErrRedirect: nothing is sent where it points). Fix the
+	// settings or the secrets.
 	KindRejected
 )
 
@@ -122,7 +125,7 @@ func Classify(err error) Kind {
 	var nse *connect.NotStoppedError
 	switch {
 	case is(kindTarget(KindRejected), kafkaadmin.ErrAuthentication, kafkaadmin.ErrTLS, kafkaadmin.ErrSecurityProtocol,
-		connect.ErrTLS, connect.ErrUnauthorized, connect.ErrForbidden, offsets.ErrAliasMismatch) || isTLSFailure(err):
+		connect.ErrTLS, connect.ErrUnauthorized, connect.ErrForbidden, connect.ErrRedirect, flinkrest.ErrRedirect, offsets.ErrAliasMismatch) || isTLSFailure(err):
 		return KindRejected
 	case is(kindTarget(KindOutcomeUnknown), connect.ErrOutcomeUnknown):
 		return KindOutcomeUnknown

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/flinkrest"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -85,3 +86,18 @@ func TestAdvice(t *testing.T) {
 		t.Errorf("Advice of a plain error = %q", a)
 	}
 }
+
+// A Connect URL that redirects is a setting to fix, not worth a retry: the
+// client sent nothing where the answer pointed.
+func TestF1RedirectRejected(t *testing.T) {
+	for _, err := range []error{
+		&connect.RedirectError{Method: "PATCH", Path: "/connectors/c/offsets", StatusCode: 301, Location: "https://lb/connectors/c/offsets", BaseURL: "https://lb"},
+		fmt.Errorf("apply: %w", &connect.RedirectError{Method: "GET", Path: "/", StatusCode: 307}),
+		fmt.Errorf("flink job: %w", &flinkrest.RedirectError{Method: "GET", URL: "http://jm/jobs/j", StatusCode: 302}),
+	} {
+		if got := verify.Classify(err); got != verify.KindRejected {
+			t.Errorf("Classify(%v) = %v, want rejected", err, got)
+		}
+	}
+}
+
