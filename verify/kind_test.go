@@ -101,3 +101,15 @@ func TestF1RedirectRejected(t *testing.T) {
 	}
 }
 
+// An https:// URL at a plain HTTP port: Go's client says
+// http.ErrSchemeMismatch. A setting to fix (exit 2), not a retry.
+func TestF10HTTPSAtPlainPortRejected(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("flinkrest: %w", &url.Error{Op: "Get", URL: "https://jm:8081/jobs/j", Err: http.ErrSchemeMismatch}),
+		&connect.SecurityError{Method: "GET", Path: "/", Reason: "r", Err: &url.Error{Op: "Get", URL: "https://c:8083/", Err: http.ErrSchemeMismatch}},
+	} {
+		if got := verify.Classify(err); got != verify.KindRejected {
+			t.Errorf("Classify(%v) = %v, want rejected", err, got)
+		}
+	}
+}
