@@ -133,7 +133,8 @@ func Config(config map[string]string) map[string]string { return ConfigWith(conf
 //   - every other value equal to one of those secrets, or to a password
 //     inside a JAAS line (password="..."), is replaced too, and a longer
 //     value containing one has it replaced by [Redacted]: a secret copied
-//     under a key no rule knows is still a secret.
+//     under a key no rule knows is still a secret; so is a value that
+//     holds a private key ([HoldsPrivateKey]), whatever its key.
 //
 // Secrets shorter than four characters are only replaced where they are
 // whole values, so that a one-letter password does not erase every "a".
@@ -144,7 +145,7 @@ func ConfigWith(config map[string]string, passwordKeys []string) map[string]stri
 	for k, v := range config {
 		switch {
 		case v == "" || isProviderRef(v):
-		case isSecret(k) || slices.Contains(secrets, v):
+		case isSecret(k) || slices.Contains(secrets, v) || HoldsPrivateKey(v):
 			v = Redacted
 		default:
 			for _, s := range secrets {
@@ -178,10 +179,11 @@ func KeysOnly(config map[string]string, passwordKeys []string) map[string]string
 }
 
 // SecretValues returns the secret values of config under
-// SecretKeys(passwordKeys), and the passwords quoted inside JAAS lines
-// (password="..." or secret="..."), longest first, without config provider
-// references or duplicates. Replace them in free text, such as a worker's
-// error message, longest first.
+// SecretKeys(passwordKeys), the values that hold a private key
+// ([HoldsPrivateKey]) under any key, and the passwords quoted inside JAAS
+// lines (password="..." or secret="..."), longest first, without config
+// provider references or duplicates. Replace them in free text, such as a
+// worker's error message, longest first.
 func SecretValues(config map[string]string, passwordKeys []string) []string {
 	isSecret := SecretKeys(passwordKeys)
 	seen := map[string]bool{}
@@ -193,7 +195,7 @@ func SecretValues(config map[string]string, passwordKeys []string) []string {
 		}
 	}
 	for k, v := range config {
-		if isSecret(k) {
+		if isSecret(k) || HoldsPrivateKey(v) {
 			add(v)
 			for _, inner := range jaasSecrets(v) {
 				add(inner)
@@ -250,6 +252,71 @@ func isProviderRef(v string) bool {
 	}
 	inner := v[2 : len(v)-1]
 	return strings.Contains(inner, ":") && !strings.ContainsAny(inner, "${}")
+}
+
+// IsKeyMaterial reports whether s, a configuration key or a word of a
+// message, looks like key material: it holds PEM armor ("-----BEGIN",
+// "-----END"), or it is a run of at least 16 base64 characters (A-Z, a-z,
+// 0-9, '+', '/', then '=' padding) with upper case letters, lower case
+// letters and digits, as every line of a PEM block's body is. A PEM key
+// pasted into a properties file without '\' continuations makes each of
+// its lines a key (Java's Properties.load reads a line up to its first '=',
+// ':' or blank as the key): a message that names keys must not name such a
+// key ([KeyNames]). Kafka's configuration keys, dotted lower case words,
+// never look like key material.
+func IsKeyMaterial(s string) bool {
+	if strings.Contains(s, "-----BEGIN") || strings.Contains(s, "-----END") {
+		return true
+	}
+	body := strings.TrimRight(s, "=")
+	if len(body) < 16 || len(s)-len(body) > 2 {
+		return false
+	}
+	var upper, lower, digit bool
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= '0' && c <= '9':
+			digit = true
+		case c == '+' || c == '/':
+		default:
+			return false
+		}
+	}
+	return upper && lower && digit
+}
+
+// HoldsPrivateKey reports whether the value v holds a PEM private key
+// ("-----BEGIN PRIVATE KEY-----", "-----BEGIN RSA PRIVATE KEY-----",
+// "-----BEGIN ENCRYPTED PRIVATE KEY-----", ...), or a part of one: such a
+// value is a secret whatever its key ([ConfigWith]).
+func HoldsPrivateKey(v string) bool {
+	return strings.Contains(v, "PRIVATE KEY-----") && (strings.Contains(v, "-----BEGIN") || strings.Contains(v, "-----END"))
+}
+
+// KeyNames returns keys sorted, without duplicates, for a message that
+// names them: every key that looks like key material ([IsKeyMaterial]) is
+// left out, and [Redacted] stands once, last, for all of them (KeyNames of
+// its own result is that result).
+func KeyNames(keys []string) []string {
+	var out []string
+	hidden := false
+	for _, k := range keys {
+		if k == Redacted || IsKeyMaterial(k) {
+			hidden = true
+			continue
+		}
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if hidden {
+		out = append(out, Redacted)
+	}
+	return out
 }
 
 // Text replaces every occurrence of the given secret values in s with
