@@ -71,6 +71,9 @@ type settings struct {
 	logger     *slog.Logger
 	retry      Retry
 	poll       time.Duration
+	// unknownProperties are the keys of a properties file that
+	// OptionsFromProperties did not use, for New's warning.
+	unknownProperties []string
 }
 
 // WithHTTPClient makes the client send its requests with hc. It cannot be
@@ -292,6 +295,10 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	logger := s.logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if len(s.unknownProperties) > 0 {
+		logger.Warn("connect client properties this tool does not know, not used (a typo?)",
+			"url", u.Redacted(), "keys", strings.Join(redact.KeyNames(s.unknownProperties), ", "))
 	}
 	return &Client{
 		base:       strings.TrimRight(u.String(), "/"),

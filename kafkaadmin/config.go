@@ -98,6 +98,14 @@ type Config struct {
 	// Logger receives retry notices and, at Info level, the progress of
 	// long waits (ReadCommitWindow). Nil means discard.
 	Logger *slog.Logger
+	// UnknownProperties are the keys of the client properties file the
+	// Config was read from (ConfigFromProperties) that are no Kafka client
+	// setting this package knows — a typo such as sasl.jaas.confg, a newer
+	// Kafka's setting, another tool's — sorted. They are not used: NewClient
+	// warns about them once, through Logger, naming them. A key that looks
+	// like key material (redact.IsKeyMaterial) is never listed:
+	// redact.Redacted stands for all of them.
+	UnknownProperties []string
 	// Sarama, when not nil, completes the sarama configuration of every
 	// call after this package has filled it from the fields above: bring
 	// your own client settings, such as SASL OAUTHBEARER with a

@@ -67,12 +67,14 @@ var ignoredPrefixes = []string{"sasl.login.", "sasl.kerberos.", "metrics.", "sas
 // request.timeout.ms.
 //
 // It returns, besides the Config, the keys it accepted without applying them
-// (IgnoredPropertyKeys), for the caller to mention. Any other key is an
-// error naming it, so that a typo such as sasl.jaas.confg is not silently
-// dropped; so are GSSAPI, config provider references (${env:...}: this
-// package does not resolve them) and a login callback handler other than
-// Kafka's. Errors are *ConfigError (Field "properties") and never show a
-// value of a secret key.
+// (IgnoredPropertyKeys), for the caller to mention. A key it does not know
+// is not an error, as Kafka's own clients only warn about it: the Config
+// lists it in UnknownProperties, and NewClient warns about those once, so
+// that a typo such as sasl.jaas.confg is not silently dropped. GSSAPI,
+// config provider references (${env:...}: this package does not resolve
+// them) and a login callback handler other than Kafka's are errors.
+// Errors are *ConfigError (Field "properties") and never show a value of a
+// secret key.
 func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 	var ignored, unknown []string
 	known := map[string]bool{}
@@ -93,10 +95,6 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 			unknown = append(unknown, k)
 		}
 	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return Config{}, nil, &ConfigError{Field: "properties", Reason: "unknown keys (not Kafka client settings this tool knows): " + strings.Join(unknown, ", ")}
-	}
 	slices.Sort(ignored)
 
 	c := Config{
@@ -104,6 +102,9 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 		ClientID:         props["client.id"],
 		SecurityProtocol: SecurityProtocol(strings.ToUpper(props["security.protocol"])),
 		SASLMechanism:    SASLMechanism(strings.ToUpper(props["sasl.mechanism"])),
+	}
+	if len(unknown) > 0 {
+		c.UnknownProperties = redact.KeyNames(unknown)
 	}
 	if v, ok := props["request.timeout.ms"]; ok {
 		ms, err := strconv.Atoi(strings.TrimSpace(v))
