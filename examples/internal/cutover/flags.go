@@ -303,6 +303,8 @@ func readConfigFile(path string, names map[string]bool) (map[string]string, erro
 			return nil, fmt.Errorf("%s:%d: want MM2CUTOVER_<FLAG>=value", path, i+1)
 		case strings.HasSuffix(key, "_PASSWORD"):
 			return nil, fmt.Errorf("%s:%d: %s: passwords come from the environment only", path, i+1, key)
+		case !known[key] && redact.IsKeyMaterial(key):
+			return nil, fmt.Errorf("%s:%d: the line looks like key material, not MM2CUTOVER_<FLAG>=value (it is not shown)", path, i+1)
 		case !known[key]:
 			return nil, fmt.Errorf("%s:%d: %s names no setting", path, i+1, key)
 		case out[key] != "":
