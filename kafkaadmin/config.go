@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -257,7 +256,7 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	}
 	tc.ServerName = c.TLS.ServerName
 	if c.TLS.CAFile != "" {
-		pem, err := os.ReadFile(c.TLS.CAFile)
+		pem, err := clientconf.ReadFile(c.TLS.CAFile) // bounded: /dev/zero is not read whole
 		if err != nil {
 			return nil, &ConfigError{Field: "TLS.CAFile", Reason: "cannot read", Err: err}
 		}
@@ -271,11 +270,25 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 		}
 	}
 	if c.TLS.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.TLS.CertFile, c.TLS.KeyFile)
+		cert, err := loadKeyPair(c.TLS.CertFile, c.TLS.KeyFile)
 		if err != nil {
 			return nil, &ConfigError{Field: "TLS.CertFile", Reason: "cannot load the client certificate and key", Err: err}
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
 	return tc, nil
+}
+
+// loadKeyPair is tls.LoadX509KeyPair with the files read through
+// clientconf.ReadFile, bounded.
+func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	certPEM, err := clientconf.ReadFile(certFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	keyPEM, err := clientconf.ReadFile(keyFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(certPEM, keyPEM)
 }

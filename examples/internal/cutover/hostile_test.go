@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/redact"
 )
@@ -163,5 +164,31 @@ func TestUnknownClientPropertiesWarnedOnce(t *testing.T) {
 	}
 	if strings.Contains(out, "pw-marker") || strings.Contains(out, "sr:8081") {
 		t.Errorf("a value is shown:\n%s", out)
+	}
+}
+
+// TestF4ConnectCABounded: -connect-ca was read whole (os.ReadFile):
+// /dev/zero filled the memory. It is read up to clientconf.MaxFileSize, as
+// -source-tls-ca and -target-tls-ca are (kafkaadmin's TestF4TLSFilesBounded).
+func TestF4ConnectCABounded(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.pem")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(8 * clientconf.MaxFileSize); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	f.Close()
+	files := []string{big}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		files = append(files, "/dev/zero")
+	}
+	for _, file := range files {
+		_, err := OpenConnect(Settings{ConnectURL: "https://c:1", ConnectCAFile: file, Logger: slog.New(slog.DiscardHandler)})
+		if !errors.Is(err, clientconf.ErrTooLarge) || !errors.Is(err, ErrSettings) {
+			// Fatal: the next file would be /dev/zero, read whole.
+			t.Fatalf("-connect-ca %s: %v, want an error matching clientconf.ErrTooLarge", file, err)
+		}
 	}
 }
