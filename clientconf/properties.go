@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -60,23 +59,13 @@ func ReadLimited(r io.Reader, limit int64) ([]byte, error) {
 // ReadFile reads a file of at most MaxFileSize bytes (ReadFileLimited).
 func ReadFile(path string) ([]byte, error) { return ReadFileLimited(path, MaxFileSize) }
 
-// ReadFileLimited reads a file of at most limit bytes: it is opened first
-// and read through the bound, so that a device or a pipe is never read
-// whole. A directory is an error.
+// ReadFileLimited reads a file of at most limit bytes: it is opened with
+// OpenInput and read through the bound, so that a device or a pipe is never
+// read whole, and neither a named pipe without a writer nor one whose
+// writer never finishes makes it wait for ever (PipeTimeout). A directory
+// is an error, and so is a pipe that gives nothing.
 func ReadFileLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%s is a directory", path)
-	}
-	b, err := ReadLimited(f, limit)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return b, nil
+	return readInput(path, limit, PipeTimeout)
 }
 
 // ReadProperties reads a Java properties file (see ParseProperties).
