@@ -52,10 +52,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 )
@@ -276,7 +274,13 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	var level slog.LevelVar // -log-level, or MM2CUTOVER_LOG_LEVEL once Settings has read the environment
 	level.Set(o.logLevel)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: &level}))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cutover.InterruptContext(func() {
+		err := fmt.Errorf("interrupted by a signal: the step did not end within %s of it", cutover.InterruptGrace)
+		fmt.Fprintln(stderr, "cutover:", err)
+		if o.asJSON || asJSON {
+			printFailure(stdout, name, "", cutover.ExitError, err)
+		}
+	})
 	defer stop()
 
 	if o.sandbox && o.secure {

@@ -14,9 +14,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -158,14 +160,16 @@ func (c *cli) buildPlan(ctx context.Context) (*plan.Plan, error) {
 }
 
 func (c *cli) readPlan() (*plan.Plan, error) {
-	f, err := os.Open(c.o.planPath)
+	if fi, err := os.Stat(c.o.planPath); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("%w: -plan %s is a directory", cutover.ErrSettings, c.o.planPath)
+	}
+	// A named pipe or a pipe neither blocks the open nor the reads for
+	// ever (clientconf.OpenInput).
+	f, err := clientconf.OpenInput(c.o.planPath)
 	if err != nil {
 		return nil, fmt.Errorf("read the plan: %w (run the plan step first, or pass -plan)", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%w: -plan %s is a directory", cutover.ErrSettings, c.o.planPath)
-	}
 	p, err := plan.Decode(f)
 	if err != nil {
 		return nil, err
@@ -175,7 +179,9 @@ func (c *cli) readPlan() (*plan.Plan, error) {
 }
 
 func (c *cli) audit() (*cutover.Audit, func(), error) {
-	f, err := os.OpenFile(c.o.auditPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// O_NONBLOCK: a named pipe with no reader is an error (ENXIO), not an
+	// open that waits for ever.
+	f, err := os.OpenFile(c.o.auditPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("audit file: %w", err)
 	}
@@ -343,7 +349,7 @@ func (c *cli) boundaryCapture(p *plan.Plan) ([]verify.BoundaryRecord, error) {
 // lastAudit decodes into detail the detail of the last audit entry of step
 // for plan fingerprint fp, and reports whether there was one.
 func (c *cli) lastAudit(step, fp string, detail any) (bool, error) {
-	f, err := os.Open(c.o.auditPath)
+	f, err := clientconf.OpenInput(c.o.auditPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

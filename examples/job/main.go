@@ -47,11 +47,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -120,7 +119,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	default:
 		flags.AlsoFromEnv("plan", "plan-configmap")
 		log := slog.New(slog.NewJSONHandler(stderr, nil))
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := cutover.InterruptContext(func() {
+			// Still the last line: the result, worth a retry (res belongs
+			// to the step, which still runs).
+			r := result{Result: "error", Kind: verify.KindRetry.String(), ExitStatus: cutover.ExitError, Seconds: time.Since(start).Seconds(),
+				Error: fmt.Sprintf("interrupted by a signal: the step did not end within %s of it", cutover.InterruptGrace)}
+			b, _ := json.Marshal(r)
+			fmt.Fprintln(stdout, string(b))
+		})
 		defer stop()
 		code = apply(ctx, flags, planPath, storeName, log, stderr, &res)
 		if ctx.Err() != nil && code != cutover.ExitOK {
@@ -186,7 +192,7 @@ func apply(ctx context.Context, flags *cutover.Flags, planFlag, storeFlag *strin
 	case planPath != "":
 		// A plan named but absent is refused: the Job never applies a plan
 		// nobody reviewed in place of the one that was meant.
-		f, err := os.Open(planPath)
+		f, err := clientconf.OpenInput(planPath) // a pipe blocks neither the open nor the reads for ever
 		if err != nil {
 			return classify(res, fmt.Errorf("%w: mounted plan: %w", cutover.ErrSettings, err))
 		}

@@ -367,8 +367,10 @@ var OtherEnv = []string{
 	"MM2CUTOVER_SANDBOX", "MM2CUTOVER_SANDBOX_BACKEND", "MM2CUTOVER_KAFKA_VERSION", "MM2CUTOVER_FLINK_VERSION", "MM2CUTOVER_CACHE",
 	"MM2CUTOVER_DEBIAN_MIRROR", "MM2CUTOVER_COLOR", "MM2CUTOVER_JOB_CRASH_AT", "MM2CUTOVER_JOB_TEST_AS_MAIN",
 	// The test harness's: the Job's hold point, the Docker backend's image,
-	// scripts/test's CPU burner, the alert tests' Kafka versions.
+	// scripts/test's CPU burner, the alert tests' Kafka versions, the
+	// command line's test binary run as the command line.
 	"MM2CUTOVER_JOB_HOLD_AT", "MM2CUTOVER_DOCKER_IMAGE", "MM2CUTOVER_CPU_BURN", "MM2CUTOVER_ALERT_KAFKA_VERSIONS",
+	"MM2CUTOVER_CLI_TEST_AS_MAIN",
 }
 
 // checkEnv refuses an MM2CUTOVER_* variable of environ that names no flag
