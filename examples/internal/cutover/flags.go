@@ -273,10 +273,11 @@ func fromEnv(fs *flag.FlagSet, names map[string]bool, file map[string]string) er
 // readConfigFile reads a settings file: MM2CUTOVER_<FLAG>=value lines
 // (optionally after "export "), blank lines and # comments, as a shell or an
 // env file writes them: a value in single quotes is taken as it is, one in
-// double quotes with \" \\ \$ and \` unescaped, a bare one trimmed. A key that
-// names no flag, a key given twice, or a password (those come from the
-// environment only) is an error. The file is read up to
-// clientconf.MaxFileSize and a leading UTF-8 byte order mark is dropped.
+// double quotes with \" \\ \$ and \` unescaped, a bare one trimmed; lines end
+// with \n, \r\n or \r. A key that names no flag, a key given twice, or a
+// password (those come from the environment only) is an error. The file is
+// read up to clientconf.MaxFileSize and a leading UTF-8 byte order mark is
+// dropped.
 func readConfigFile(path string, names map[string]bool) (map[string]string, error) {
 	if path == "" {
 		return nil, nil
@@ -291,7 +292,9 @@ func readConfigFile(path string, names map[string]bool) (map[string]string, erro
 		known[envKey(n)] = true
 	}
 	out := map[string]string{}
-	for i, line := range strings.Split(string(b), "\n") {
+	// Lines end with \n, \r\n or a lone \r (an editor of old Mac files).
+	text := strings.ReplaceAll(strings.ReplaceAll(string(b), "\r\n", "\n"), "\r", "\n")
+	for i, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue

@@ -192,3 +192,20 @@ func TestF4ConnectCABounded(t *testing.T) {
 		}
 	}
 }
+
+// TestF12ConfigFileLineEnds: a -config file whose lines end with a lone
+// CR (an old Mac editor's) was one line: its settings were reported
+// missing. Lines end with \n, \r\n or \r.
+func TestF12ConfigFileLineEnds(t *testing.T) {
+	names := map[string]bool{"group": true, "topics": true}
+	for _, eol := range []string{"\n", "\r\n", "\r"} {
+		file := settingsFile(t, "# settings"+eol+"MM2CUTOVER_GROUP=g"+eol+eol+"MM2CUTOVER_TOPICS='a,b'"+eol)
+		got, err := readConfigFile(file, names)
+		if err != nil || got["MM2CUTOVER_GROUP"] != "g" || got["MM2CUTOVER_TOPICS"] != "a,b" || len(got) != 2 {
+			t.Errorf("lines ended with %q: %q, %v", eol, got, err)
+		}
+	}
+	if _, err := readConfigFile(settingsFile(t, "MM2CUTOVER_GROUP=g\rMM2CUTOVER_NOPE=x\r"), names); err == nil || !strings.Contains(err.Error(), ":2: MM2CUTOVER_NOPE names no setting") {
+		t.Errorf("the error names the line: %v", err)
+	}
+}
