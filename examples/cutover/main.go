@@ -302,6 +302,11 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	if o.dryRun && name != "apply" {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -dry-run goes with apply", cutover.ErrSettings))
 	}
+	if o.strimziReplicas < 1 {
+		// plan.StrimziResources renders 0 as 1: the flag's 0 is a mistake,
+		// not "the default".
+		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -strimzi-replicas %d: want 1 or more Connect workers", cutover.ErrSettings, o.strimziReplicas))
+	}
 	if err := strimziRefusesREST(name, s, o.dryRun); err != nil {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
 	}
