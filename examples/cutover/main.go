@@ -53,6 +53,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mm2cutover/mm2cutover/examples/internal/cutover"
@@ -222,7 +223,8 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.strimziOffsets, "strimzi-offsets", "", "verify before resume: the ConfigMap Strimzi listed the connector's offsets into, as kubectl get configmap NAME -o json writes it")
 	name, err := parseArgs(fs, args)
 	st, known := findStep(name)
-	asJSON := o.asJSON || os.Getenv("MM2CUTOVER_JSON") == "true"
+	asJSON := wantJSON(args, flags)
+	o.asJSON = asJSON
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		if known {
@@ -255,13 +257,22 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 			return cutover.ExitOK
 		}
 		fmt.Fprintf(stderr, "cutover: unknown step %q\n", strings.TrimPrefix(name, "help "))
+		if asJSON {
+			printFailure(stdout, name, "", cutover.ExitUsage, fmt.Errorf("unknown step %q", strings.TrimPrefix(name, "help ")))
+		}
 		return cutover.ExitUsage
 	case o.secure && !o.sandbox:
 		fmt.Fprintln(stderr, "cutover: -secure goes with -sandbox (a real cluster's security comes from the settings)")
+		if asJSON {
+			printFailure(stdout, name, "", cutover.ExitUsage, errors.New("-secure goes with -sandbox"))
+		}
 		return cutover.ExitUsage
 	case o.sandbox:
 	case name == "":
 		usage(stderr, fs, nil)
+		if asJSON {
+			printFailure(stdout, "", "", cutover.ExitUsage, errors.New("no step: name one (cutover help lists them)"))
+		}
 		return cutover.ExitUsage
 	case !known:
 		fmt.Fprintf(stderr, "cutover: unknown step %q; run 'cutover help' for the steps\n", name)
@@ -277,7 +288,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := cutover.InterruptContext(func() {
 		err := fmt.Errorf("interrupted by a signal: the step did not end within %s of it", cutover.InterruptGrace)
 		fmt.Fprintln(stderr, "cutover:", err)
-		if o.asJSON || asJSON {
+		if asJSON {
 			printFailure(stdout, name, "", cutover.ExitError, err)
 		}
 	})
@@ -290,6 +301,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator, o.fromGroup))
 	}
 	s, err := flags.Settings() // also reads -plan, -audit, ... from the environment
+	o.asJSON = asJSON          // as wantJSON read it, the same way
 	if err != nil {
 		return failed(stdout, stderr, asJSON, name, "", err)
 	}
@@ -342,6 +354,40 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		return cutover.ExitError
 	}
 	return code
+}
+
+// wantJSON reports whether -json is asked for, as Settings reads it — the
+// command line, else MM2CUTOVER_JSON, else the -config file — but also
+// where those cannot be parsed or read (a bad flag before -json, a typo in
+// the environment), so that every failure of a -json run is a JSON
+// document. Values are booleans as the flag package reads them ("1",
+// "true", ...).
+func wantJSON(args []string, flags *cutover.Flags) bool {
+	set, v := false, false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "json" {
+			continue
+		}
+		set, v = true, true
+		if hasVal {
+			v, _ = strconv.ParseBool(val)
+		}
+	}
+	if set {
+		return v
+	}
+	if e, ok := os.LookupEnv("MM2CUTOVER_JSON"); ok {
+		v, _ = strconv.ParseBool(e)
+		return v
+	}
+	if f, ok := flags.FileValue("json"); ok {
+		v, _ = strconv.ParseBool(f)
+	}
+	return v
 }
 
 // failed reports err on stderr and, with -json, as a failure document on

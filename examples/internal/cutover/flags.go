@@ -322,6 +322,35 @@ func readConfigFile(path string, names map[string]bool) (map[string]string, erro
 	return out, nil
 }
 
+// FileValue returns the value the settings file (-config, else
+// MM2CUTOVER_CONFIG) gives the flag name, read leniently: ok is false when
+// no file is named, it cannot be read, or no line sets the flag. It is for
+// a binary that must know a setting (-json) to report an error of Settings
+// itself; Settings reads the file strictly.
+func (f *Flags) FileValue(name string) (value string, ok bool) {
+	path := f.configFile
+	if path == "" {
+		path = os.Getenv("MM2CUTOVER_CONFIG")
+	}
+	if path == "" {
+		return "", false
+	}
+	b, err := clientconf.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	text := strings.ReplaceAll(strings.ReplaceAll(string(bytes.TrimPrefix(b, []byte("\ufeff"))), "\r\n", "\n"), "\r", "\n")
+	for line := range strings.SplitSeq(text, "\n") {
+		key, v, found := strings.Cut(strings.TrimSpace(line), "=")
+		if found && strings.TrimSpace(strings.TrimPrefix(key, "export ")) == envKey(name) {
+			if u, err := unquote(strings.TrimSpace(v)); err == nil {
+				value, ok = u, true
+			}
+		}
+	}
+	return value, ok
+}
+
 // unquote removes the quotes of a settings file value.
 func unquote(v string) (string, error) {
 	if v == "" || (v[0] != '"' && v[0] != '\'') {
