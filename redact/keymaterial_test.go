@@ -1,6 +1,7 @@
 package redact_test
 
 import (
+	"html/template"
 	"strings"
 	"testing"
 
@@ -58,4 +59,46 @@ func TestF2KeyMaterial(t *testing.T) {
 	if !redact.HoldsPrivateKey(testKey) || redact.HoldsPrivateKey("-----BEGIN CERTIFICATE-----") || redact.HoldsPrivateKey("private key") {
 		t.Error("HoldsPrivateKey")
 	}
+}
+
+// TestF8EscapedCredentials: a basic-auth header echoed by an HTML error
+// page whose encoder escapes '+' as &#43; (Go's html/template), or '/' and
+// '=' as references of any form, or percent-escapes in lower case, kept
+// the credential readable: Forms lists one spelling of each encoder.
+func TestF8EscapedCredentials(t *testing.T) {
+	const pair = "b3BlcmF0b3I6cGE+PndvcmQ/Pw==" // operator:pa>>word??
+	for _, echoed := range []string{
+		template.HTMLEscapeString(pair),
+		"b3BlcmF0b3I6cGE&#x2B;PndvcmQ&#x2F;Pw&#x3D;&#x3D;",
+		"b3BlcmF0b3I6cGE&#x2b;PndvcmQ&#47;Pw&#61;&#61;",
+		"b3BlcmF0b3I6cGE&plus;PndvcmQ&sol;Pw&equals;&equals;",
+		"b3BlcmF0b3I6cGE&#043;PndvcmQ/Pw==",
+		"b3BlcmF0b3I6cGE&#43PndvcmQ/Pw==",
+		"b3BlcmF0b3I6cGE%2bPndvcmQ%2fPw%3d%3d",
+		"b3BlcmF0b3I6cGE%2BPndvcmQ&#47;Pw==",
+	} {
+		page := "<html><body><h1>401</h1><pre>Authorization: Basic " + echoed + "</pre> &amp; more</body></html>"
+		got := redact.Text(page, pair)
+		if strings.Contains(got, "b3BlcmF0b3I6") || strings.Contains(got, "PndvcmQ") || !strings.Contains(got, "Basic "+redact.Redacted+"</pre> &amp; more") {
+			t.Errorf("%s\n-> %s", echoed, got)
+		}
+	}
+	// Escapes around no secret are left as they are.
+	if in := "a &#43; b %2b c &amp; d &plus;"; redact.Text(in, "zzz-secret") != in {
+		t.Errorf("changed: %s", redact.Text(in, "zzz-secret"))
+	}
+}
+
+// FuzzText: Text never panics, whatever the escapes, and leaves text
+// without the secret or an escape as it was.
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"a&#43;b", "&#x2B", "&", "%", "%2", "&#", "&#x;", "&plus", "x&amp;y%2bz"} {
+		f.Add(s, "+b")
+	}
+	f.Fuzz(func(t *testing.T, s, secret string) {
+		got := redact.Text(s, secret)
+		if !strings.ContainsAny(s, "&%") && (secret == "" || !strings.Contains(s, secret)) && len(redact.Forms(secret)) <= 1 && got != s {
+			t.Errorf("Text(%q, %q) = %q", s, secret, got)
+		}
+	})
 }

@@ -321,9 +321,12 @@ func KeyNames(keys []string) []string {
 
 // Text replaces every occurrence of the given secret values in s with
 // [Redacted], in each of their [Forms] (HTML-, JSON- and URL-escaped),
-// longest first, so that a value containing another is replaced whole.
-// Empty values are ignored. Use it on text that may echo a secret: an error
-// body from a server or proxy, a line of a log.
+// longest first, so that a value containing another is replaced whole;
+// then, so that no escaping an encoder may choose leaves a secret readable,
+// every occurrence in s read with its HTML character references (&#43;,
+// &#x2B;, &plus;, ...) and percent escapes (%2b) decoded. Empty values are
+// ignored. Use it on text that may echo a secret: an error body from a
+// server or proxy, a line of a log.
 func Text(s string, secrets ...string) string {
 	var vs []string
 	for _, v := range secrets {
@@ -335,7 +338,118 @@ func Text(s string, secrets ...string) string {
 			s = strings.ReplaceAll(s, v, Redacted)
 		}
 	}
-	return s
+	return redactDecoded(s, secrets)
+}
+
+// redactDecoded replaces, in s, every stretch that holds one of secrets
+// once its HTML character references and percent escapes are decoded: the
+// whole stretch, escapes included, becomes [Redacted].
+func redactDecoded(s string, secrets []string) string {
+	if !strings.ContainsAny(s, "&%") {
+		return s
+	}
+	// decoded is s with escapes decoded; from[i] and to[i] are where the
+	// escape (or byte) that gave decoded[i] starts and ends in s.
+	var (
+		decoded  []byte
+		from, to []int
+	)
+	for i := 0; i < len(s); {
+		n, text := escapeAt(s, i)
+		if n == 0 {
+			n, text = 1, s[i:i+1]
+		}
+		for j := 0; j < len(text); j++ {
+			decoded = append(decoded, text[j])
+			from, to = append(from, i), append(to, i+n)
+		}
+		i += n
+	}
+	if string(decoded) == s {
+		return s
+	}
+	hide := make([]bool, len(s))
+	for _, v := range secrets {
+		if v == "" {
+			continue
+		}
+		for at := 0; ; {
+			k := strings.Index(string(decoded[at:]), v)
+			if k < 0 {
+				break
+			}
+			start, end := from[at+k], to[at+k+len(v)-1]
+			for j := start; j < end; j++ {
+				hide[j] = true
+			}
+			at += k + 1
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if !hide[i] {
+			b.WriteByte(s[i])
+			continue
+		}
+		b.WriteString(Redacted)
+		for i+1 < len(s) && hide[i+1] {
+			i++
+		}
+	}
+	return b.String()
+}
+
+// escapeAt reports the HTML character reference (&#43; &#x2B; &plus;) or
+// percent escape (%2B, %2b) at s[i:]: its length and what it stands for,
+// or 0.
+func escapeAt(s string, i int) (int, string) {
+	switch s[i] {
+	case '%':
+		if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			v, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			return 3, string([]byte{byte(v)})
+		}
+	case '&':
+		// &#DDD; &#xHH; (';' optional, as browsers read them) or &name;.
+		j := i + 1
+		switch {
+		case j < len(s) && s[j] == '#':
+			j++
+			hex := j < len(s) && (s[j] == 'x' || s[j] == 'X')
+			if hex {
+				j++
+			}
+			k := j
+			for k < len(s) && k-j < 8 && (hex && isHex(s[k]) || s[k] >= '0' && s[k] <= '9') {
+				k++
+			}
+			if k == j {
+				return 0, ""
+			}
+			if k < len(s) && s[k] == ';' {
+				k++
+			}
+			j = k
+		default:
+			k := j
+			for k < len(s) && k-j < 32 && (s[k] >= 'a' && s[k] <= 'z' || s[k] >= 'A' && s[k] <= 'Z' || s[k] >= '0' && s[k] <= '9') {
+				k++
+			}
+			if k == j || k == len(s) || s[k] != ';' {
+				return 0, ""
+			}
+			j = k + 1
+		}
+		ref := s[i:j]
+		if u := html.UnescapeString(ref); u != ref {
+			return len(ref), u
+		}
+	}
+	return 0, ""
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // Forms returns secret and the forms in which an encoder or a server may
