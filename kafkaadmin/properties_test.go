@@ -100,7 +100,7 @@ func TestConfigFromPropertiesRefuses(t *testing.T) {
 		{"unclosed quote", map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
 			"sasl.jaas.config": plainLoginModule + ` required username="u" password="` + propSecret + `;`}, "not closed"},
 		{"no semicolon", map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
-			"sasl.jaas.config": plainLoginModule + ` required username="u" password="` + propSecret + `"`}, "want one entry"},
+			"sasl.jaas.config": plainLoginModule + ` required username="u" password="` + propSecret + `"`}, "does not end with ';'"},
 		{"provider reference", map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.jaas.config": "${env:JAAS}"}, "config provider reference"},
 		{"config providers", map[string]string{"config.providers": "env"}, "not resolved by this tool"},
 		{"sasl without sasl protocol", map[string]string{"security.protocol": "SSL", "sasl.jaas.config": scram}, "does not use SASL"},

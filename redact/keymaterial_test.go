@@ -102,3 +102,24 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+// TestF9JAASSecretValues: Kafka's JaasConfig strips single quotes too,
+// and reads bare values and blanks around '=': the password inside a JAAS
+// line is a secret value in each spelling, so that a copy of it elsewhere
+// (a worker's error message) is redacted.
+func TestF9JAASSecretValues(t *testing.T) {
+	for _, jaas := range []string{
+		`org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="pw-in-double";`,
+		`org.apache.kafka.common.security.plain.PlainLoginModule required username='u' password='pw-in-double';`,
+		`org.apache.kafka.common.security.plain.PlainLoginModule required username=u password = pw-in-double ;`,
+		"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId=c clientSecret=\n'pw-in-double';",
+	} {
+		vs := redact.SecretValues(map[string]string{"sasl.jaas.config": jaas}, nil)
+		if len(vs) != 2 || vs[1] != "pw-in-double" {
+			t.Errorf("%s: %q, want the line and pw-in-double", jaas, vs)
+		}
+		if got := redact.Config(map[string]string{"sasl.jaas.config": jaas, "x.note": "copy pw-in-double"}); got["x.note"] != "copy "+redact.Redacted {
+			t.Errorf("%s: %q", jaas, got)
+		}
+	}
+}

@@ -211,37 +211,50 @@ func SecretValues(config map[string]string, passwordKeys []string) []string {
 	return vs
 }
 
-// jaasSecrets returns the quoted values of password-like options inside a
-// JAAS configuration line, such as password="..." in a PlainLoginModule
-// entry.
+// jaasSecrets returns the values of password-like options inside a JAAS
+// configuration line, such as password="..." in a PlainLoginModule entry:
+// in double or single quotes (Kafka's JaasConfig strips both), or bare
+// words, with blanks around '=' or not.
 func jaasSecrets(jaas string) []string {
 	var out []string
-	rest := jaas
-	for {
-		lower := strings.ToLower(rest)
-		i := -1
-		for _, opt := range []string{"password=", "secret=", "passphrase="} {
-			if j := strings.Index(lower, opt); j >= 0 && (i < 0 || j < i) {
-				i = j
+	lower := strings.ToLower(jaas)
+	for i := 0; i < len(lower); {
+		j := -1
+		for _, opt := range []string{"password", "secret", "passphrase"} {
+			if k := strings.Index(lower[i:], opt); k >= 0 && (j < 0 || i+k < j) {
+				j = i + k
 			}
 		}
-		if i < 0 {
+		if j < 0 {
 			return out
 		}
-		rest = rest[i:]
-		rest = rest[strings.IndexByte(rest, '=')+1:]
-		if !strings.HasPrefix(rest, `"`) {
+		rest := strings.TrimLeft(jaas[j:], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-$")
+		i = len(jaas) - len(rest)
+		rest = strings.TrimLeft(rest, " \t\r\n")
+		if !strings.HasPrefix(rest, "=") {
 			continue
 		}
-		end := strings.IndexByte(rest[1:], '"')
-		if end < 0 {
-			return out
+		rest = strings.TrimLeft(rest[1:], " \t\r\n")
+		var v string
+		switch {
+		case rest == "":
+		case rest[0] == '"' || rest[0] == '\'':
+			if end := strings.IndexByte(rest[1:], rest[0]); end >= 0 {
+				v = rest[1 : 1+end]
+			}
+		default:
+			end := strings.IndexAny(rest, " \t\r\n;")
+			if end < 0 {
+				end = len(rest)
+			}
+			v = rest[:end]
 		}
-		if v := rest[1 : 1+end]; v != "" {
+		if v != "" {
 			out = append(out, v)
 		}
-		rest = rest[1+end:]
+		i = len(jaas) - len(rest)
 	}
+	return out
 }
 
 // isProviderRef reports whether v is exactly one Kafka config provider
