@@ -83,3 +83,18 @@ func TestF6JSONFailures(t *testing.T) {
 		t.Errorf("-json=false: exit %d, stdout %q", code, out.String())
 	}
 }
+
+// TestT43ApplyTableAfterFailedPatch: apply's table printed "read-back
+// 0 match" after a PATCH that failed, when no read-back ran.
+func TestT43ApplyTableAfterFailedPatch(t *testing.T) {
+	var b bytes.Buffer
+	writeApply(&b, &cutover.ApplyResult{Connector: "c", Guard: "apply"}, "a.jsonl")
+	if out := b.String(); strings.Contains(out, "match") || !strings.Contains(out, "read-back\tnot run") {
+		t.Errorf("after a failed PATCH:\n%s", out)
+	}
+	b.Reset()
+	writeApply(&b, &cutover.ApplyResult{Connector: "c", Guard: "apply", Patched: true, ReadBackRan: true, Unread: true}, "a.jsonl")
+	if out := b.String(); !strings.Contains(out, "read-back\tnot read") {
+		t.Errorf("a read-back that read nothing:\n%s", out)
+	}
+}

@@ -200,6 +200,25 @@ func (c *cli) apply(ctx context.Context) error {
 	return c.applyPlan(ctx, p)
 }
 
+// writeApply writes apply's table. A read-back that did not run (the step
+// stopped before it, at a PATCH that failed) is said to be that, never "0
+// match".
+func writeApply(w io.Writer, res *cutover.ApplyResult, auditPath string) {
+	fmt.Fprintf(w, "connector\t%s\n", res.Connector)
+	fmt.Fprintf(w, "created STOPPED\t%v\n", res.Created)
+	fmt.Fprintf(w, "offsets before (backed up to %s)\t%d\n", auditPath, len(res.Backup))
+	fmt.Fprintf(w, "guard\t%s\n", res.Guard)
+	fmt.Fprintf(w, "patched\t%v\n", res.Patched)
+	switch {
+	case !res.ReadBackRan:
+		fmt.Fprintf(w, "read-back\tnot run: the step stopped before it (see the error)\n")
+	case res.Unread:
+		fmt.Fprintf(w, "read-back\tnot read: no read of the offsets succeeded (see the error)\n")
+	default:
+		fmt.Fprintf(w, "read-back\t%s\n", res.ReadBack)
+	}
+}
+
 // applyDryRun shows what apply would write: the connector configuration
 // it would create (POST /connectors, STOPPED), with secrets redacted as the
 // audit records them, and the offsets (the PATCH body). It writes nothing:
@@ -237,18 +256,7 @@ func (c *cli) applyPlan(ctx context.Context, p *plan.Plan) error {
 	defer done()
 	res, err := cutover.Apply(ctx, c.env, c.s, p, audit)
 	if res != nil {
-		c.emit("apply", res, func(w io.Writer) {
-			fmt.Fprintf(w, "connector\t%s\n", res.Connector)
-			fmt.Fprintf(w, "created STOPPED\t%v\n", res.Created)
-			fmt.Fprintf(w, "offsets before (backed up to %s)\t%d\n", c.o.auditPath, len(res.Backup))
-			fmt.Fprintf(w, "guard\t%s\n", res.Guard)
-			fmt.Fprintf(w, "patched\t%v\n", res.Patched)
-			if res.Unread {
-				fmt.Fprintf(w, "read-back\tnot read: no read of the offsets succeeded (see the error)\n")
-			} else {
-				fmt.Fprintf(w, "read-back\t%s\n", res.ReadBack)
-			}
-		})
+		c.emit("apply", res, func(w io.Writer) { writeApply(w, res, c.o.auditPath) })
 	}
 	return err
 }

@@ -113,6 +113,10 @@ type ApplyResult struct {
 	Guard string `json:"guard"`
 	// Patched is true when Apply sent the PATCH.
 	Patched bool `json:"patched"`
+	// ReadBackRan is true once the read-back (step 7) ran: a step that
+	// stopped before it (a PATCH that failed) has read nothing, and
+	// ReadBack and Matched say nothing then.
+	ReadBackRan bool `json:"read_back_ran"`
 	// ReadBack is the final comparison of Connect's offsets with the plan.
 	ReadBack offsets.ReadBack `json:"-"`
 	Matched  int              `json:"matched"`
@@ -328,7 +332,7 @@ func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit
 	rbCtx, cancel := context.WithTimeout(ctx, s.ReadBackTimeout)
 	defer cancel()
 	rb, err := verify.ReadBack(rbCtx, env.Connect, p)
-	res.ReadBack, res.Matched = rb, rb.Count(offsets.Match)
+	res.ReadBackRan, res.ReadBack, res.Matched = true, rb, rb.Count(offsets.Match)
 	detail := map[string]any{"ok": err == nil && rb.OK(), "summary": rb.String()}
 	if errors.Is(err, connect.ErrOffsetsUnread) {
 		res.Unread = true
