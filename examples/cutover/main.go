@@ -36,7 +36,7 @@
 // system; also any step interrupted by SIGINT or SIGTERM); 2 usage or settings a system rejected (bad flags, a password
 // without its user; a wrong password or unknown user, a certificate that
 // does not verify against the CA given, a security protocol the listener
-// does not speak, a Connect REST 401 or 403: no retry helps); 3 a check
+// does not speak, a Connect REST 401 or 403, a REST URL that redirects: no retry helps); 3 a check
 // failed (precheck, blocked plan, verification, a connector FAILED after
 // resume); 4 refused by a guard (stale plan, a connector that is not the
 // plan's or not STOPPED, plan for other clusters); 5 resume or rollback not

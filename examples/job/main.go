@@ -33,7 +33,7 @@
 // unreachable system, a read-back that never read; also whatever failed
 // after SIGTERM, as when the Pod is deleted or evicted);
 // 2 bad configuration, or settings a system rejected (credentials, CA,
-// security protocol; a Connect REST 401 or 403): no retry helps; 3 a check
+// security protocol; a Connect REST 401 or 403, a REST URL that redirects): no retry helps; 3 a check
 // failed (precheck, blocked plan, read-back); 4 refused by a guard (the
 // connector ran, is not the plan's, another plan, other clusters).
 package main

@@ -104,7 +104,8 @@ func TestF2KeyMaterialNeverEchoed(t *testing.T) {
 		t.Run(flagName, func(t *testing.T) {
 			file := pasted
 			if flagName == "-config" {
-				file = settingsFile(t, "MM2CUTOVER_GROUP=g\n"+strings.Join(lines[1:len(lines)-1], "\n")+"\n")
+				// A body line ending in '=' padding reads as a key.
+				file = settingsFile(t, "MM2CUTOVER_GROUP=g\n"+lines[1]+"==\n"+strings.Join(lines[2:], "\n")+"\n")
 			}
 			_, err := settingsWith(t, flagName, file)
 			if !errors.Is(err, ErrSettings) || ExitStatus(err) != ExitUsage {
