@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+
+	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 // Encrypted PKCS#8 keys (RFC 5958 EncryptedPrivateKeyInfo) with PBES2 (RFC
@@ -61,7 +63,7 @@ const maxIterations = 10_000_000
 
 // errWrongPassword is what a key that does not decrypt gives: CBC padding
 // that does not check out, or a result that is not PKCS#8.
-var errWrongPassword = errors.New("clientconf: the key does not decrypt: wrong ssl.key.password?")
+var errWrongPassword = errkind.New(errkind.Rejected, "clientconf: the key does not decrypt: wrong ssl.key.password?")
 
 func decryptPKCS8(der, password []byte) ([]byte, error) {
 	var info encryptedPrivateKeyInfo

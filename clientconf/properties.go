@@ -17,11 +17,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mm2cutover/mm2cutover/errkind"
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 // MaxFileSize bounds every settings file this package reads: a properties
@@ -63,23 +63,13 @@ func ReadLimited(r io.Reader, limit int64) ([]byte, error) {
 // ReadFile reads a file of at most MaxFileSize bytes (ReadFileLimited).
 func ReadFile(path string) ([]byte, error) { return ReadFileLimited(path, MaxFileSize) }
 
-// ReadFileLimited reads a file of at most limit bytes: it is opened first
-// and read through the bound, so that a device or a pipe is never read
-// whole. A directory is an error.
+// ReadFileLimited reads a file of at most limit bytes: it is opened with
+// OpenInput and read through the bound, so that a device or a pipe is never
+// read whole, and neither a named pipe without a writer nor one whose
+// writer never finishes makes it wait for ever (PipeTimeout). A directory
+// is an error, and so is a pipe that gives nothing.
 func ReadFileLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%s is a directory", path)
-	}
-	b, err := ReadLimited(f, limit)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return b, nil
+	return readInput(path, limit, PipeTimeout)
 }
 
 // ReadProperties reads a Java properties file (see ParseProperties).
@@ -103,7 +93,12 @@ func ReadProperties(path string) (map[string]string, error) {
 // stands for itself), lines ended by \n, \r or \r\n. A later key wins.
 // Beyond Java: the text is UTF-8 (Java reads ISO-8859-1 from a stream), a
 // leading UTF-8 byte order mark is dropped (Java would make it part of the
-// first key), and a malformed \uXXXX is a *SyntaxError, as in Java.
+// first key), and a malformed \uXXXX is a *SyntaxError, as in Java. A PEM
+// block spread over lines without a '\' at the end of each (a key pasted
+// as it is) is a *SyntaxError too, as is a line that looks like a line of
+// key material (redact.IsKeyMaterial): Java would read each line of the
+// block as a key, and a message that names keys would show them. The error
+// names the line, never what it holds.
 func ParseProperties(text []byte) (map[string]string, error) {
 	text = bytes.TrimPrefix(text, []byte("\ufeff"))
 	if !utf8.Valid(text) {
@@ -126,17 +121,44 @@ func ParseProperties(text []byte) (map[string]string, error) {
 			line = line[:len(line)-1]
 		}
 		rawKey, rawValue := splitKey(line)
+		if reason := keyMaterial(rawKey, rawValue); reason != "" {
+			return nil, &SyntaxError{Line: start, Reason: reason}
+		}
 		key, err := unescape(rawKey)
 		if err != nil {
 			return nil, &SyntaxError{Line: start, Reason: err.Error()}
 		}
 		value, err := unescape(rawValue)
 		if err != nil {
-			return nil, &SyntaxError{Line: start, Reason: fmt.Sprintf("key %q: %v", key, err)}
+			return nil, &SyntaxError{Line: start, Reason: fmt.Sprintf("key %q: %v", keyName(key), err)}
 		}
 		out[key] = value
 	}
 	return out, nil
+}
+
+// keyMaterial says why a logical line that holds key material spread over
+// lines is refused, or returns "": a PEM block whose armor lines are not in
+// one logical line (its BEGIN line without its END, or an END line read as
+// a key), or a key that looks like a line of a PEM block's body.
+func keyMaterial(rawKey, rawValue string) string {
+	line := rawKey + " " + rawValue
+	if strings.Count(line, "-----BEGIN") != strings.Count(line, "-----END") {
+		return "a PEM block continues on the next lines without a \\ at the end of each: " +
+			"Java would read each of its lines as a key (end every line of the block but the last with \\; what the lines hold is not shown)"
+	}
+	if redact.IsKeyMaterial(rawKey) {
+		return "the line looks like a line of key material (a PEM block without a \\ at the end of each line?); what it holds is not shown"
+	}
+	return ""
+}
+
+// keyName is key for an error, unless it looks like key material.
+func keyName(key string) string {
+	if redact.IsKeyMaterial(key) {
+		return redact.Redacted
+	}
+	return key
 }
 
 func firstInvalid(b []byte) int {

@@ -75,11 +75,16 @@ type settings struct {
 	logger     *slog.Logger
 	retry      Retry
 	poll       time.Duration
+	// unknownProperties are the keys of a properties file that
+	// OptionsFromProperties did not use, for New's warning.
+	unknownProperties []string
 }
 
 // WithHTTPClient makes the client send its requests with hc. It cannot be
 // combined with WithTLSConfig, WithCACertPEM or WithClientCertificate:
-// configure TLS on hc's transport instead.
+// configure TLS on hc's transport instead. The client uses a shallow copy of
+// hc whose CheckRedirect follows no redirect (see ErrRedirect); hc itself
+// is not changed.
 func WithHTTPClient(hc *http.Client) Option {
 	return option(func(s *settings) error {
 		if hc == nil {
@@ -300,10 +305,18 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 			tr.TLSClientConfig = cfg
 		}
 		hc = &http.Client{Transport: tr}
+	} else {
+		cp := *hc // the caller's client keeps its own redirect policy
+		hc = &cp
 	}
+	hc.CheckRedirect = noRedirect
 	logger := s.logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if len(s.unknownProperties) > 0 {
+		logger.Warn("connect client properties this tool does not know, not used (a typo?)",
+			"url", u.Redacted(), "keys", strings.Join(redact.KeyNames(s.unknownProperties), ", "))
 	}
 	return &Client{
 		base:       strings.TrimRight(u.String(), "/"),
@@ -318,6 +331,13 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		pollMax:    s.poll,
 	}, nil
 }
+
+// noRedirect is the client's redirect policy: none is followed. The 3xx
+// answer itself comes back to once, which makes it a *RedirectError. A
+// followed redirect would turn a PUT, PATCH or DELETE answered 301 or 302
+// into a GET that succeeds with nothing written, and a 307 or 308 would send
+// the body (a connector configuration) to whatever origin the answer names.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // String describes the client without credentials.
 func (c *Client) String() string { return "connect.Client(" + c.base + ")" }
@@ -529,6 +549,9 @@ func (c *Client) once(ctx context.Context, req request, body []byte, out any) (i
 	c.logger.DebugContext(ctx, "kafka connect request", "method", req.method, "path", req.path,
 		"status", resp.StatusCode, "duration", time.Since(start))
 
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		return resp.StatusCode, newRedirectError(req, resp)
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		if rerr != nil && ctx.Err() == nil && actx.Err() == nil {

@@ -39,14 +39,16 @@
 // answered 500 "Request timed out", or not answered in time: it may have
 // happened). A TLS failure with the endpoint (a certificate that does not
 // verify, no TLS, a TLS alert) is a *SecurityError matching ErrTLS, never
-// retried. errkind.Of sorts all of them into kinds. IsTransient, a pure function, decides what is retried: a
-// rebalance refusal (409, or a 500 that mentions a rebalance), a 503, a
-// refused or reset connection, and only for requests safe to repeat
-// (Repeat). Create is retried only on a rebalance; a retried create that
-// meets "already exists" succeeds only if the existing configuration is the
-// one requested. Retries use exponential backoff bound to the call's context;
-// when the context ends its error wins. Every call takes a context first and
-// nothing keeps one.
+// retried. No redirect is followed, for any method: a 3xx answer is a
+// *RedirectError matching ErrRedirect, naming the base URL to configure.
+// errkind.Of sorts all of them into kinds. IsTransient, a pure
+// function, decides what is retried: a rebalance refusal (409, or a 500
+// that mentions a rebalance), a 503, a refused or reset connection, and
+// only for requests safe to repeat (Repeat). Create is retried only on a
+// rebalance; a retried create that meets "already exists" succeeds only if
+// the existing configuration is the one requested. Retries use exponential
+// backoff bound to the call's context; when the context ends its error
+// wins. Every call takes a context first and nothing keeps one.
 //
 // # Configuration
 //

@@ -117,6 +117,13 @@ func TasksFor(partitions int) int {
 // settings that hold bootstrap.servers.
 var ErrClientBootstrap = errkind.New(errkind.Rejected, "connect: client settings may not set bootstrap.servers")
 
+// ErrKeyMaterialKey matches the error of [MirrorSource.Config] for
+// settings whose keys look like key material (redact.IsKeyMaterial): the
+// lines of a PEM key pasted into a properties file without continuations,
+// which Java's properties reader makes keys. They would reach Connect, the
+// plan and every report that shows the configuration.
+var ErrKeyMaterialKey = errkind.New(errkind.Rejected, "connect: a setting's key looks like key material")
+
 // configErrors is the error of [MirrorSource.Config]: the problems found,
 // one a line, after one "connect: "; it matches the sentinels among them
 // ([ErrClientBootstrap]).
@@ -139,8 +146,9 @@ func (e configErrors) ErrorKind() errkind.Kind { return errkind.Rejected }
 // Config renders the connector configuration. It returns an error when a
 // required field is missing or a value is invalid (a topic name Kafka would
 // reject, a comma in a pattern, an unknown isolation level, client settings
-// with bootstrap.servers, matching [ErrClientBootstrap]; Extra settings
-// that change what the builder sets, matching [ErrExtraClash]).
+// with bootstrap.servers, matching [ErrClientBootstrap]; a key that looks
+// like key material, matching [ErrKeyMaterialKey]; Extra settings that
+// change what the builder sets, matching [ErrExtraClash]).
 func (m MirrorSource) Config() (map[string]string, error) {
 	var errs []error
 	if m.Name == "" {
@@ -189,6 +197,20 @@ func (m MirrorSource) Config() (map[string]string, error) {
 	}{{"source", "SourceBootstrap", m.SourceClient}, {"target", "TargetBootstrap", m.TargetClient}} {
 		if _, ok := c.settings["bootstrap.servers"]; ok {
 			errs = append(errs, fmt.Errorf("%w: the %s client settings hold bootstrap.servers, which would replace %s (%s.cluster.bootstrap.servers)", ErrClientBootstrap, c.name, c.field, c.name))
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		settings map[string]string
+	}{{"source client settings", m.SourceClient}, {"target client settings", m.TargetClient}, {"extra settings", m.Extra}} {
+		n := 0
+		for k := range c.settings {
+			if redact.IsKeyMaterial(k) {
+				n++
+			}
+		}
+		if n > 0 {
+			errs = append(errs, fmt.Errorf("%w: %d of the %s look like key material (a PEM block pasted without a \\ at the end of each line?); they are not shown", ErrKeyMaterialKey, n, c.name))
 		}
 	}
 	if len(errs) > 0 {

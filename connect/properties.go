@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 // OptionsFromProperties returns the client options that a properties file
@@ -15,8 +16,11 @@ import (
 // listeners.https.ssl.client.auth=required, both as PEM, JKS or PKCS12 with
 // their passwords, and ssl.endpoint.identification.algorithm — written bare
 // or, as in a worker's own configuration, under listeners.https. (one form
-// per file). The stores are read here. Any other key is an error naming it;
-// errors never show a password.
+// per file). The stores are read here. Any other key is not used: the
+// client New makes with these options warns about such keys once, through
+// its logger (WithLogger), naming them — never a value, and never a key
+// that looks like key material (redact.KeyNames) — as Kafka's own clients
+// do with keys they do not know. Errors never show a password.
 func OptionsFromProperties(props map[string]string) ([]Option, error) {
 	prefix := ""
 	for k := range props {
@@ -26,17 +30,16 @@ func OptionsFromProperties(props map[string]string) ([]Option, error) {
 		}
 	}
 	var unknown []string
-	for k := range props {
+	tlsProps := map[string]string{}
+	for k, v := range props {
 		name, ok := strings.CutPrefix(k, prefix)
 		if !ok || (!slices.Contains(clientconf.TLSKeys, name) && !slices.Contains(clientconf.IgnoredTLSKeys, name)) {
 			unknown = append(unknown, k)
+			continue
 		}
+		tlsProps[k] = v
 	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return nil, fmt.Errorf("connect: client properties: unknown keys (want ssl.* settings of the REST client): %s", strings.Join(unknown, ", "))
-	}
-	ts, err := clientconf.TLSFromProperties(props, prefix)
+	ts, err := clientconf.TLSFromProperties(tlsProps, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("connect: client properties: %w", err)
 	}
@@ -44,5 +47,13 @@ func OptionsFromProperties(props map[string]string) ([]Option, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect: client properties: %w", err)
 	}
-	return []Option{WithTLSConfig(cfg)}, nil
+	opts := []Option{WithTLSConfig(cfg)}
+	if len(unknown) > 0 {
+		names := redact.KeyNames(unknown)
+		opts = append(opts, option(func(s *settings) error {
+			s.unknownProperties = append(s.unknownProperties, names...)
+			return nil
+		}))
+	}
+	return opts, nil
 }

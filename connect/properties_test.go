@@ -1,9 +1,11 @@
 package connect
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -70,13 +72,42 @@ func TestOptionsFromProperties(t *testing.T) {
 	}
 
 	for _, bad := range []map[string]string{
-		{"ssl.keystore.locaton": "x"},
-		{"basic.auth.password": "s3cr3t-marker"},
 		{"ssl.keystore.location": td + "client.jks", "ssl.keystore.password": "s3cr3t-marker"},
 	} {
 		_, err := OptionsFromProperties(bad)
 		if err == nil || strings.Contains(err.Error(), "s3cr3t-marker") {
 			t.Errorf("%v: %v, want an error without the password", bad, err)
+		}
+	}
+}
+
+// TestUnknownConnectPropertiesWarnedOnce: a key OptionsFromProperties does
+// not use (a typo, a Kafka client's setting in a shared client.properties)
+// does not refuse the file: New warns once, through its logger, naming the
+// key, never its value, and never a key that looks like key material.
+func TestUnknownConnectPropertiesWarnedOnce(t *testing.T) {
+	const keyLine = "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgPGvl2"
+	opts, err := OptionsFromProperties(map[string]string{
+		"ssl.truststore.type":     "PEM",
+		"ssl.truststore.location": "../clientconf/testdata/ca.pem",
+		"ssl.keystore.locaton":    "x",
+		"basic.auth.password":     "s3cr3t-marker",
+		keyLine:                   "",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	if _, err := New("https://connect:8443", append(opts, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))...); err != nil {
+		t.Fatal(err)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "level=WARN"); n != 1 || !strings.Contains(out, "basic.auth.password, ssl.keystore.locaton, [redacted]") {
+		t.Errorf("%d warnings, want one naming the keys:\n%s", n, out)
+	}
+	for _, s := range []string{"s3cr3t-marker", keyLine[:16]} {
+		if strings.Contains(out, s) {
+			t.Errorf("%q shown:\n%s", s, out)
 		}
 	}
 }

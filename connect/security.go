@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
+	"net/http"
 
 	"github.com/mm2cutover/mm2cutover/errkind"
 )
@@ -70,7 +71,10 @@ func TLSFailure(err error) (reason string, ok bool) {
 	switch {
 	case errors.As(err, &verification), errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid):
 		return "the endpoint's certificate does not verify (check the CA given and the URL's host name)", true
-	case errors.As(err, &record):
+	case errors.As(err, &record), errors.Is(err, http.ErrSchemeMismatch):
+		// Go's HTTP client reports a plain HTTP answer to its TLS hello
+		// (Jetty's, Connect's, is a 400) as http.ErrSchemeMismatch instead
+		// of the tls.RecordHeaderError it saw.
 		return "the endpoint does not speak TLS (an http:// endpoint behind an https:// URL?)", true
 	case errors.As(err, &alert) && alert.Op == "remote error":
 		return "the endpoint refused the TLS session (one that requires a client certificate: check it, and that the endpoint trusts its CA)", true

@@ -6,11 +6,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 )
 
 // TestSecurityErrorUnknownCA: an endpoint whose certificate the client
@@ -56,5 +58,31 @@ func TestOutcomeUnknown(t *testing.T) {
 		if got := errors.Is(tc.err, connect.ErrOutcomeUnknown); got != tc.want {
 			t.Errorf("errors.Is(%v, ErrOutcomeUnknown) = %v, want %v", tc.err, got, tc.want)
 		}
+	}
+}
+
+// TestF10HTTPSAtPlainWorker: an https:// URL for a worker whose REST
+// listener is plain HTTP (Jetty answers the TLS hello with a 400, which
+// Go's client reports as http.ErrSchemeMismatch) is a *SecurityError
+// matching ErrTLS, returned at once: a setting to fix, not worth a retry.
+func TestF10HTTPSAtPlainWorker(t *testing.T) {
+	sb := sandboxtest.Shared(t)
+	u := sb.ConnectURL()
+	if !strings.HasPrefix(u, "http://") {
+		t.Fatalf("the shared sandbox's worker is at %s, want a plain http:// listener", u)
+	}
+	c, err := connect.New("https://"+strings.TrimPrefix(u, "http://"), connect.WithRetry(connect.Retry{Attempts: 5}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = c.ServerInfo(ctx)
+	var se *connect.SecurityError
+	if !errors.As(err, &se) || !errors.Is(err, connect.ErrTLS) || !strings.Contains(err.Error(), "does not speak TLS") {
+		t.Fatalf("https:// at the worker's http listener: %v, want a *SecurityError matching ErrTLS", err)
+	}
+	if connect.IsTransient(connect.RepeatSafe, err) {
+		t.Error("IsTransient: true, want false")
 	}
 }

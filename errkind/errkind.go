@@ -25,6 +25,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"syscall"
 )
@@ -221,6 +222,8 @@ func standard(err error) Kind {
 	switch err {
 	case context.DeadlineExceeded, context.Canceled, os.ErrDeadlineExceeded:
 		return Retry
+	case http.ErrSchemeMismatch: // an https:// URL at a plain HTTP port
+		return Rejected
 	}
 	switch e := err.(type) {
 	case syscall.Errno:

@@ -9,6 +9,7 @@ import (
 	"go/parser"
 	"go/token"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -115,6 +116,9 @@ func table() []kindRow {
 		{"connect.ErrTLS", connect.ErrTLS, errkind.Rejected},
 		{"connect.ErrClientBootstrap", connect.ErrClientBootstrap, errkind.Rejected},
 		{"connect.ErrExtraClash", connect.ErrExtraClash, errkind.Rejected},
+		{"connect.ErrKeyMaterialKey", connect.ErrKeyMaterialKey, errkind.Rejected},
+		{"connect.ErrRedirect", connect.ErrRedirect, errkind.Rejected},
+		{"connect.RedirectError", &connect.RedirectError{Method: "PATCH", Path: "/connectors/c/offsets", StatusCode: 301, Location: "https://lb/connectors/c/offsets", BaseURL: "https://lb"}, errkind.Rejected},
 		{"connect.APIError/401", &connect.APIError{Method: "GET", Path: "/", StatusCode: http.StatusUnauthorized}, errkind.Rejected},
 		{"connect.APIError/403", &connect.APIError{Method: "GET", Path: "/", StatusCode: http.StatusForbidden}, errkind.Rejected},
 		{"connect.APIError/400 bad config", &connect.APIError{Method: "POST", Path: "/connectors", StatusCode: 400, Message: "Connector configuration is invalid"}, errkind.Rejected},
@@ -189,6 +193,8 @@ func table() []kindRow {
 		{"flinkrest.ErrNotFound", flinkrest.ErrNotFound, errkind.Rejected},
 		{"flinkrest.ResponseError/404", &flinkrest.ResponseError{StatusCode: 404}, errkind.Rejected},
 		{"flinkrest.ResponseError/503", &flinkrest.ResponseError{StatusCode: 503}, errkind.Retry},
+		{"flinkrest.ErrRedirect", flinkrest.ErrRedirect, errkind.Rejected},
+		{"flinkrest.RedirectError", &flinkrest.RedirectError{Method: "GET", URL: "http://jm/jobs/j", StatusCode: 302}, errkind.Rejected},
 		{"flinksavepoint.ErrInvalid", flinksavepoint.ErrInvalid, errkind.Rejected},
 		{"flinksavepoint.ErrNotSavepoint", flinksavepoint.ErrNotSavepoint, errkind.Rejected},
 		{"flinksavepoint.ErrVersion", flinksavepoint.ErrVersion, errkind.Rejected},
@@ -205,6 +211,10 @@ func table() []kindRow {
 
 		// Beside them, as a step returns them: the strongest kind wins,
 		// and an error nobody marked is not worth a retry.
+		// A redirect is a setting to fix: the client sent nothing where the
+		// answer pointed. An https:// URL at a plain HTTP port likewise.
+		{"wrapped/redirect", fmt.Errorf("apply: %w", &connect.RedirectError{Method: "GET", Path: "/", StatusCode: 307}), errkind.Rejected},
+		{"wrapped/https at a plain port", fmt.Errorf("flinkrest: %w", &url.Error{Op: "Get", URL: "https://jm:8081/jobs/j", Err: http.ErrSchemeMismatch}), errkind.Rejected},
 		{"wrapped/connection refused", fmt.Errorf("connect: GET /: %w", syscall.ECONNREFUSED), errkind.Retry},
 		{"wrapped/unmarked", fmt.Errorf("write the audit record: %w", errors.New("no space left")), errkind.Unclassified},
 		{"wrapped/joined", errors.Join(fmt.Errorf("x: %w", connect.ErrRebalance), &plan.StaleOffsetsError{}), errkind.Refused},

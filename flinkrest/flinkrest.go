@@ -16,36 +16,86 @@ package flinkrest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 // Client reads Flink's REST API at one base URL.
 type Client struct {
-	base *url.URL
-	http *http.Client
+	base     *url.URL // without user info
+	http     *http.Client
+	timeout  time.Duration
+	user     string
+	password string
+	auth     bool
+}
+
+// DefaultTimeout bounds each request of a Client made without WithTimeout:
+// a JobManager that accepts the connection and never answers fails the
+// request after it instead of stalling the caller.
+const DefaultTimeout = 30 * time.Second
+
+// Option configures a Client in New.
+type Option func(*Client) error
+
+// WithTimeout bounds each request: the connection, the answer and its body
+// (DefaultTimeout without it). It must be positive.
+func WithTimeout(d time.Duration) Option {
+	return func(c *Client) error {
+		if d <= 0 {
+			return errors.New("flinkrest: the request timeout must be positive")
+		}
+		c.timeout = d
+		return nil
+	}
 }
 
 // New returns a client of the REST API at baseURL (http or https, e.g.
-// http://flink-jobmanager:8081); hc nil means http.DefaultClient.
-func New(baseURL string, hc *http.Client) (*Client, error) {
+// http://flink-jobmanager:8081); hc nil means a client of
+// http.DefaultTransport. A user:password part of the URL is sent as basic
+// authentication and shown nowhere. The client follows no redirect: it
+// uses a shallow copy of hc whose CheckRedirect stops at the first answer,
+// which is then a *RedirectError (hc itself is not changed).
+func New(baseURL string, hc *http.Client, opts ...Option) (*Client, error) {
 	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("flinkrest: %q is not an http(s) URL", baseURL)
+	if err != nil {
+		return nil, errors.New("flinkrest: the REST URL does not parse")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("flinkrest: %q is not an http(s) URL", u.Redacted())
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
-	if hc == nil {
-		hc = http.DefaultClient
+	c := &Client{base: u, timeout: DefaultTimeout}
+	if u.User != nil {
+		c.user = u.User.Username()
+		c.password, _ = u.User.Password()
+		c.auth = true
+		u.User = nil
 	}
-	return &Client{base: u, http: hc}, nil
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	if hc == nil {
+		hc = &http.Client{}
+	} else {
+		cp := *hc
+		hc = &cp
+	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.http = hc
+	return c, nil
 }
 
-// String returns the base URL.
+// String returns the base URL, without user info.
 func (c *Client) String() string { return c.base.String() }
 
 // The states of a job that has ended (JobStatus.isGloballyTerminalState).
@@ -120,7 +170,9 @@ func (e *ResponseError) ErrorKind() errkind.Kind {
 }
 
 // Job reads the job's state. Errors: a *ResponseError (ErrNotFound for an
-// unknown job), the transport's, or the context's.
+// unknown job), a *RedirectError, the transport's (one matching
+// context.DeadlineExceeded when no answer came within the request
+// timeout), or the context's.
 func (c *Client) Job(ctx context.Context, id string) (Job, error) {
 	var j Job
 	if err := c.get(ctx, "/jobs/"+url.PathEscape(id), &j); err != nil {
@@ -150,22 +202,27 @@ func (c *Client) get(ctx context.Context, path string, v any) error {
 	u := *c.base
 	u.Path += path
 	u.RawPath = ""
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	rctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return fmt.Errorf("flinkrest: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
+	if c.auth {
+		req.SetBasicAuth(c.user, c.password)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("flinkrest: %w", err)
+		return c.transportError(ctx, rctx, path, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		return newRedirectError(http.MethodGet, u.String(), path, resp)
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return fmt.Errorf("flinkrest: GET %s: %w", path, err)
+		return c.transportError(ctx, rctx, path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		re := &ResponseError{Method: http.MethodGet, URL: u.String(), StatusCode: resp.StatusCode}
@@ -181,4 +238,73 @@ func (c *Client) get(ctx context.Context, path string, v any) error {
 		return fmt.Errorf("flinkrest: GET %s: %w", path, err)
 	}
 	return nil
+}
+
+// transportError wraps a failure to get an answer, or all of it: the
+// caller's context error wins; the request timeout is said as such.
+func (c *Client) transportError(ctx, rctx context.Context, path string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	if rctx.Err() != nil {
+		return fmt.Errorf("flinkrest: GET %s: no answer within %s: %w", path, c.timeout, context.DeadlineExceeded)
+	}
+	return fmt.Errorf("flinkrest: %w", err)
+}
+
+// ErrRedirect matches an answer that redirects (a 3xx status). The client
+// follows none: the request, and any credential of the URL, went to the
+// configured origin only. Configure the URL the answer points to, after
+// checking that it is Flink's REST API. The concrete error is
+// *RedirectError.
+var ErrRedirect = errkind.New(errkind.Rejected, "flinkrest: redirected")
+
+// RedirectError reports a 3xx answer. URL is the request's (without user
+// info); Location where the answer pointed, resolved against it, without
+// user info, query or fragment ("" when it named none); BaseURL the base
+// URL that would have sent the same request there, or "" when Location
+// does not end with the request's path.
+//
+// It matches ErrRedirect.
+type RedirectError struct {
+	Method, URL string
+	StatusCode  int
+	Location    string
+	BaseURL     string
+}
+
+func (e *RedirectError) Error() string {
+	s := fmt.Sprintf("flinkrest: %s %s: %d %s", e.Method, e.URL, e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Location != "" {
+		s += " to " + e.Location
+	}
+	s += ": redirects are not followed"
+	if e.BaseURL != "" {
+		s += ": configure " + e.BaseURL + " as the Flink REST URL if it is Flink's REST API"
+	}
+	return s
+}
+
+// Is reports true for ErrRedirect.
+func (e *RedirectError) Is(target error) bool { return target == ErrRedirect }
+
+// ErrorKind is errkind.Rejected: configure the URL; nothing was sent where
+// the answer points.
+func (e *RedirectError) ErrorKind() errkind.Kind { return errkind.Rejected }
+
+func newRedirectError(method, reqURL, path string, resp *http.Response) *RedirectError {
+	e := &RedirectError{Method: method, URL: reqURL, StatusCode: resp.StatusCode}
+	loc, err := resp.Location()
+	if err != nil {
+		return e
+	}
+	loc.User, loc.RawQuery, loc.ForceQuery, loc.Fragment, loc.RawFragment = nil, "", false, "", ""
+	e.Location = loc.String()
+	if (loc.Scheme == "http" || loc.Scheme == "https") && loc.Host != "" {
+		if prefix, ok := strings.CutSuffix(loc.Path, path); ok {
+			base := url.URL{Scheme: loc.Scheme, Host: loc.Host, Path: prefix}
+			e.BaseURL = strings.TrimRight(base.String(), "/")
+		}
+	}
+	return e
 }

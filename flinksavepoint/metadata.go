@@ -181,7 +181,7 @@ func Open(dir string) (*Savepoint, error) {
 // ErrMissingFile). It reads only _metadata; state files are read when a
 // source's state is asked for. Errors as for [Open].
 func OpenFS(fsys fs.FS, location string) (*Savepoint, error) {
-	f, err := fsys.Open(MetadataFile)
+	f, err := openRegular(fsys, MetadataFile)
 	if err != nil {
 		return nil, &FormatError{File: MetadataFile, Offset: -1, Detail: "no savepoint here: " + pathErr(err), Err: ErrMissingFile}
 	}
@@ -654,11 +654,29 @@ func (sp *Savepoint) openStateFile(h streamHandle, in string) (fs.File, string, 
 	if !fs.ValidPath(name) || name == "." {
 		return nil, h.path, missing("not a file in the savepoint directory")
 	}
-	f, err := sp.fsys.Open(name)
+	f, err := openRegular(sp.fsys, name)
 	if err != nil {
 		return nil, name, missing(pathErr(err))
 	}
 	return f, name, nil
+}
+
+// errNotRegular is the error of openRegular for a file that is not a
+// regular file.
+var errNotRegular = errors.New("not a regular file (a named pipe, a device?)")
+
+// openRegular opens name in fsys if it is a regular file. A savepoint's
+// files are: a named pipe in their place would block the open until a
+// writer came, for ever, and a device such as /dev/zero would never end.
+func openRegular(fsys fs.FS, name string) (fs.File, error) {
+	fi, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
+	}
+	return fsys.Open(name)
 }
 
 // relative maps an absolute state file path to one inside the savepoint

@@ -16,10 +16,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
+	"github.com/mm2cutover/mm2cutover/redact"
+
 	"github.com/IBM/sarama"
 	"github.com/cenkalti/backoff/v4"
-
-	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 const (
@@ -88,6 +89,14 @@ func NewClient(cfg Config) (*Client, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.UnknownProperties) > 0 {
+		// Kafka's clients name the keys they were given and do not use
+		// ("These configurations '[...]' were supplied but are not used
+		// yet.", AbstractConfig.logUnused) and go on: the names, never a
+		// value. Here a warning: a typo's setting is not applied.
+		log.Warn("kafka client properties this tool does not know, not used (a typo?)",
+			"bootstrap", strings.Join(cfg.BootstrapServers, ","), "keys", strings.Join(redact.KeyNames(cfg.UnknownProperties), ", "))
 	}
 	r := &Client{cfg: cfg, tls: tc, log: log}
 	switch {

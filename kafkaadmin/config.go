@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -113,6 +112,14 @@ type Config struct {
 	// Logger receives retry notices and, at Info level, the progress of
 	// long waits (ReadCommitWindow). Nil means discard.
 	Logger *slog.Logger
+	// UnknownProperties are the keys of the client properties file the
+	// Config was read from (ConfigFromProperties) that are no Kafka client
+	// setting this package knows — a typo such as sasl.jaas.confg, a newer
+	// Kafka's setting, another tool's — sorted. They are not used: NewClient
+	// warns about them once, through Logger, naming them. A key that looks
+	// like key material (redact.IsKeyMaterial) is never listed:
+	// redact.Redacted stands for all of them.
+	UnknownProperties []string
 	// Sarama, when not nil, completes the sarama configuration of every
 	// call after this package has filled it from the fields above: bring
 	// your own client settings, such as SASL OAUTHBEARER with a
@@ -276,7 +283,7 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	}
 	tc.ServerName = c.TLS.ServerName
 	if c.TLS.CAFile != "" {
-		pem, err := os.ReadFile(c.TLS.CAFile)
+		pem, err := clientconf.ReadFile(c.TLS.CAFile) // bounded: /dev/zero is not read whole
 		if err != nil {
 			return nil, &ConfigError{Field: "TLS.CAFile", Reason: "cannot read", Err: err}
 		}
@@ -290,11 +297,25 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 		}
 	}
 	if c.TLS.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.TLS.CertFile, c.TLS.KeyFile)
+		cert, err := loadKeyPair(c.TLS.CertFile, c.TLS.KeyFile)
 		if err != nil {
 			return nil, &ConfigError{Field: "TLS.CertFile", Reason: "cannot load the client certificate and key", Err: err}
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
 	return tc, nil
+}
+
+// loadKeyPair is tls.LoadX509KeyPair with the files read through
+// clientconf.ReadFile, bounded.
+func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	certPEM, err := clientconf.ReadFile(certFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	keyPEM, err := clientconf.ReadFile(keyFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(certPEM, keyPEM)
 }

@@ -125,7 +125,7 @@ func tlsAlertError(addr string, err error) error {
 
 // errTLSAnswer is what a plain connection reads when the broker answers
 // with TLS.
-var errTLSAnswer = errors.New("kafkaadmin: the broker answered with a TLS record")
+var errTLSAnswer = errkind.New(errkind.Rejected, "kafkaadmin: the broker answered with a TLS record")
 
 // saslError classifies a failed SASL exchange with the broker at addr,
 // or returns nil when err is not one.

@@ -17,6 +17,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/krberror"
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
+	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 // KerberosConfig holds the settings of SASL GSSAPI (SASLMechanism
@@ -233,7 +234,7 @@ func spnHost(ctx context.Context, host string, lookupAddr func(context.Context, 
 
 // errKDCUnreachable marks a Kerberos login that found no KDC answering:
 // as transient as a broker that does not answer.
-var errKDCUnreachable = errors.New("kafkaadmin: no KDC answered")
+var errKDCUnreachable = errkind.New(errkind.Retry, "kafkaadmin: no KDC answered")
 
 // kerberosError classifies a failed Kerberos login at the KDC, for the
 // broker at addr, or returns nil when err is not one. Only the type of

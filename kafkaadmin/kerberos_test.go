@@ -50,7 +50,7 @@ func TestConfigFromPropertiesGSSAPI(t *testing.T) {
 			"sasl.mechanism": "GSSAPI", "sasl.kerberos.service.name": " kafka", "sasl.jaas.config": krb5JAAS(`useKeyTab=true keyTab="/etc/security/keytabs/tool.keytab" principal="tool@EXAMPLE.COM" serviceName=kafka`)},
 			nil, nil},
 		{"a principal with an instance and no realm, SASL_PLAINTEXT", map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI",
-			"sasl.kerberos.service.name": "kafka-prod", "sasl.jaas.config": krb5JAAS(`useKeyTab=true keyTab=/k/mm2.keytab principal="mm2/cutover-host"`)},
+			"sasl.kerberos.service.name": "kafka-prod", "sasl.jaas.config": krb5JAAS(`useKeyTab=true keyTab="/k/mm2.keytab" principal="mm2/cutover-host"`)},
 			func(c *Config) {
 				c.BootstrapServers, c.SecurityProtocol, c.Username = nil, SASLPlaintext, "mm2/cutover-host"
 				c.Kerberos = KerberosConfig{ServiceName: "kafka-prod", KeytabFile: "/k/mm2.keytab"}
@@ -114,7 +114,7 @@ func TestConfigFromPropertiesRefusesGSSAPI(t *testing.T) {
 		{"no JAAS entry (a JAAS file is not read)", base, "this tool reads no JAAS file"},
 		{"the default mechanism with a SCRAM login", with("sasl.mechanism", "<unset>", "sasl.jaas.config", scramLoginModule+` required username="u" password="`+propSecret+`";`),
 			"ScramLoginModule with sasl.mechanism GSSAPI: want " + krb5LoginModule},
-		{"IBM's login module", with("sasl.jaas.config", "com.ibm.security.auth.module.Krb5LoginModule required useKeytab=/k/t principal=p;"), "want " + krb5LoginModule},
+		{"IBM's login module", with("sasl.jaas.config", "com.ibm.security.auth.module.Krb5LoginModule required useKeytab=\"/k/t\" principal=p;"), "want " + krb5LoginModule},
 		{"ticket cache", with("sasl.jaas.config", krb5JAAS("useTicketCache=true")), "reads no ticket cache"},
 		{"ticket cache beside a keytab", with("sasl.jaas.config", krb5JAAS(keytab+" useTicketCache=true")), "reads no ticket cache"},
 		{"password prompt", with("sasl.jaas.config", krb5JAAS(`principal="tool@EXAMPLE.COM"`)), "needs useKeyTab=true"},

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -218,7 +217,7 @@ func (ts *tokenSource) fetch(ctx context.Context) (string, time.Duration, error)
 }
 
 // errTokenEndpoint marks a token endpoint's answer worth a retry (a 5xx).
-var errTokenEndpoint = errors.New("kafkaadmin: token endpoint unavailable")
+var errTokenEndpoint = errkind.New(errkind.Retry, "kafkaadmin: token endpoint unavailable")
 
 // UnsecuredJWS returns a token of Kafka's unsecured OAUTHBEARER login
 // (OAuthBearerUnsecuredLoginCallbackHandler): a JWS with header

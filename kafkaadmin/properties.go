@@ -1,11 +1,14 @@
 package kafkaadmin
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/redact"
@@ -72,12 +75,14 @@ var ignoredPrefixes = []string{"sasl.login.", "sasl.kerberos.", "metrics.", "sas
 // clientconf.TLSKeys and request.timeout.ms.
 //
 // It returns, besides the Config, the keys it accepted without applying them
-// (IgnoredPropertyKeys), for the caller to mention. Any other key is an
-// error naming it, so that a typo such as sasl.jaas.confg is not silently
-// dropped; so are config provider references (${env:...}: this
-// package does not resolve them), a login callback handler other than
-// Kafka's, and a Kerberos login from a ticket cache or a password prompt. Errors are *ConfigError (Field "properties") and never show a
-// value of a secret key.
+// (IgnoredPropertyKeys), for the caller to mention. A key it does not know
+// is not an error, as Kafka's own clients only warn about it: the Config
+// lists it in UnknownProperties, and NewClient warns about those once, so
+// that a typo such as sasl.jaas.confg is not silently dropped. Config
+// provider references (${env:...}: this package does not resolve them), a
+// login callback handler other than Kafka's, and a Kerberos login from a
+// ticket cache or a password prompt are errors. Errors are *ConfigError
+// (Field "properties") and never show a value of a secret key.
 func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 	var ignored, unknown []string
 	known := map[string]bool{}
@@ -98,10 +103,6 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 			unknown = append(unknown, k)
 		}
 	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return Config{}, nil, &ConfigError{Field: "properties", Reason: "unknown keys (not Kafka client settings this tool knows): " + strings.Join(unknown, ", ")}
-	}
 	slices.Sort(ignored)
 
 	c := Config{
@@ -109,6 +110,9 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 		ClientID:         props["client.id"],
 		SecurityProtocol: SecurityProtocol(strings.ToUpper(props["security.protocol"])),
 		SASLMechanism:    SASLMechanism(strings.ToUpper(props["sasl.mechanism"])),
+	}
+	if len(unknown) > 0 {
+		c.UnknownProperties = redact.KeyNames(unknown)
 	}
 	if v, ok := props["request.timeout.ms"]; ok {
 		ms, err := strconv.Atoi(strings.TrimSpace(v))
@@ -366,83 +370,201 @@ func isReference(v string) bool {
 	return end > 0 && strings.Contains(v[i:i+end], ":")
 }
 
-// parseJAAS parses a client's sasl.jaas.config: one login module entry,
-// "<class> <flag> key=value ... ;", values bare or double-quoted with
-// backslash escapes, as Kafka's JaasConfig reads it (a StreamTokenizer).
-// Its errors name options, never their values.
+// parseJAAS parses a client's sasl.jaas.config as Kafka's JaasConfig does
+// (kafka-clients 3.7 to 4.3: a java.io.StreamTokenizer with its default
+// syntax, '-', '_' and '$' as word characters, // and /* */ comments): one
+// login module entry, "<class> <flag> key=value ... ;". A value is a word
+// (a letter, '_' or '$', then letters, digits, '.', '-', '_', '$'), or a
+// string in double or single quotes, which are stripped, with Java's
+// backslash escapes; a quoted string ends at its closing quote or at the end
+// of its line. A '/' outside quotes starts a comment to the end of the line
+// (two of them too), "/*" one to "*/". A later option replaces an earlier
+// one of the same name. Beyond Kafka: the login module must be a Java class
+// name with its package, and one entry only (a client's JaasContext takes
+// one). Its errors name neither a value nor the login module or the control
+// flag given (a secret pasted in their place would show).
 func parseJAAS(s string) (module string, opts map[string]string, err error) {
-	toks, err := jaasTokens(s)
-	if err != nil {
-		return "", nil, err
+	toks, unclosed := jaasTokens(s)
+	fail := func(format string, args ...any) (string, map[string]string, error) {
+		msg := fmt.Sprintf(format, args...)
+		if unclosed {
+			msg += " (a quoted value is not closed before its line ends)"
+		}
+		return "", nil, errors.New(msg)
 	}
-	if len(toks) < 3 || toks[len(toks)-1].text != ";" || toks[len(toks)-1].quoted {
-		return "", nil, fmt.Errorf("want one entry: <login module> required key=value ... ;")
+	if len(toks) == 0 {
+		return fail("no login module: want <login module> required key=value ... ;")
 	}
-	module, flag := toks[0].text, strings.ToLower(toks[1].text)
-	switch flag {
-	case "required", "requisite", "sufficient", "optional":
+	if !toks[0].str {
+		return fail("the entry does not start with a login module: want <login module> required key=value ... ;")
+	}
+	if len(toks) < 2 {
+		return fail("no control flag after the login module: want required")
+	}
+	switch f := toks[1]; {
+	case !f.str:
+		return fail("no control flag after the login module: want required")
 	default:
-		return "", nil, fmt.Errorf("control flag %q: want required", toks[1].text)
+		switch strings.ToLower(f.text) {
+		case "required", "requisite", "sufficient", "optional":
+		default:
+			return fail("the control flag is not required, requisite, sufficient or optional")
+		}
 	}
 	opts = map[string]string{}
-	body := toks[2 : len(toks)-1]
-	for i := 0; i < len(body); i += 3 {
-		if i+2 >= len(body) || body[i+1].text != "=" || body[i+1].quoted || body[i].quoted {
-			return "", nil, fmt.Errorf("options after %s: want key=value pairs, then one ';'", module)
+	last := ""
+	i := 2
+	for ; i < len(toks) && toks[i].char != ';'; i += 3 {
+		key := toks[i]
+		if !key.str || i+2 >= len(toks) || toks[i+1].char != '=' || !toks[i+2].str {
+			if last == "" {
+				return fail("the first option has no value: want key=value pairs, then one ';'")
+			}
+			return fail("the option after %s has no value: want key=value pairs, then one ';'", last)
 		}
-		if _, dup := opts[body[i].text]; dup {
-			return "", nil, fmt.Errorf("option %s given twice", body[i].text)
-		}
-		opts[body[i].text] = body[i+2].text
+		opts[key.text] = toks[i+2].text
+		last = key.text
+	}
+	if i == len(toks) {
+		return fail("the entry does not end with ';'")
+	}
+	if i+1 < len(toks) {
+		return fail("more than one login module: a client takes one")
+	}
+	module = toks[0].text
+	if !javaClassName(module) || slices.Contains(slices.Collect(maps.Values(opts)), module) {
+		return fail("the login module is not a Java class name with its package (it is not shown)")
 	}
 	return module, opts, nil
 }
 
-type jaasToken struct {
-	text   string
-	quoted bool
-}
-
-func jaasTokens(s string) ([]jaasToken, error) {
-	var out []jaasToken
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-		case c == '=' || c == ';':
-			out = append(out, jaasToken{text: string(c)})
-			i++
-		case c == '"':
-			var b strings.Builder
-			i++
-			closed := false
-			for i < len(s) {
-				if s[i] == '\\' && i+1 < len(s) {
-					b.WriteByte(s[i+1])
-					i += 2
-					continue
-				}
-				if s[i] == '"' {
-					closed = true
-					i++
-					break
-				}
-				b.WriteByte(s[i])
-				i++
+// javaClassName reports whether s is a qualified Java class name:
+// identifiers joined by dots, at least two.
+func javaClassName(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || p[0] >= '0' && p[0] <= '9' {
+			return false
+		}
+		for _, r := range p {
+			if !(r == '_' || r == '$' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
+				return false
 			}
-			if !closed {
-				return nil, fmt.Errorf("a quoted value is not closed")
-			}
-			out = append(out, jaasToken{text: b.String(), quoted: true})
-		default:
-			j := i
-			for j < len(s) && !strings.ContainsRune(" \t\n\r=;\"", rune(s[j])) {
-				j++
-			}
-			out = append(out, jaasToken{text: s[i:j]})
-			i = j
 		}
 	}
-	return out, nil
+	return true
+}
+
+// jaasToken is a token of java.io.StreamTokenizer: a word or a quoted
+// string (str, with text), or an ordinary character (char), such as ';',
+// '=' or a number (which has no string value).
+type jaasToken struct {
+	text string
+	str  bool
+	char rune
+}
+
+// jaasTokens splits s as JaasConfig's StreamTokenizer does. unclosed
+// reports a quoted string that its line or the text ended.
+func jaasTokens(s string) (toks []jaasToken, unclosed bool) {
+	rs := []rune(s)
+	isWordStart := func(r rune) bool {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r == '$' || r >= 160 && r <= 255 || r >= 256
+	}
+	isWordPart := func(r rune) bool { return isWordStart(r) || r >= '0' && r <= '9' || r == '.' || r == '-' }
+	for i := 0; i < len(rs); {
+		r := rs[i]
+		switch {
+		case r <= ' ':
+			i++
+		case r == '/':
+			switch {
+			case i+1 < len(rs) && rs[i+1] == '*':
+				end := -1
+				for j := i + 2; j+1 < len(rs); j++ {
+					if rs[j] == '*' && rs[j+1] == '/' {
+						end = j + 2
+						break
+					}
+				}
+				if end < 0 {
+					return toks, unclosed // StreamTokenizer: end of input
+				}
+				i = end
+			default: // "//", and a lone '/', a comment character
+				for i < len(rs) && rs[i] != '\n' && rs[i] != '\r' {
+					i++
+				}
+			}
+		case r == '"' || r == '\'':
+			var b strings.Builder
+			j := i + 1
+			for j < len(rs) && rs[j] != r && rs[j] != '\n' && rs[j] != '\r' {
+				c := rs[j]
+				j++
+				if c == '\\' && j < len(rs) {
+					c = rs[j]
+					j++
+					switch {
+					case c >= '0' && c <= '7':
+						// Octal, up to \377.
+						v, first := c-'0', c
+						if j < len(rs) && rs[j] >= '0' && rs[j] <= '7' {
+							v = v*8 + rs[j] - '0'
+							j++
+							if first <= '3' && j < len(rs) && rs[j] >= '0' && rs[j] <= '7' {
+								v = v*8 + rs[j] - '0'
+								j++
+							}
+						}
+						c = v
+					case c == 'a':
+						c = 7
+					case c == 'b':
+						c = '\b'
+					case c == 'f':
+						c = '\f'
+					case c == 'n':
+						c = '\n'
+					case c == 'r':
+						c = '\r'
+					case c == 't':
+						c = '\t'
+					case c == 'v':
+						c = '\v'
+					}
+				}
+				b.WriteRune(c)
+			}
+			if j < len(rs) && rs[j] == r {
+				j++
+			} else {
+				unclosed = true
+			}
+			toks = append(toks, jaasToken{text: b.String(), str: true})
+			i = j
+		case r >= '0' && r <= '9' || r == '.' || r == '-' && i+1 < len(rs) && (rs[i+1] == '.' || rs[i+1] >= '0' && rs[i+1] <= '9'):
+			// A number: no string value.
+			j := i + 1
+			for j < len(rs) && (rs[j] >= '0' && rs[j] <= '9' || rs[j] == '.') {
+				j++
+			}
+			toks = append(toks, jaasToken{char: '0'})
+			i = j
+		case isWordStart(r):
+			j := i + 1
+			for j < len(rs) && isWordPart(rs[j]) {
+				j++
+			}
+			toks = append(toks, jaasToken{text: string(rs[i:j]), str: true})
+			i = j
+		default:
+			toks = append(toks, jaasToken{char: r})
+			i++
+		}
+	}
+	return toks, unclosed
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/internal/jsonstr"
 	"github.com/mm2cutover/mm2cutover/offsets"
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 // Encode writes the plan as indented canonical JSON (see the package
@@ -174,7 +175,7 @@ func (p *Plan) validate(checkFingerprint bool) error {
 			return &FingerprintError{Stored: p.Fingerprint, Computed: got}
 		}
 	}
-	return nil
+	return p.checkConfigDigest()
 }
 
 // setBlockedErrors gives each decoded entry blocked by its own decision
@@ -210,7 +211,36 @@ func (p *Plan) validateConfig() error {
 	if pol, err := offsets.PolicyOf(p.ConnectorConfig); err != nil || pol != p.ReplicationPolicy {
 		return &FieldError{Field: "replication_policy", Err: ErrInvalidField, Detail: "not the policy connector_config names"}
 	}
+	if !maps.Equal(recordedForm(p.ConnectorConfig), p.ConnectorConfig) {
+		return &FieldError{Field: "connector_config", Err: ErrInvalidField, Detail: "holds a secret value that a plan records as " + redact.Redacted}
+	}
 	return nil
+}
+
+// checkConfigDigest checks that what a version 4 plan records of its
+// connector is the configuration of its config_digest. validate runs it
+// after the fingerprint: content edited without a new fingerprint is a
+// *FingerprintError first.
+func (p *Plan) checkConfigDigest() error {
+	if p.SchemaVersion >= 4 && ConfigDigest(p.ConnectorConfig) != p.ConfigDigest && !hidesSecretCopy(p.ConnectorConfig) {
+		return &FieldError{Field: "connector_config", Err: ErrConfigMismatch, Detail: "its digest is not config_digest: it is not the configuration the plan was built for"}
+	}
+	return nil
+}
+
+// hidesSecretCopy reports whether a recorded configuration hides a secret
+// inside the value of a key that is not a secret's (redact.Config replaces a
+// secret copied under another key): ConfigDigest hashed that value as it
+// was, so the digest cannot be recomputed from the record. The recorded
+// form of every other configuration hashes to the digest: the values of
+// secret keys are redact.Redacted in both.
+func hidesSecretCopy(recorded map[string]string) bool {
+	for k, v := range recorded {
+		if !redact.IsSecretKey(k) && strings.Contains(v, redact.Redacted) {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonWriter writes the canonical JSON of a plan, flushing to w in chunks.

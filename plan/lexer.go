@@ -2,9 +2,10 @@ package plan
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+
+	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 // lexer reads the JSON of a plan from a stream, token by token, for
@@ -453,4 +454,4 @@ func (lx *lexer) end() error {
 	return nil
 }
 
-var errDuplicateKey = errors.New("plan: given twice")
+var errDuplicateKey = errkind.New(errkind.Refused, "plan: given twice")

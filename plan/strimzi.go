@@ -106,11 +106,12 @@ type StrimziResources struct {
 	// nothing.
 	AlterConfigMap, ListConfigMap string
 
-	// For a KafkaMirrorMaker2 only: its Connect cluster's replicas (at
-	// least 1), group.id and internal topics (spec.target, required by
-	// Strimzi's v1 API; "" takes Strimzi's former defaults
-	// mirrormaker2-cluster and mirrormaker2-cluster-configs, -offsets,
-	// -status).
+	// For a KafkaMirrorMaker2 only: its Connect cluster's replicas (0, the
+	// zero value, renders 1; a negative number is refused: a mirror with no
+	// worker never applies the plan), group.id and internal topics
+	// (spec.target, required by Strimzi's v1 API; "" takes Strimzi's former
+	// defaults mirrormaker2-cluster and mirrormaker2-cluster-configs,
+	// -offsets, -status).
 	Replicas                                                            int
 	GroupID, ConfigStorageTopic, OffsetStorageTopic, StatusStorageTopic string
 }
@@ -166,6 +167,9 @@ func (p *Plan) WriteStrimzi(w io.Writer, r StrimziResources) error {
 	}
 	if r.Namespace != "" && !dnsLabel(r.Namespace) {
 		return &FieldError{Field: "strimzi namespace", Err: ErrInvalidField, Detail: fmt.Sprintf("%q is not a DNS label", r.Namespace)}
+	}
+	if r.Replicas < 0 {
+		return &FieldError{Field: "strimzi replicas", Err: ErrInvalidField, Detail: fmt.Sprintf("%d: a KafkaMirrorMaker2 needs a Connect worker to apply the plan", r.Replicas)}
 	}
 	if r.AlterConfigMap == r.ListConfigMap {
 		return &FieldError{Field: "strimzi list configmap", Err: ErrInvalidField,

@@ -232,3 +232,21 @@ func TestParseStrimziOffsets(t *testing.T) {
 		t.Errorf("KafkaMirrorMaker2 key: %v, %v", got, err)
 	}
 }
+
+// TestF11NegativeReplicasRefused: a KafkaMirrorMaker2 with a negative
+// number of Connect workers was rendered with one. It is refused; the zero
+// value renders 1 (TestGoldenStrimzi).
+func TestF11NegativeReplicasRefused(t *testing.T) {
+	cfg := strimziConfig("src->dst.MirrorSourceConnector")
+	p := strimziPlan(t, "src->dst.MirrorSourceConnector", cfg)
+	r := strimziResources(cfg)
+	r.Replicas = -3
+	var b bytes.Buffer
+	if err := p.WriteStrimzi(&b, r); !errors.Is(err, plan.ErrInvalidField) || !strings.Contains(err.Error(), "strimzi replicas") || b.Len() != 0 {
+		t.Errorf("replicas -3: %v, %d bytes written; want ErrInvalidField and nothing written", err, b.Len())
+	}
+	r.Replicas = 2
+	if err := p.WriteStrimzi(&b, r); err != nil || !strings.Contains(b.String(), "spec:\n  replicas: 2\n") {
+		t.Errorf("replicas 2: %v\n%s", err, b.String())
+	}
+}

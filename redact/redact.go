@@ -133,7 +133,8 @@ func Config(config map[string]string) map[string]string { return ConfigWith(conf
 //   - every other value equal to one of those secrets, or to a password
 //     inside a JAAS line (password="..."), is replaced too, and a longer
 //     value containing one has it replaced by [Redacted]: a secret copied
-//     under a key no rule knows is still a secret.
+//     under a key no rule knows is still a secret; so is a value that
+//     holds a private key ([HoldsPrivateKey]), whatever its key.
 //
 // Secrets shorter than four characters are only replaced where they are
 // whole values, so that a one-letter password does not erase every "a".
@@ -144,7 +145,7 @@ func ConfigWith(config map[string]string, passwordKeys []string) map[string]stri
 	for k, v := range config {
 		switch {
 		case v == "" || isProviderRef(v):
-		case isSecret(k) || slices.Contains(secrets, v):
+		case isSecret(k) || slices.Contains(secrets, v) || HoldsPrivateKey(v):
 			v = Redacted
 		default:
 			for _, s := range secrets {
@@ -178,10 +179,11 @@ func KeysOnly(config map[string]string, passwordKeys []string) map[string]string
 }
 
 // SecretValues returns the secret values of config under
-// SecretKeys(passwordKeys), and the passwords quoted inside JAAS lines
-// (password="..." or secret="..."), longest first, without config provider
-// references or duplicates. Replace them in free text, such as a worker's
-// error message, longest first.
+// SecretKeys(passwordKeys), the values that hold a private key
+// ([HoldsPrivateKey]) under any key, and the passwords quoted inside JAAS
+// lines (password="..." or secret="..."), longest first, without config
+// provider references or duplicates. Replace them in free text, such as a
+// worker's error message, longest first.
 func SecretValues(config map[string]string, passwordKeys []string) []string {
 	isSecret := SecretKeys(passwordKeys)
 	seen := map[string]bool{}
@@ -193,7 +195,7 @@ func SecretValues(config map[string]string, passwordKeys []string) []string {
 		}
 	}
 	for k, v := range config {
-		if isSecret(k) {
+		if isSecret(k) || HoldsPrivateKey(v) {
 			add(v)
 			for _, inner := range jaasSecrets(v) {
 				add(inner)
@@ -209,37 +211,50 @@ func SecretValues(config map[string]string, passwordKeys []string) []string {
 	return vs
 }
 
-// jaasSecrets returns the quoted values of password-like options inside a
-// JAAS configuration line, such as password="..." in a PlainLoginModule
-// entry.
+// jaasSecrets returns the values of password-like options inside a JAAS
+// configuration line, such as password="..." in a PlainLoginModule entry:
+// in double or single quotes (Kafka's JaasConfig strips both), or bare
+// words, with blanks around '=' or not.
 func jaasSecrets(jaas string) []string {
 	var out []string
-	rest := jaas
-	for {
-		lower := strings.ToLower(rest)
-		i := -1
-		for _, opt := range []string{"password=", "secret=", "passphrase="} {
-			if j := strings.Index(lower, opt); j >= 0 && (i < 0 || j < i) {
-				i = j
+	lower := strings.ToLower(jaas)
+	for i := 0; i < len(lower); {
+		j := -1
+		for _, opt := range []string{"password", "secret", "passphrase"} {
+			if k := strings.Index(lower[i:], opt); k >= 0 && (j < 0 || i+k < j) {
+				j = i + k
 			}
 		}
-		if i < 0 {
+		if j < 0 {
 			return out
 		}
-		rest = rest[i:]
-		rest = rest[strings.IndexByte(rest, '=')+1:]
-		if !strings.HasPrefix(rest, `"`) {
+		rest := strings.TrimLeft(jaas[j:], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-$")
+		i = len(jaas) - len(rest)
+		rest = strings.TrimLeft(rest, " \t\r\n")
+		if !strings.HasPrefix(rest, "=") {
 			continue
 		}
-		end := strings.IndexByte(rest[1:], '"')
-		if end < 0 {
-			return out
+		rest = strings.TrimLeft(rest[1:], " \t\r\n")
+		var v string
+		switch {
+		case rest == "":
+		case rest[0] == '"' || rest[0] == '\'':
+			if end := strings.IndexByte(rest[1:], rest[0]); end >= 0 {
+				v = rest[1 : 1+end]
+			}
+		default:
+			end := strings.IndexAny(rest, " \t\r\n;")
+			if end < 0 {
+				end = len(rest)
+			}
+			v = rest[:end]
 		}
-		if v := rest[1 : 1+end]; v != "" {
+		if v != "" {
 			out = append(out, v)
 		}
-		rest = rest[1+end:]
+		i = len(jaas) - len(rest)
 	}
+	return out
 }
 
 // isProviderRef reports whether v is exactly one Kafka config provider
@@ -252,11 +267,79 @@ func isProviderRef(v string) bool {
 	return strings.Contains(inner, ":") && !strings.ContainsAny(inner, "${}")
 }
 
+// IsKeyMaterial reports whether s, a configuration key or a word of a
+// message, looks like key material: it holds PEM armor ("-----BEGIN",
+// "-----END"), or it is a run of at least 16 base64 characters (A-Z, a-z,
+// 0-9, '+', '/', then '=' padding) with upper case letters, lower case
+// letters and digits, as every line of a PEM block's body is. A PEM key
+// pasted into a properties file without '\' continuations makes each of
+// its lines a key (Java's Properties.load reads a line up to its first '=',
+// ':' or blank as the key): a message that names keys must not name such a
+// key ([KeyNames]). Kafka's configuration keys, dotted lower case words,
+// never look like key material.
+func IsKeyMaterial(s string) bool {
+	if strings.Contains(s, "-----BEGIN") || strings.Contains(s, "-----END") {
+		return true
+	}
+	body := strings.TrimRight(s, "=")
+	if len(body) < 16 || len(s)-len(body) > 2 {
+		return false
+	}
+	var upper, lower, digit bool
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= '0' && c <= '9':
+			digit = true
+		case c == '+' || c == '/':
+		default:
+			return false
+		}
+	}
+	return upper && lower && digit
+}
+
+// HoldsPrivateKey reports whether the value v holds a PEM private key
+// ("-----BEGIN PRIVATE KEY-----", "-----BEGIN RSA PRIVATE KEY-----",
+// "-----BEGIN ENCRYPTED PRIVATE KEY-----", ...), or a part of one: such a
+// value is a secret whatever its key ([ConfigWith]).
+func HoldsPrivateKey(v string) bool {
+	return strings.Contains(v, "PRIVATE KEY-----") && (strings.Contains(v, "-----BEGIN") || strings.Contains(v, "-----END"))
+}
+
+// KeyNames returns keys sorted, without duplicates, for a message that
+// names them: every key that looks like key material ([IsKeyMaterial]) is
+// left out, and [Redacted] stands once, last, for all of them (KeyNames of
+// its own result is that result).
+func KeyNames(keys []string) []string {
+	var out []string
+	hidden := false
+	for _, k := range keys {
+		if k == Redacted || IsKeyMaterial(k) {
+			hidden = true
+			continue
+		}
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if hidden {
+		out = append(out, Redacted)
+	}
+	return out
+}
+
 // Text replaces every occurrence of the given secret values in s with
 // [Redacted], in each of their [Forms] (HTML-, JSON- and URL-escaped),
-// longest first, so that a value containing another is replaced whole.
-// Empty values are ignored. Use it on text that may echo a secret: an error
-// body from a server or proxy, a line of a log.
+// longest first, so that a value containing another is replaced whole;
+// then, so that no escaping an encoder may choose leaves a secret readable,
+// every occurrence in s read with its HTML character references (&#43;,
+// &#x2B;, &plus;, ...) and percent escapes (%2b) decoded. Empty values are
+// ignored. Use it on text that may echo a secret: an error body from a
+// server or proxy, a line of a log.
 func Text(s string, secrets ...string) string {
 	var vs []string
 	for _, v := range secrets {
@@ -268,7 +351,118 @@ func Text(s string, secrets ...string) string {
 			s = strings.ReplaceAll(s, v, Redacted)
 		}
 	}
-	return s
+	return redactDecoded(s, secrets)
+}
+
+// redactDecoded replaces, in s, every stretch that holds one of secrets
+// once its HTML character references and percent escapes are decoded: the
+// whole stretch, escapes included, becomes [Redacted].
+func redactDecoded(s string, secrets []string) string {
+	if !strings.ContainsAny(s, "&%") {
+		return s
+	}
+	// decoded is s with escapes decoded; from[i] and to[i] are where the
+	// escape (or byte) that gave decoded[i] starts and ends in s.
+	var (
+		decoded  []byte
+		from, to []int
+	)
+	for i := 0; i < len(s); {
+		n, text := escapeAt(s, i)
+		if n == 0 {
+			n, text = 1, s[i:i+1]
+		}
+		for j := 0; j < len(text); j++ {
+			decoded = append(decoded, text[j])
+			from, to = append(from, i), append(to, i+n)
+		}
+		i += n
+	}
+	if string(decoded) == s {
+		return s
+	}
+	hide := make([]bool, len(s))
+	for _, v := range secrets {
+		if v == "" {
+			continue
+		}
+		for at := 0; ; {
+			k := strings.Index(string(decoded[at:]), v)
+			if k < 0 {
+				break
+			}
+			start, end := from[at+k], to[at+k+len(v)-1]
+			for j := start; j < end; j++ {
+				hide[j] = true
+			}
+			at += k + 1
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if !hide[i] {
+			b.WriteByte(s[i])
+			continue
+		}
+		b.WriteString(Redacted)
+		for i+1 < len(s) && hide[i+1] {
+			i++
+		}
+	}
+	return b.String()
+}
+
+// escapeAt reports the HTML character reference (&#43; &#x2B; &plus;) or
+// percent escape (%2B, %2b) at s[i:]: its length and what it stands for,
+// or 0.
+func escapeAt(s string, i int) (int, string) {
+	switch s[i] {
+	case '%':
+		if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			v, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			return 3, string([]byte{byte(v)})
+		}
+	case '&':
+		// &#DDD; &#xHH; (';' optional, as browsers read them) or &name;.
+		j := i + 1
+		switch {
+		case j < len(s) && s[j] == '#':
+			j++
+			hex := j < len(s) && (s[j] == 'x' || s[j] == 'X')
+			if hex {
+				j++
+			}
+			k := j
+			for k < len(s) && k-j < 8 && (hex && isHex(s[k]) || s[k] >= '0' && s[k] <= '9') {
+				k++
+			}
+			if k == j {
+				return 0, ""
+			}
+			if k < len(s) && s[k] == ';' {
+				k++
+			}
+			j = k
+		default:
+			k := j
+			for k < len(s) && k-j < 32 && (s[k] >= 'a' && s[k] <= 'z' || s[k] >= 'A' && s[k] <= 'Z' || s[k] >= '0' && s[k] <= '9') {
+				k++
+			}
+			if k == j || k == len(s) || s[k] != ';' {
+				return 0, ""
+			}
+			j = k + 1
+		}
+		ref := s[i:j]
+		if u := html.UnescapeString(ref); u != ref {
+			return len(ref), u
+		}
+	}
+	return 0, ""
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // Forms returns secret and the forms in which an encoder or a server may

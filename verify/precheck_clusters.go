@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 )
 
@@ -70,7 +71,7 @@ func ObserveWriters(ctx context.Context, c *connect.Client, target *kafkaadmin.C
 
 // errConnectorList marks ObserveWriters' failure to list the connectors,
 // after GET / answered.
-var errConnectorList = errors.New("verify: cannot list the connectors")
+var errConnectorList = errkind.New(errkind.Retry, "verify: cannot list the connectors")
 
 // clusterAt returns the ID of the cluster at servers, asked with base's
 // settings; knownID is base's cluster ID, or "" to ask for it. Addresses

@@ -136,8 +136,9 @@ fi
 # "___" for "-" (CONNECT_PRODUCER_MAX_REQUEST_SIZE is producer.max.request.size,
 # CONNECT_CLIENT_RACK is client.rack). Each becomes one ${env:...} line after
 # connect-mm2.properties, so it overrides the same key there and its value, a
-# secret or not, is never written. The variables above are the entrypoint's
-# own and are not mapped.
+# secret or not, is never written, except CONNECT_CONFIG_PROVIDERS and
+# CONNECT_CONFIG_PROVIDERS_<NAME>_CLASS (see below). The variables above are
+# the entrypoint's own and are not mapped.
 own_vars=" BOOTSTRAP_SERVERS GROUP_ID CONFIG_STORAGE_TOPIC OFFSET_STORAGE_TOPIC STATUS_STORAGE_TOPIC REPLICATION_FACTOR
   SECURITY_PROTOCOL SASL_MECHANISM SASL_JAAS_CONFIG REST_HOST REST_PORT CONFIG_FILE LOG_LEVEL REST_BASIC_AUTH_FILE
   SSL_TRUSTSTORE_TYPE SSL_TRUSTSTORE_LOCATION SSL_TRUSTSTORE_PASSWORD SSL_KEYSTORE_TYPE SSL_KEYSTORE_LOCATION
@@ -157,6 +158,34 @@ while read -r var; do
   key=${key//%/_}
   [[ $key =~ ^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$ && $key != *..* ]] ||
     die "$var does not name a worker setting (got '$key')"
+  # Kafka reads config.providers and config.providers.<name>.class as they
+  # are written, before it resolves any ${...} reference (AbstractConfig's
+  # instantiateConfigProviders): a reference there names no provider, and
+  # config.providers would lose the env provider every line above needs.
+  # They are written as given (checked: names and a class name are no
+  # secret), env kept first; a provider's parameters are refused.
+  case $key in
+    config.providers)
+      [[ ${!var} =~ ^[A-Za-z0-9_-]+(,[A-Za-z0-9_-]+)*$ ]] ||
+        die "$var must be config provider names separated by commas, got '${!var}'"
+      providers=env
+      IFS=, read -ra names <<<"${!var}"
+      for p in "${names[@]}"; do
+        [[ ,$providers, == *,$p,* ]] || providers+=,$p
+      done
+      mapped+=("config.providers=$providers")
+      continue
+      ;;
+    config.providers.*.class)
+      [[ ${!var} =~ ^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)+$ ]] ||
+        die "$var must be a Java class name with its package, got '${!var}'"
+      mapped+=("$key=${!var}")
+      continue
+      ;;
+    config.providers.*)
+      die "$var: Kafka passes a config provider's parameters as they are written, before it resolves any \${...} reference, so a variable cannot give one without its value being written into the worker configuration; put config.providers.<name>.param.* lines in the worker configuration file (CONNECT_CONFIG_FILE)"
+      ;;
+  esac
   mapped+=("$key=\${env:$var}")
 done < <(compgen -e | grep '^CONNECT_' | sort)
 if ((${#mapped[@]} > 0)); then

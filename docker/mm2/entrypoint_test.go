@@ -444,3 +444,115 @@ func TestEntrypointPodIPUnresolvable(t *testing.T) {
 		t.Errorf("%v: %s", err, errb.String())
 	}
 }
+
+// TestF13ConfigProvidersWrittenAsGiven: CONNECT_CONFIG_PROVIDERS was
+// mapped like any other variable, to config.providers=${env:...}. Kafka
+// reads config.providers and each config.providers.<name>.class as they are
+// written, before it resolves a reference: the line named a provider
+// "${env:CONNECT_CONFIG_PROVIDERS}", and, coming after the image's
+// config.providers=env, took away the provider every other line needs. The
+// list is now written as given after env, the classes as given; a
+// provider's parameters, which Kafka does not resolve either, are refused.
+func TestF13ConfigProvidersWrittenAsGiven(t *testing.T) {
+	base := []string{"KAFKA_HOME=" + fakeKafkaHome(t), "CONNECT_BOOTSTRAP_SERVERS=x:1", "CONNECT_SECURITY_PROTOCOL=PLAINTEXT", "POD_IP=127.0.0.1", "TMPDIR=" + t.TempDir()}
+	out := runWithFakeJava(t, append(base, "CONNECT_CONFIG_PROVIDERS=file,env,dir",
+		"CONNECT_CONFIG_PROVIDERS_FILE_CLASS=org.apache.kafka.common.config.provider.FileConfigProvider",
+		"CONNECT_CONFIG_PROVIDERS_DIR_CLASS=org.apache.kafka.common.config.provider.DirectoryConfigProvider")...)
+	for _, want := range []string{
+		"\nconfig.providers=env,file,dir\n",
+		"\nconfig.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider\n",
+		"\nconfig.providers.dir.class=org.apache.kafka.common.config.provider.DirectoryConfigProvider\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "${env:CONNECT_CONFIG_PROVIDERS") {
+		t.Errorf("a config provider setting is a reference Kafka does not resolve:\n%s", out)
+	}
+	for _, tc := range []struct{ env, want string }{
+		{"CONNECT_CONFIG_PROVIDERS=file vault", "must be config provider names separated by commas"},
+		{"CONNECT_CONFIG_PROVIDERS=file\nbootstrap.servers=evil:1", "must be config provider names separated by commas"},
+		{"CONNECT_CONFIG_PROVIDERS_FILE_CLASS=${env:X}", "must be a Java class name with its package"},
+		{"CONNECT_CONFIG_PROVIDERS_VAULT_PARAM_TOKEN=s3cr3t", "put config.providers.<name>.param.* lines in the worker configuration file"},
+	} {
+		code, stderr := runEntrypoint(t, append(base, tc.env)...)
+		if code != 64 || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "s3cr3t") {
+			t.Errorf("%q: exit %d: %s", tc.env, code, stderr)
+		}
+	}
+}
+
+// TestF13ConfigProvidersResolveOnARealWorker: a real worker started through
+// the entrypoint with CONNECT_CONFIG_PROVIDERS=file and a worker
+// configuration that reads a setting through ${file:...} resolves both
+// that and every ${env:...} line, and answers on its REST port. Before,
+// the env provider was gone and the worker could not start.
+func TestF13ConfigProvidersResolveOnARealWorker(t *testing.T) {
+	sb := sandboxtest.Dedicated(t, sandbox.Config{})
+	kafkaHome := filepath.Dir(kafkaLibs(t, sb))
+	dir := t.TempDir()
+	secrets := filepath.Join(dir, "worker-secrets.properties")
+	if err := os.WriteFile(secrets, []byte("flush=7000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	image, err := os.ReadFile("connect-mm2.properties")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "connect-mm2.properties")
+	if err := os.WriteFile(conf, append(image, []byte("\noffset.flush.interval.ms=${file:"+secrets+":flush}\n")...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	var out syncBuffer
+	cmd := exec.Command("./docker-entrypoint.sh")
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TMPDIR=" + dir,
+		"KAFKA_HOME=" + kafkaHome, "CONNECT_CONFIG_FILE=" + conf,
+		"CONNECT_BOOTSTRAP_SERVERS=" + sb.Target().Bootstrap(),
+		"CONNECT_SECURITY_PROTOCOL=PLAINTEXT", "CONNECT_REPLICATION_FACTOR=1",
+		"CONNECT_REST_HOST=127.0.0.1", fmt.Sprintf("CONNECT_REST_PORT=%d", port), "POD_IP=127.0.0.1",
+		"CONNECT_CONFIG_PROVIDERS=file", "CONNECT_CONFIG_PROVIDERS_FILE_CLASS=org.apache.kafka.common.config.provider.FileConfigProvider",
+		"KAFKA_HEAP_OPTS=-Xms128m -Xmx512m", "KAFKA_JVM_PERFORMANCE_OPTS=-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+	}
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case <-exited:
+			t.Fatalf("worker exited before it was ready: %v\n%s", waitErr, lastLines(out.String(), 40))
+		case <-ctx.Done():
+			t.Fatalf("worker not ready: %v\n%s", ctx.Err(), lastLines(out.String(), 40))
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	if !strings.Contains(out.String(), "offset.flush.interval.ms = 7000") {
+		t.Errorf("the worker's logged configuration has no offset.flush.interval.ms = 7000 (the ${file:...} line):\n%s", lastLines(out.String(), 40))
+	}
+}

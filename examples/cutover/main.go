@@ -41,7 +41,7 @@
 // system; also any step interrupted by SIGINT or SIGTERM); 2 usage or settings a system rejected (bad flags, a password
 // without its user; a wrong password or unknown user, a certificate that
 // does not verify against the CA given, a security protocol the listener
-// does not speak, a Connect REST 401 or 403: no retry helps); 3 a check
+// does not speak, a Connect REST 401 or 403, a REST URL that redirects: no retry helps); 3 a check
 // failed (precheck, blocked plan, verification, a connector FAILED after
 // resume); 4 refused by a guard (stale plan, a connector that is not the
 // plan's or not STOPPED, plan for other clusters); 5 resume or rollback not
@@ -57,10 +57,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 )
@@ -250,7 +249,8 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.strimziOffsets, "strimzi-offsets", "", "verify before resume: the ConfigMap Strimzi listed the connector's offsets into, as kubectl get configmap NAME -o json writes it")
 	name, err := parseArgs(fs, args)
 	st, known := findStep(name)
-	asJSON := o.asJSON || os.Getenv("MM2CUTOVER_JSON") == "true"
+	asJSON := wantJSON(args, flags)
+	o.asJSON = asJSON
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		if known {
@@ -283,16 +283,28 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 			return app.ExitOK
 		}
 		fmt.Fprintf(stderr, "cutover: unknown step %q\n", strings.TrimPrefix(name, "help "))
+		if asJSON {
+			printFailure(stdout, name, "", app.ExitUsage, fmt.Errorf("%w: unknown step %q", app.ErrSettings, strings.TrimPrefix(name, "help ")))
+		}
 		return app.ExitUsage
 	case o.secure && !o.sandbox:
 		fmt.Fprintln(stderr, "cutover: -secure goes with -sandbox (a real cluster's security comes from the settings)")
+		if asJSON {
+			printFailure(stdout, name, "", app.ExitUsage, fmt.Errorf("%w: -secure goes with -sandbox", app.ErrSettings))
+		}
 		return app.ExitUsage
 	case o.kerberos && !(o.sandbox && o.secure):
 		fmt.Fprintln(stderr, "cutover: -kerberos goes with -sandbox -secure (a real cluster's Kerberos settings come from the client properties files)")
+		if asJSON {
+			printFailure(stdout, name, "", app.ExitUsage, fmt.Errorf("%w: -kerberos goes with -sandbox -secure", app.ErrSettings))
+		}
 		return app.ExitUsage
 	case o.sandbox:
 	case name == "":
 		usage(stderr, fs, nil)
+		if asJSON {
+			printFailure(stdout, "", "", app.ExitUsage, fmt.Errorf("%w: no step: name one (cutover help lists them)", app.ErrSettings))
+		}
 		return app.ExitUsage
 	case !known:
 		fmt.Fprintf(stderr, "cutover: unknown step %q; run 'cutover help' for the steps\n", name)
@@ -305,7 +317,13 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	var level slog.LevelVar // -log-level, or MM2CUTOVER_LOG_LEVEL once Settings has read the environment
 	level.Set(o.logLevel)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: &level}))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := app.InterruptContext(func() {
+		err := fmt.Errorf("interrupted by a signal: the step did not end within %s of it: %w", app.InterruptGrace, context.Canceled)
+		fmt.Fprintln(stderr, "cutover:", err)
+		if asJSON {
+			printFailure(stdout, name, "", app.ExitError, err)
+		}
+	})
 	defer stop()
 
 	if o.sandbox && o.secure {
@@ -330,6 +348,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		return app.ExitOK
 	}
 	s, err := flags.Settings() // also reads -plan, -audit, ... from the environment
+	o.asJSON = asJSON          // as wantJSON read it, the same way
 	if err != nil {
 		return failed(stdout, stderr, asJSON, name, "", err)
 	}
@@ -339,6 +358,11 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	o.auditPath = auditPath(o)
 	if o.dryRun && name != "apply" {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -dry-run goes with apply", app.ErrSettings))
+	}
+	if o.strimziReplicas < 1 {
+		// plan.StrimziResources renders 0 as 1: the flag's 0 is a mistake,
+		// not "the default".
+		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -strimzi-replicas %d: want 1 or more Connect workers", app.ErrSettings, o.strimziReplicas))
 	}
 	if err := strimziRefusesREST(name, s, o.dryRun); err != nil {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
@@ -383,6 +407,40 @@ func auditPath(o options) string {
 		return o.auditPath
 	}
 	return strings.TrimSuffix(o.planPath, ".json") + ".audit.jsonl"
+}
+
+// wantJSON reports whether -json is asked for, as Settings reads it — the
+// command line, else MM2CUTOVER_JSON, else the -config file — but also
+// where those cannot be parsed or read (a bad flag before -json, a typo in
+// the environment), so that every failure of a -json run is a JSON
+// document. Values are booleans as the flag package reads them ("1",
+// "true", ...).
+func wantJSON(args []string, flags *app.Flags) bool {
+	set, v := false, false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "json" {
+			continue
+		}
+		set, v = true, true
+		if hasVal {
+			v, _ = strconv.ParseBool(val)
+		}
+	}
+	if set {
+		return v
+	}
+	if e, ok := os.LookupEnv("MM2CUTOVER_JSON"); ok {
+		v, _ = strconv.ParseBool(e)
+		return v
+	}
+	if f, ok := flags.FileValue("json"); ok {
+		v, _ = strconv.ParseBool(f)
+	}
+	return v
 }
 
 // failed reports err on stderr and, with -json, as a failure document on

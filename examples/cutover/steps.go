@@ -14,9 +14,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/cutover"
 	"github.com/mm2cutover/mm2cutover/errkind"
@@ -177,14 +179,16 @@ func (c *cli) buildPlan(ctx context.Context) (*plan.Plan, error) {
 }
 
 func (c *cli) readPlan() (*plan.Plan, error) {
-	f, err := os.Open(c.o.planPath)
+	if fi, err := os.Stat(c.o.planPath); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("%w: -plan %s is a directory", app.ErrSettings, c.o.planPath)
+	}
+	// A named pipe or a pipe neither blocks the open nor the reads for
+	// ever (clientconf.OpenInput).
+	f, err := clientconf.OpenInput(c.o.planPath)
 	if err != nil {
 		return nil, fmt.Errorf("read the plan: %w (run the plan step first, or pass -plan)", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%w: -plan %s is a directory", app.ErrSettings, c.o.planPath)
-	}
 	p, err := plan.Decode(f)
 	if err != nil {
 		return nil, err
@@ -194,7 +198,9 @@ func (c *cli) readPlan() (*plan.Plan, error) {
 }
 
 func (c *cli) audit() (*app.Audit, func(), error) {
-	f, err := os.OpenFile(c.o.auditPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// O_NONBLOCK: a named pipe with no reader is an error (ENXIO), not an
+	// open that waits for ever.
+	f, err := os.OpenFile(c.o.auditPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("audit file: %w", err)
 	}
@@ -211,6 +217,25 @@ func (c *cli) apply(ctx context.Context) error {
 		return c.applyDryRun(ctx, p)
 	}
 	return c.applyPlan(ctx, p)
+}
+
+// writeApply writes apply's table. A read-back that did not run (the step
+// stopped before it, at a PATCH that failed) is said to be that, never "0
+// match".
+func writeApply(w io.Writer, res *cutover.ApplyResult, auditPath string) {
+	fmt.Fprintf(w, "connector\t%s\n", res.Connector)
+	fmt.Fprintf(w, "created STOPPED\t%v\n", res.Created)
+	fmt.Fprintf(w, "offsets before (backed up to %s)\t%d\n", auditPath, len(res.Backup))
+	fmt.Fprintf(w, "guard\t%s\n", res.Guard)
+	fmt.Fprintf(w, "patched\t%v\n", res.Patched)
+	switch {
+	case !res.ReadBackRan:
+		fmt.Fprintf(w, "read-back\tnot run: the step stopped before it (see the error)\n")
+	case res.Unread:
+		fmt.Fprintf(w, "read-back\tnot read: no read of the offsets succeeded (see the error)\n")
+	default:
+		fmt.Fprintf(w, "read-back\t%s\n", res.ReadBack)
+	}
 }
 
 // applyDryRun shows what apply would write: the connector configuration
@@ -250,21 +275,7 @@ func (c *cli) applyPlan(ctx context.Context, p *plan.Plan) error {
 	defer done()
 	res, err := app.Apply(ctx, c.env, c.s, p, audit)
 	if res != nil {
-		c.emit("apply", res, func(w io.Writer) {
-			fmt.Fprintf(w, "connector\t%s\n", res.Connector)
-			fmt.Fprintf(w, "created STOPPED\t%v\n", res.Created)
-			fmt.Fprintf(w, "offsets before (backed up to %s)\t%d\n", c.o.auditPath, len(res.Backup))
-			fmt.Fprintf(w, "guard\t%s\n", res.Guard)
-			fmt.Fprintf(w, "patched\t%v\n", res.Patched)
-			switch {
-			case !res.ReadBackRan:
-				fmt.Fprintf(w, "read-back\tnot run: the step stopped before it (see the error)\n")
-			case res.Unread:
-				fmt.Fprintf(w, "read-back\tnot read: no read of the offsets succeeded (see the error)\n")
-			default:
-				fmt.Fprintf(w, "read-back\t%s\n", res.ReadBack)
-			}
-		})
+		c.emit("apply", res, func(w io.Writer) { writeApply(w, res, c.o.auditPath) })
 	}
 	return err
 }
@@ -370,7 +381,7 @@ func (c *cli) boundaryCapture(p *plan.Plan) ([]verify.BoundaryRecord, error) {
 // lastAudit decodes into detail the detail of the last audit entry of step
 // for plan fingerprint fp, and reports whether there was one.
 func (c *cli) lastAudit(step, fp string, detail any) (bool, error) {
-	f, err := os.Open(c.o.auditPath)
+	f, err := clientconf.OpenInput(c.o.auditPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

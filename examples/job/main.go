@@ -33,7 +33,7 @@
 // unreachable system, a read-back that never read; also whatever failed
 // after SIGTERM, as when the Pod is deleted or evicted);
 // 2 bad configuration, or settings a system rejected (credentials, CA,
-// security protocol; a Connect REST 401 or 403): no retry helps; 3 a check
+// security protocol; a Connect REST 401 or 403, a REST URL that redirects): no retry helps; 3 a check
 // failed (precheck, blocked plan, read-back); 4 refused by a guard (the
 // connector ran, is not the plan's, another plan, other clusters).
 package main
@@ -47,11 +47,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -121,7 +120,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	default:
 		flags.AlsoFromEnv("plan", "plan-configmap")
 		log := slog.New(slog.NewJSONHandler(stderr, nil))
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := app.InterruptContext(func() {
+			// Still the last line: the result, worth a retry (res belongs
+			// to the step, which still runs).
+			r := result{Result: "error", Kind: errkind.Retry.String(), ExitStatus: app.ExitError, Seconds: time.Since(start).Seconds(),
+				Error: fmt.Sprintf("interrupted by a signal: the step did not end within %s of it", app.InterruptGrace)}
+			b, _ := json.Marshal(r)
+			fmt.Fprintln(stdout, string(b))
+		})
 		defer stop()
 		code = apply(ctx, flags, planPath, storeName, log, stderr, &res)
 		if ctx.Err() != nil && code != app.ExitOK {
@@ -187,7 +193,7 @@ func apply(ctx context.Context, flags *app.Flags, planFlag, storeFlag *string, l
 	case planPath != "":
 		// A plan named but absent is refused: the Job never applies a plan
 		// nobody reviewed in place of the one that was meant.
-		f, err := os.Open(planPath)
+		f, err := clientconf.OpenInput(planPath) // a pipe blocks neither the open nor the reads for ever
 		if err != nil {
 			return classify(res, fmt.Errorf("%w: mounted plan: %w", app.ErrSettings, err))
 		}

@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 // configFile is a parsed -config file: the value of each MM2CUTOVER_*
@@ -150,11 +152,11 @@ func parseShellLine(line string) ([]assignment, error) {
 		}
 		switch {
 		case k > 0 && words[k-1].assign:
-			return nil, fmt.Errorf("%q after %s=...: a blank ends a value in a shell, which would run %q as a command; quote a value that holds blanks (%s=\"a b\") and start a comment with \" #\"", w.text, words[k-1].name, w.text, words[k-1].name)
+			return nil, fmt.Errorf("%s after %s=...: a blank ends a value in a shell, which would run %s as a command; quote a value that holds blanks (%s=\"a b\") and start a comment with \" #\"", shown(w.text), words[k-1].name, shown(w.text), words[k-1].name)
 		case k+1 < len(words) && strings.HasPrefix(words[k+1].text, "="):
-			return nil, fmt.Errorf("%q: no blanks around = in a shell assignment (%s=value)", w.text, w.text)
+			return nil, fmt.Errorf("%s: no blanks around = in a shell assignment (%s=value)", shown(w.text), shown(w.text))
 		default:
-			return nil, fmt.Errorf("%q is not MM2CUTOVER_<FLAG>=value: a shell would run it as a command", w.text)
+			return nil, fmt.Errorf("%s is not MM2CUTOVER_<FLAG>=value: a shell would run it as a command", shown(w.text))
 		}
 	}
 	return out, nil
@@ -268,7 +270,11 @@ func fromEnv(fs *flag.FlagSet, names map[string]bool, file *configFile, lookupEn
 			return
 		}
 		if err := f.Value.Set(v); err != nil {
-			failures = append(failures, failure{line, fmt.Errorf("%s: invalid value %q: %v%s", where, v, err, wants(f.Value))})
+			msg := err.Error()
+			if shown(v) != strconv.Quote(v) {
+				msg = redact.Text(msg, v)
+			}
+			failures = append(failures, failure{line, fmt.Errorf("%s: invalid value %s: %s%s", where, shown(v), msg, wants(f.Value))})
 		}
 	})
 	slices.SortStableFunc(failures, func(a, b failure) int { return a.line - b.line })
@@ -297,4 +303,13 @@ func wants(v flag.Value) string {
 		return " (want a number)"
 	}
 	return ""
+}
+
+// shown quotes a word of the file for an error, unless it looks like key
+// material (a private key pasted into the file): never shown, it is named.
+func shown(word string) string {
+	if redact.IsKeyMaterial(word) || redact.HoldsPrivateKey(word) {
+		return "a word that looks like key material"
+	}
+	return strconv.Quote(word)
 }

@@ -63,7 +63,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&s.ConnectUser, "connect-user", "", "Connect REST basic-auth user (password: MM2CUTOVER_CONNECT_PASSWORD)")
 	fs.StringVar(&s.ConnectCAFile, "connect-ca", "", "PEM file of the CAs of the Connect REST endpoint")
 	fs.StringVar(&f.connectClient, "connect-client-config", "", "properties file of the Connect REST client's TLS: ssl.truststore.* (the workers' CA) and ssl.keystore.* (a client certificate), PEM, JKS or PKCS12; instead of -connect-ca")
-	fs.DurationVar(&s.RequestTimeout, "request-timeout", 0, "bound of each request to Kafka or Connect, dial and round trip (0: 30s)")
+	fs.DurationVar(&s.RequestTimeout, "request-timeout", 0, "bound of each request to Kafka, Connect or Flink's REST API, dial and round trip (0: 30s)")
 	fs.DurationVar(&s.RetryTimeout, "retry-timeout", 0, "how long a request that failed on a transient error is retried before the step fails (0: 10s while a broker or worker does not answer at all, 30s for Kafka's transient errors, 2m for a Connect rebalance, which takes that long)")
 	fs.StringVar(&s.Connector, "connector", "", "MirrorSourceConnector name (Connect keys offsets by it)")
 	fs.StringVar(&s.StrimziCluster, "strimzi-cluster", "", "the KafkaConnect (with strimzi.io/use-connector-resources) or KafkaMirrorMaker2 whose Strimzi operator owns the connector: nothing is written over REST, the strimzi step renders the resources")
@@ -260,6 +260,30 @@ func envKey(flag string) string {
 	return "MM2CUTOVER_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
+// FileValue returns the value the settings file (-config, else
+// MM2CUTOVER_CONFIG) gives the flag name: ok is false when no file is
+// named, it cannot be read or parsed, or no line sets the flag. It is for
+// a binary that must know a setting (-json) to report an error of Settings
+// itself.
+func (f *Flags) FileValue(name string) (value string, ok bool) {
+	path := f.configFile
+	if path == "" {
+		path = os.Getenv("MM2CUTOVER_CONFIG")
+	}
+	if path == "" {
+		return "", false
+	}
+	names := map[string]bool{name: true}
+	for n := range f.names {
+		names[n] = true
+	}
+	file, err := readConfigFile(path, names)
+	if err != nil {
+		return "", false
+	}
+	return file.lookup(envKey(name))
+}
+
 // OtherEnv are the MM2CUTOVER_* environment variables that are not flags:
 // the passwords, the settings file, and those of the sandbox, the tests and
 // the images. checkEnv refuses any other MM2CUTOVER_* variable that names
@@ -269,8 +293,10 @@ var OtherEnv = []string{
 	"MM2CUTOVER_SANDBOX", "MM2CUTOVER_SANDBOX_BACKEND", "MM2CUTOVER_KAFKA_VERSION", "MM2CUTOVER_FLINK_VERSION", "MM2CUTOVER_CACHE",
 	"MM2CUTOVER_DEBIAN_MIRROR", "MM2CUTOVER_COLOR", "MM2CUTOVER_JOB_CRASH_AT", "MM2CUTOVER_JOB_TEST_AS_MAIN",
 	// The test harness's: the Job's hold point, the Docker backend's image,
-	// scripts/test's CPU burner, the alert tests' Kafka versions.
+	// scripts/test's CPU burner, the alert tests' Kafka versions, the
+	// command line's test binary run as the command line.
 	"MM2CUTOVER_JOB_HOLD_AT", "MM2CUTOVER_DOCKER_IMAGE", "MM2CUTOVER_CPU_BURN", "MM2CUTOVER_ALERT_KAFKA_VERSIONS",
+	"MM2CUTOVER_CLI_TEST_AS_MAIN",
 }
 
 // checkEnv refuses an MM2CUTOVER_* variable of environ that names no flag

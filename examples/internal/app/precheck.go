@@ -87,13 +87,23 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 		spec.Savepoint = sp
 	}
 	if s.FlinkREST != "" {
-		c, err := flinkrest.New(s.FlinkREST, nil)
+		c, err := flinkClient(s)
 		if err != nil {
 			return nil, fmt.Errorf("%w: -flink-rest: %w", ErrSettings, err)
 		}
 		spec.FlinkREST, spec.FlinkJob = c, s.FlinkJob
 	}
 	return verify.Precheck(ctx, env.Connect, source, target, spec)
+}
+
+// flinkClient is the Flink REST client of the settings: -request-timeout
+// bounds each of its requests as it does Kafka's and Connect's.
+func flinkClient(s Settings) (*flinkrest.Client, error) {
+	var opts []flinkrest.Option
+	if s.RequestTimeout > 0 {
+		opts = append(opts, flinkrest.WithTimeout(s.RequestTimeout))
+	}
+	return flinkrest.New(s.FlinkREST, nil, opts...)
 }
 
 // BuildPlan builds the plan of step 2 from a precheck's snapshot. It is

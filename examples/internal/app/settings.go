@@ -207,6 +207,9 @@ func (s Settings) Validate() error {
 	if err := s.checkExtra(); err != nil {
 		return err
 	}
+	if _, err := s.MirrorSource().Config(); errors.Is(err, connect.ErrKeyMaterialKey) {
+		return fmt.Errorf("%w: %w", ErrSettings, err)
+	}
 	return nil
 }
 
