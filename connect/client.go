@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/errkind"
+	"github.com/mm2cutover/mm2cutover/internal/quietretry"
 	"github.com/mm2cutover/mm2cutover/redact"
 
 	"github.com/cenkalti/backoff/v4"
@@ -416,11 +417,19 @@ func (c *Client) retry(ctx context.Context, req request, attempt func() error) e
 		if !errors.As(err, &te) {
 			answered = true
 		}
-		if ctx.Err() != nil || !IsTransient(req.repeat, err) {
-			return backoff.Permanent(err)
+		unreachable := func() error {
+			return &UnreachableError{URL: c.base, Method: req.method, Path: req.path, Attempts: n, For: time.Since(start).Round(100 * time.Millisecond), Err: err}
 		}
-		if !answered && time.Since(start) >= budget {
-			return backoff.Permanent(&UnreachableError{URL: c.base, Method: req.method, Path: req.path, Attempts: n, For: time.Since(start).Round(100 * time.Millisecond), Err: err})
+		switch {
+		case ctx.Err() != nil:
+			return backoff.Permanent(err)
+		case !IsTransient(req.repeat, err):
+			if te := (*transportError)(nil); !answered && errors.As(err, &te) {
+				return backoff.Permanent(unreachable()) // a request that timed out: nothing answered
+			}
+			return backoff.Permanent(err)
+		case !answered && time.Since(start) >= budget:
+			return backoff.Permanent(unreachable())
 		}
 		return err
 	}
@@ -436,7 +445,8 @@ func (c *Client) retry(ctx context.Context, req request, attempt func() error) e
 		}
 		c.logger.Log(ctx, level, msg, "method", req.method, "path", req.path, "attempt", n, "wait", wait, "error", err.Error())
 	}
-	err := backoff.RetryNotify(op, backoff.WithContext(c.policy.backOff(), ctx), notify)
+	policy := &quietretry.UntilAnswered{BackOff: c.policy.backOff(), Answered: &answered, Start: start, Budget: budget}
+	err := backoff.RetryNotify(op, backoff.WithContext(policy, ctx), notify)
 	if err == nil {
 		return nil
 	}

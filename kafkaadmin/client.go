@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/errkind"
+	"github.com/mm2cutover/mm2cutover/internal/quietretry"
 	"github.com/mm2cutover/mm2cutover/redact"
 
 	"github.com/IBM/sarama"
@@ -289,7 +290,7 @@ func (r *Client) retry(ctx context.Context, op string, fn func(attempt int) erro
 				For: time.Since(start).Round(100 * time.Millisecond), Err: err})
 		}
 		return err
-	}, backoff.WithContext(b, ctx), func(err error, wait time.Duration) {
+	}, backoff.WithContext(&quietretry.UntilAnswered{BackOff: b, Answered: &answered, Start: start, Budget: budget}, ctx), func(err error, wait time.Duration) {
 		level, cause := slog.LevelWarn, "answer"
 		if !answered {
 			cause = "no answer"

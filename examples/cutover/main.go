@@ -382,6 +382,11 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 			return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
 		}
 	}
+	if name != "strimzi" {
+		if err := app.CheckKafka(ctx, c.env); err != nil {
+			return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
+		}
+	}
 	err = do(ctx)
 	// Interrupted (SIGINT, SIGTERM: a Pod deleted or evicted): worth a
 	// retry, whatever the cut-short step reported.

@@ -187,6 +187,9 @@ func apply(ctx context.Context, flags *app.Flags, planFlag, storeFlag *string, l
 	if err := app.CheckConnect(ctx, env, s); err != nil {
 		return classify(res, err)
 	}
+	if err := app.CheckKafka(ctx, env); err != nil {
+		return classify(res, err)
+	}
 
 	var p *plan.Plan
 	switch {

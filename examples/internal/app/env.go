@@ -130,8 +130,12 @@ func CheckConnect(ctx context.Context, env *Env, s Settings) error {
 	if err == nil || rejected(err) {
 		return err
 	}
-	var api *connect.APIError
-	if u, perr := url.Parse(s.ConnectURL); perr == nil && u.Scheme == "http" && !errors.As(err, &api) && speaksTLS(ctx, u.Host) {
+	var (
+		api *connect.APIError
+		ne  net.Error
+	)
+	timedOut := errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)
+	if u, perr := url.Parse(s.ConnectURL); perr == nil && u.Scheme == "http" && !errors.As(err, &api) && !timedOut && speaksTLS(ctx, u.Host) {
 		return fmt.Errorf("%w: -connect-url %s: the endpoint speaks TLS: use https:// (and -connect-ca for a private CA): %w", ErrSettings, u.Redacted(), err)
 	}
 	return err
@@ -141,6 +145,20 @@ func CheckConnect(ctx context.Context, env *Env, s Settings) error {
 // completes. It sends nothing over the connection and trusts nothing it
 // learns: it only tells an operator who gave http:// for an https endpoint
 // what went wrong.
+// CheckKafka is the first contact with the two clusters, one after the
+// other: a cluster that does not answer ends the step here, in seconds and
+// with one line (kafkaadmin's UnreachableError), rather than behind the
+// precheck's reads of both at once.
+func CheckKafka(ctx context.Context, env *Env) error {
+	if _, err := env.Source.ClusterID(ctx); err != nil {
+		return fmt.Errorf("source cluster: %w", err)
+	}
+	if _, err := env.Target.ClusterID(ctx); err != nil {
+		return fmt.Errorf("target cluster: %w", err)
+	}
+	return nil
+}
+
 func speaksTLS(ctx context.Context, host string) bool {
 	if _, _, err := net.SplitHostPort(host); err != nil {
 		host = net.JoinHostPort(host, "80")
