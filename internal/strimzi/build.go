@@ -156,7 +156,9 @@ func Build(ctx context.Context, cacheDir string, log *slog.Logger) (Artifacts, e
 			return Artifacts{}, err
 		}
 	}
-	if err := unzip(filepath.Join(tree, "cluster-operator", "target", "cluster-operator-"+Version+"-dist.zip"), filepath.Join(stage, "operator")); err != nil {
+	// Strimzi's assembly writes the distribution where its image build
+	// takes it (the root POM's make-dist-assembly).
+	if err := unzip(filepath.Join(tree, "docker-images", "artifacts", "binaries", "cluster-operator-"+Version+"-dist.zip"), filepath.Join(stage, "operator")); err != nil {
 		return Artifacts{}, err
 	}
 	for _, agent := range []string{"kafka-agent", "tracing-agent"} {

@@ -26,8 +26,9 @@ import (
 //   - fabric8's Kubernetes client 7.7.0 instead of 7.8.0: 7.8.0's OpenShift
 //     client needs a package Maven Central does not serve here, and 8.0.0
 //     moved to Jackson 3, which operator-common does not build with;
-//   - the cluster-operator module's test-scoped dependencies left out:
-//     some are not served here, and -DskipTests still resolves them.
+//   - the cluster-operator module's test-scoped dependencies left out (some
+//     are not served here, and -DskipTests still resolves them), and so its
+//     tests too (src/test: -DskipTests still compiles them).
 //
 // The versions are Maven properties given on the command line (they win
 // over the POMs'); the rest are edits of the POMs.
@@ -132,13 +133,16 @@ func applyPatches(dir string) error {
 	if n == 0 {
 		return fmt.Errorf("strimzi: cluster-operator/pom.xml has no test-scoped dependency to leave out: the module changed")
 	}
-	return os.WriteFile(co, []byte(out), 0o644)
+	if err := os.WriteFile(co, []byte(out), 0o644); err != nil {
+		return err
+	}
+	return os.RemoveAll(filepath.Join(dir, "cluster-operator", "src", "test"))
 }
 
 // patchDigest names the patches in the cache folder's name: a change to
 // them builds into a new folder.
 func patchDigest() string {
 	h := sha256.New()
-	fmt.Fprintln(h, mavenProperties(), xlint, procFullPOMs, dependencyBlock, testScope, "-pl cluster-operator,kafka-agent,tracing-agent")
+	fmt.Fprintln(h, mavenProperties(), xlint, procFullPOMs, dependencyBlock, testScope, "-pl cluster-operator,kafka-agent,tracing-agent", "rm cluster-operator/src/test")
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
