@@ -221,7 +221,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.strimziList, "strimzi-list-configmap", "", "strimzi: the ConfigMap Strimzi lists the connector's offsets into (default: <connector, or the KafkaMirrorMaker2>-list-offsets)")
 	fs.IntVar(&o.strimziReplicas, "strimzi-replicas", 1, "strimzi, KafkaMirrorMaker2: its Connect workers (spec.replicas)")
 	fs.StringVar(&o.strimziGroupID, "strimzi-group-id", "", "strimzi, KafkaMirrorMaker2: its Connect group.id (spec.target.groupId; default mirrormaker2-cluster)")
-	fs.StringVar(&o.strimziOffsets, "strimzi-offsets", "", "verify before resume: the ConfigMap Strimzi listed the connector's offsets into, as kubectl get configmap NAME -o json writes it")
+	fs.StringVar(&o.strimziOffsets, "strimzi-offsets", "", "verify before resume: the ConfigMap Strimzi listed the connector's offsets into, as kubectl get configmap NAME -o json writes it, or configmap/NAME to read it straight from the API server with kubectl (MM2CUTOVER_KUBECTL; its kubeconfig, or the in-cluster config) in -strimzi-namespace")
 	name, err := parseArgs(fs, args)
 	st, known := findStep(name)
 	asJSON := o.asJSON || os.Getenv("MM2CUTOVER_JSON") == "true"
