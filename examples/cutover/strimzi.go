@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 
@@ -207,7 +206,7 @@ func strimziRefusesREST(step string, s cutover.Settings, dryRun bool) error {
 // listedConfigMap returns the ConfigMap -strimzi-offsets names as the
 // Kubernetes API returns it: the file's content, or, for configmap/NAME,
 // the ConfigMap NAME of -strimzi-namespace read straight from the API
-// server with kubectl (MM2CUTOVER_KUBECTL, else kubectl on PATH), which
+// server with kubectl (-strimzi-kubectl, kubectl on PATH by default), which
 // authenticates as kubectl does everywhere: KUBECONFIG or ~/.kube/config,
 // and in a Pod its service account (the in-cluster config). kubectl rather
 // than a Go client library: it speaks every way a kubeconfig authenticates
@@ -222,7 +221,7 @@ func (c *cli) listedConfigMap(ctx context.Context) ([]byte, error) {
 		}
 		return data, nil
 	}
-	kubectl := os.Getenv("MM2CUTOVER_KUBECTL")
+	kubectl := c.o.strimziKubectl
 	if kubectl == "" {
 		kubectl = "kubectl"
 	}
@@ -239,7 +238,7 @@ func (c *cli) listedConfigMap(ctx context.Context) ([]byte, error) {
 	msg := strings.TrimSpace(stderr.String())
 	switch {
 	case errors.Is(err, exec.ErrNotFound):
-		return nil, fmt.Errorf("%w: -strimzi-offsets %s: %s not found (set MM2CUTOVER_KUBECTL): %w", cutover.ErrSettings, c.o.strimziOffsets, kubectl, err)
+		return nil, fmt.Errorf("%w: -strimzi-offsets %s: %s not found (-strimzi-kubectl): %w", cutover.ErrSettings, c.o.strimziOffsets, kubectl, err)
 	case err != nil && (strings.Contains(msg, "(NotFound)") || strings.Contains(msg, "(Forbidden)") || strings.Contains(msg, "(Unauthorized)")):
 		// Not there (Strimzi has not listed yet, or another name or
 		// namespace), or not allowed: a retry without a change fails the
