@@ -8,10 +8,11 @@
 // the CRDs, RBAC and settings Strimzi ships.
 //
 // The operator is not published as a binary anywhere this machine reaches,
-// and its source is not on a package registry: Build takes it from a git
-// directory named by MM2CUTOVER_STRIMZI_SOURCE (a clone of
-// strimzi/strimzi-kafka-operator holding tag Version), keeps the tag's tree
-// as a tar in the cache, and uses that tar from then on. Nothing of
+// and its source is not on a package registry: Build takes it from what
+// MM2CUTOVER_STRIMZI_SOURCE names, a clone of strimzi/strimzi-kafka-operator
+// holding tag Version or the tar git archive makes of that tag's commit,
+// keeps the tag's tree as a tar in the cache, and uses that tar from then
+// on. Nothing of
 // Strimzi's is kept in this repository: the changes the build needs on this
 // machine are made by Build to its own copy (patch.go).
 package strimzi
@@ -50,7 +51,7 @@ const KafkaVersion = "4.3.1"
 
 // ErrNoSource means Strimzi's source is neither in the cache nor named by
 // MM2CUTOVER_STRIMZI_SOURCE.
-var ErrNoSource = errors.New("strimzi: no source of Strimzi " + Version + ": set MM2CUTOVER_STRIMZI_SOURCE to a git clone of strimzi/strimzi-kafka-operator (bare or not) holding tag " + Version + "; it is kept in the cache from then on")
+var ErrNoSource = errors.New("strimzi: no source of Strimzi " + Version + ": set MM2CUTOVER_STRIMZI_SOURCE to a git clone of strimzi/strimzi-kafka-operator (bare or not) holding tag " + Version + ", or to git archive's tar of it; it is kept in the cache from then on")
 
 // ErrNoJava21 means no Java 21 or newer was found to build Strimzi with.
 var ErrNoJava21 = errors.New("strimzi: no JDK 21 or newer (Strimzi " + Version + " compiles for Java 21): set MM2CUTOVER_JAVA21_HOME")
@@ -200,6 +201,9 @@ func sourceTar(ctx context.Context, cacheDir string) (string, error) {
 	if repo == "" {
 		return "", ErrNoSource
 	}
+	if fi, err := os.Stat(repo); err == nil && fi.Mode().IsRegular() {
+		return tarSource(ctx, repo, tarPath)
+	}
 	git := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir(repo)}, args...)...)
 		var stderr bytes.Buffer
@@ -222,6 +226,38 @@ func sourceTar(ctx context.Context, cacheDir string) (string, error) {
 		return "", err
 	}
 	return tarPath, os.Rename(tmp, tarPath)
+}
+
+// tarSource copies to tarPath a tar that git archive made of commit
+// Commit (git get-tar-commit-id reads the commit from its header).
+func tarSource(ctx context.Context, file, tarPath string) (string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	cmd := exec.CommandContext(ctx, "git", "get-tar-commit-id")
+	cmd.Stdin = f
+	out, err := cmd.Output()
+	if got := strings.TrimSpace(string(out)); err != nil || got != Commit {
+		return "", fmt.Errorf("strimzi: %s is not git archive's tar of commit %s (git get-tar-commit-id: %q, %v)", file, Commit, got, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(tarPath), ".strimzi-src-")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, f); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return tarPath, os.Rename(tmp.Name(), tarPath)
 }
 
 // gitDir is repo's git directory: repo itself when bare, else repo/.git.
