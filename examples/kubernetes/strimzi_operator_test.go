@@ -386,8 +386,11 @@ func TestStrimziOperatorCutover(t *testing.T) {
 		{"rollback after resume", s.rollbackAfterResume},
 	} {
 		start := time.Now()
-		t.Run(st.name, func(t *testing.T) { st.run(ctx, t) })
-		t.Logf("%s: %v", st.name, time.Since(start).Round(time.Second))
+		ran := false
+		t.Run(st.name, func(t *testing.T) { ran = true; st.run(ctx, t) })
+		if ran {
+			t.Logf("%s: %v", st.name, time.Since(start).Round(time.Second))
+		}
 	}
 }
 
