@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,6 +236,14 @@ func until(ctx context.Context, t *testing.T, what string, timeout time.Duration
 // administrator's kubeconfig.
 func (s *operatorSite) cutoverRun(ctx context.Context, t *testing.T, args ...string) (string, int) {
 	t.Helper()
+	out, code, _ := s.cutoverRunStderr(ctx, t, args...)
+	return out, code
+}
+
+// cutoverRunStderr is cutoverRun that also returns what the CLI wrote on
+// its standard error.
+func (s *operatorSite) cutoverRunStderr(ctx context.Context, t *testing.T, args ...string) (string, int, string) {
+	t.Helper()
 	cmd := exec.CommandContext(ctx, s.cli, args...)
 	cmd.Dir = s.dir
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.c.Kubeconfig(), "MM2CUTOVER_STRIMZI_KUBECTL="+s.c.KubectlPath())
@@ -249,7 +258,7 @@ func (s *operatorSite) cutoverRun(ctx context.Context, t *testing.T, args ...str
 		t.Fatal(err)
 	}
 	t.Logf("cutover %s: exit %d\n%s%s", strings.Join(args, " "), code, out, lastLines(stderr.String(), 15))
-	return string(out), code
+	return string(out), code, stderr.String()
 }
 
 // settings writes the cutover's settings file for a cutover co on the
@@ -820,5 +829,25 @@ func (s *operatorSite) kafkaMirrorMaker2Cutover(ctx context.Context, t *testing.
 	}
 	if out, code := s.cutoverRun(ctx, t, "verify", "-config", env); code != 0 {
 		t.Fatalf("verify after resume: exit %d\n%s", code, out)
+	}
+
+	// What the render leaves to the site has limits the operator shows: a
+	// key of spec.target.config (a Connect worker setting, here one a
+	// single-broker target needs) also reaches the connector's
+	// configuration, prefixed target.cluster. (Strimzi's
+	// KafkaMirrorMaker2Connectors): the configuration is no longer the
+	// plan's, and verify refuses the connector as not the plan's (exit 4).
+	s.kubectl(ctx, t, "-n", operatorNS, "patch", res, "--type", "merge", "-p", `{"spec":{"target":{"config":{"config.storage.replication.factor":1}}}}`)
+	mm2URL := "http://" + ip + ":8083"
+	until(ctx, t, "the target's config in the connector's configuration", 10*time.Minute, func() string {
+		code, out := httpDo(ctx, t, "GET", mm2URL+"/connectors/"+url.PathEscape(connector)+"/config", "")
+		if code != 200 || !strings.Contains(out, `"target.cluster.config.storage.replication.factor":"1"`) {
+			return fmt.Sprintf("%d %s", code, out)
+		}
+		return ""
+	})
+	out, code, stderr := s.cutoverRunStderr(ctx, t, "verify", "-config", env)
+	if code != 4 || !strings.Contains(stderr, "is not the plan's: its config_digest is") {
+		t.Errorf("verify after a key was added to spec.target.config: exit %d, want 4, the connector not the plan's\n%s%s", code, out, stderr)
 	}
 }
