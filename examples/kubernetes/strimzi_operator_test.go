@@ -796,6 +796,12 @@ func (s *operatorSite) kafkaMirrorMaker2Cutover(ctx context.Context, t *testing.
 	s.kubectl(ctx, t, "apply", "--server-side", "-f", rendered)
 	s.waitReady(ctx, t, res, 20*time.Minute)
 	s.waitState(ctx, t, res, connector, "STOPPED")
+	// Its own Connect cluster's REST API, for the checks over REST.
+	ip := strings.TrimSpace(s.kubectl(ctx, t, "-n", operatorNS, "get", "service", mm2Name+"-mirrormaker2-api", "-o", "jsonpath={.spec.clusterIP}"))
+	mm2URL := "http://" + ip + ":8083"
+	if got := connectOffsets(ctx, t, mm2URL, url.PathEscape(connector)); len(got) != 0 {
+		t.Fatalf("the connector the operator created has offsets %v: it ran", got)
+	}
 
 	s.annotateAndWait(ctx, t, res, "alter", annotate)
 	s.annotateAndWait(ctx, t, res, "list", annotate)
@@ -814,6 +820,9 @@ func (s *operatorSite) kafkaMirrorMaker2Cutover(ctx context.Context, t *testing.
 	}
 	s.forceReconcile(ctx, t, res, "KafkaMirrorMaker2/"+mm2Name)
 	s.waitState(ctx, t, res, connector, "STOPPED")
+	if got := connectOffsets(ctx, t, mm2URL, url.PathEscape(connector)); !mapsEqual(got, want) {
+		t.Fatalf("after a forced reconciliation Connect's offsets are %v, the plan's %v", got, want)
+	}
 
 	if err := flinklike.Produce(ctx, s.sb.Source().Bootstrap(), co.partitions(), 10); err != nil {
 		t.Fatal(err)
@@ -822,8 +831,7 @@ func (s *operatorSite) kafkaMirrorMaker2Cutover(ctx context.Context, t *testing.
 	s.waitState(ctx, t, res, connector, "RUNNING")
 	s.counted(ctx, t, co)
 	// verify after resume reads the MM2 workers' REST API.
-	ip := strings.TrimSpace(s.kubectl(ctx, t, "-n", operatorNS, "get", "service", mm2Name+"-mirrormaker2-api", "-o", "jsonpath={.spec.clusterIP}"))
-	text = strings.Replace(text, "MM2CUTOVER_CONNECT_URL="+s.restURL, "MM2CUTOVER_CONNECT_URL=http://"+ip+":8083", 1)
+	text = strings.Replace(text, "MM2CUTOVER_CONNECT_URL="+s.restURL, "MM2CUTOVER_CONNECT_URL="+mm2URL, 1)
 	if err := os.WriteFile(env, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -838,7 +846,6 @@ func (s *operatorSite) kafkaMirrorMaker2Cutover(ctx context.Context, t *testing.
 	// KafkaMirrorMaker2Connectors): the configuration is no longer the
 	// plan's, and verify refuses the connector as not the plan's (exit 4).
 	s.kubectl(ctx, t, "-n", operatorNS, "patch", res, "--type", "merge", "-p", `{"spec":{"target":{"config":{"config.storage.replication.factor":1}}}}`)
-	mm2URL := "http://" + ip + ":8083"
 	until(ctx, t, "the target's config in the connector's configuration", 10*time.Minute, func() string {
 		code, out := httpDo(ctx, t, "GET", mm2URL+"/connectors/"+url.PathEscape(connector)+"/config", "")
 		if code != 200 || !strings.Contains(out, `"target.cluster.config.storage.replication.factor":"1"`) {
