@@ -84,6 +84,11 @@ func newOperatorSite(ctx context.Context, t *testing.T) *operatorSite {
 			logs, _ := c.Kubectl(context.Background(), "-n", operatorNS, "logs", "deployment/strimzi-cluster-operator", "--tail=60")
 			t.Logf("operator log:\n%s", logs)
 		}
+		// The cluster is shared with the package's other tests: its JVMs
+		// (the operator, the Connect workers) go with the namespace.
+		if _, err := c.Kubectl(context.Background(), "delete", "namespace", operatorNS, "--wait=false"); err != nil {
+			t.Logf("deleting namespace %s: %v", operatorNS, err)
+		}
 	})
 
 	s.cli = filepath.Join(s.dir, "cutover")
