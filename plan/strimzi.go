@@ -143,7 +143,16 @@ var strimziOwned = []string{"name", "connector.class", "tasks.max", "topics", "t
 // r.Config must hold source.cluster.security.protocol and
 // target.cluster.security.protocol (and every other client key Strimzi
 // derives from the authentication given), or the connector's configuration
-// would differ from the plan's.
+// would differ from the plan's. For the same reason spec.target.config and
+// spec.mirrors[].source.config must stay empty: Strimzi copies every key of
+// a cluster's config into each connector's configuration, prefixed
+// target.cluster. or source.cluster. (seen with the 1.2.0 operator: a
+// worker setting, config.storage.replication.factor, added to
+// spec.target.config became target.cluster.config.storage.replication.factor
+// of the running source connector, whose config digest then was not the
+// plan's, and the CLI's verify refused it). Create the Connect cluster's
+// internal topics beforehand instead of setting their replication factor
+// there.
 //
 // Errors: a [*BlockedError] while any entry is blocked; a
 // [*ConfigChangedError] when r.Config is not the plan's connector
@@ -229,6 +238,11 @@ func (p *Plan) strimziSteps(b []byte, kind StrimziKind, r StrimziResources) []by
 	lines := []string{
 		fmt.Sprintf("Strimzi resources for plan %s, connector %q (%s %s; Strimzi 1.2.0 or newer).", p.Fingerprint, p.ConnectorName, kind, r.Cluster),
 		"1. kubectl apply --server-side -f THIS FILE: the connector is created STOPPED (spec.state: stopped).",
+	}
+	if kind == StrimziKafkaMirrorMaker2 {
+		lines = append(lines, strimziMirrorConfigNote...)
+	}
+	lines = append(lines, []string{
 		fmt.Sprintf("2. when kubectl get %s%s -o jsonpath='%s' says STOPPED:", res, ns, state),
 		fmt.Sprintf("   kubectl annotate %s%s "+annotate, res, ns, "alter"),
 		"3. when Strimzi has removed that annotation (the offsets are written):",
@@ -236,8 +250,9 @@ func (p *Plan) strimziSteps(b []byte, kind StrimziKind, r StrimziResources) []by
 		fmt.Sprintf("4. when it has removed that one: kubectl get configmap %s%s -o json > listed.json", r.ListConfigMap, ns),
 		"   cutover verify -strimzi-offsets listed.json: the read-back, 100% equal to the plan or no resume.",
 		fmt.Sprintf("5. resume: kubectl patch %s%s %s", res, ns, strimziResumePatch(kind)),
+		strimziResumeNote,
 		"   then cutover verify (boundary records, lag, acceptance) as after any resume.",
-	}
+	}...)
 	for _, l := range lines {
 		b = append(b, "# "...)
 		b = append(b, l...)
@@ -245,6 +260,20 @@ func (p *Plan) strimziSteps(b []byte, kind StrimziKind, r StrimziResources) []by
 	}
 	return b
 }
+
+// What the 1.2.0 operator showed, for the steps of the rendered file: a
+// KafkaMirrorMaker2's spec.target.config (and a source's config) reaches
+// the connector's configuration, prefixed target.cluster. (source.cluster.),
+// so that it is no longer the plan's; and after the resume patch the
+// operator resumes the connector at once, but its status may keep STOPPED
+// until the next periodic reconciliation.
+var strimziMirrorConfigNote = []string{
+	"   Add the clusters' authentication and tls if they need them, but no key under spec.target.config or",
+	"   spec.mirrors[0].source.config: Strimzi copies those into the connector's configuration, which then is",
+	"   not the plan's (create the Connect cluster's internal topics beforehand instead).",
+}
+
+const strimziResumeNote = "   the status may say STOPPED until the operator's next periodic reconciliation (2 minutes as shipped);"
 
 // strimziResumePatch is the kubectl patch that resumes the connector: a
 // merge patch of spec.state for a KafkaConnector, a JSON patch of the

@@ -88,6 +88,36 @@ func TestStrimziConfigMapKeyMirrorMaker2(t *testing.T) {
 	}
 }
 
+// TestStrimziStepsOperatorNotes: the steps at the top of the rendered file
+// say what the real 1.2.0 operator showed (examples/kubernetes
+// TestStrimziOperatorCutover): for a KafkaMirrorMaker2, that keys added
+// under spec.target.config or the source's config reach the connector's
+// configuration (which then is not the plan's), and for both kinds that
+// the status may say STOPPED after the resume patch until the operator's
+// next periodic reconciliation.
+func TestStrimziStepsOperatorNotes(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		configWarned bool
+	}{
+		{"mm2-orders", false},
+		{"src->dst.MirrorSourceConnector", true},
+	} {
+		cfg := strimziConfig(tt.name)
+		var b bytes.Buffer
+		if err := strimziPlan(t, tt.name, cfg).WriteStrimzi(&b, strimziResources(cfg)); err != nil {
+			t.Fatal(err)
+		}
+		steps, _, _ := strings.Cut(b.String(), "\n# Connect offsets")
+		if got := strings.Contains(steps, "no key under spec.target.config or\n#    spec.mirrors[0].source.config"); got != tt.configWarned {
+			t.Errorf("%s: the config warning in the steps: %v, want %v\n%s", tt.name, got, tt.configWarned, steps)
+		}
+		if !strings.Contains(steps, "# 5. resume: kubectl patch") || !strings.Contains(steps, "may say STOPPED until the operator's next periodic reconciliation") {
+			t.Errorf("%s: step 5 does not say the status may lag:\n%s", tt.name, steps)
+		}
+	}
+}
+
 func TestGoldenStrimzi(t *testing.T) {
 	for _, tt := range []struct{ name, file string }{
 		{"mm2-orders", "applicable.kafkaconnector.yaml"},

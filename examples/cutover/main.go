@@ -95,8 +95,8 @@ type options struct {
 	// The Strimzi path (strimzi.go): the strimzi step's output file,
 	// ConfigMap names and KafkaMirrorMaker2 settings; verify's listed
 	// offsets.
-	strimziOut, strimziAlter, strimziList, strimziGroupID, strimziOffsets string
-	strimziReplicas                                                       int
+	strimziOut, strimziAlter, strimziList, strimziGroupID, strimziOffsets, strimziKubectl string
+	strimziReplicas                                                                       int
 	// reportOut is the report step's HTML file; the Markdown goes beside it.
 	reportOut string
 }
@@ -125,7 +125,7 @@ var steps = []step{
 	{"plan", "the precheck, then the plan: per partition where MM2 resumes and why, written to -plan", planFlags},
 	{"apply", "re-check the plan, create the connector STOPPED, back up, guard, PATCH the offsets, read them back (-dry-run: show the connector config and offsets it would write)", []string{"plan", "audit", "readback-timeout", "dry-run"}},
 	{"resume", "re-check, capture the boundary records, resume the connector (only with -yes)", []string{"plan", "audit", "yes"}},
-	{"verify", "before resume: the read-back (from Connect, or -strimzi-offsets: Strimzi's listOffsets ConfigMap); after: boundary records, lag, acceptance checks", []string{"plan", "audit", "readback-timeout", "catchup-timeout", "strimzi-offsets"}},
+	{"verify", "before resume: the read-back (from Connect, or -strimzi-offsets: Strimzi's listOffsets ConfigMap); after: boundary records, lag, acceptance checks", []string{"plan", "audit", "readback-timeout", "catchup-timeout", "strimzi-offsets", "strimzi-kubectl"}},
 	{"status", "the connector's state and tasks, its offsets against the plan, the lag", []string{"plan", "audit"}},
 	{"run", "plan, apply, resume (only with -yes) and verify, in order", append(slices.Clone(planFlags), "yes", "readback-timeout", "catchup-timeout")},
 	{"strimzi", "re-check the plan, render the Strimzi resources that apply it through the operator (KafkaConnector or KafkaMirrorMaker2, state stopped, and the alter ConfigMap) to -strimzi-out, with the steps", []string{"plan", "audit", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "worker-config-topic", "worker-offset-topic", "worker-status-topic"}},
@@ -246,7 +246,8 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.strimziReplicas, "strimzi-replicas", 1, "strimzi, KafkaMirrorMaker2: its Connect workers (spec.replicas)")
 	fs.StringVar(&o.strimziGroupID, "strimzi-group-id", "", "strimzi, KafkaMirrorMaker2: its Connect group.id (spec.target.groupId; default mirrormaker2-cluster)")
 	fs.StringVar(&o.reportOut, "report-out", "", "report: the HTML file the change record is written to; the Markdown goes beside it, with .md for .html (default: the plan file with .report.html and .report.md)")
-	fs.StringVar(&o.strimziOffsets, "strimzi-offsets", "", "verify before resume: the ConfigMap Strimzi listed the connector's offsets into, as kubectl get configmap NAME -o json writes it")
+	fs.StringVar(&o.strimziOffsets, "strimzi-offsets", "", "verify before resume: the ConfigMap Strimzi listed the connector's offsets into, as kubectl get configmap NAME -o json writes it, or configmap/NAME to read it straight from the API server with kubectl (-strimzi-kubectl; its kubeconfig, or the in-cluster config) in -strimzi-namespace")
+	fs.StringVar(&o.strimziKubectl, "strimzi-kubectl", "kubectl", "verify -strimzi-offsets configmap/NAME: the kubectl to read it with")
 	name, err := parseArgs(fs, args)
 	st, known := findStep(name)
 	asJSON := wantJSON(args, flags)
@@ -313,7 +314,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		}
 		return app.ExitUsage
 	}
-	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "log-level", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets", "report-out")
+	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "log-level", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets", "strimzi-kubectl", "report-out")
 	var level slog.LevelVar // -log-level, or MM2CUTOVER_LOG_LEVEL once Settings has read the environment
 	level.Set(o.logLevel)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: &level}))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
@@ -148,7 +149,7 @@ func (c *cli) recheckReadOnly(ctx context.Context, p *plan.Plan) error {
 // most 1 MiB of data, kubectl's JSON of it a little more.
 const maxListedConfigMap = 4 << 20
 
-// verifyStrimzi is verify -strimzi-offsets FILE: the read-back before
+// verifyStrimzi is verify -strimzi-offsets FILE or configmap/NAME: the read-back before
 // resume from the ConfigMap Strimzi listed the connector's offsets into,
 // with the same verdict as over REST (offsets.CompareReadBack: 100% equal
 // or it fails), for a plan of the settings' connector (app.CheckPlan).
@@ -157,9 +158,9 @@ func (c *cli) verifyStrimzi(ctx context.Context, p *plan.Plan) error {
 	if err := app.CheckPlan(ctx, c.env, c.s, p); err != nil {
 		return err
 	}
-	data, err := clientconf.ReadFileLimited(c.o.strimziOffsets, maxListedConfigMap)
+	data, err := c.listedConfigMap(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: -strimzi-offsets: %w", app.ErrSettings, err)
+		return err
 	}
 	got, err := plan.ParseStrimziOffsets(data, p.ConnectorName)
 	if err != nil {
@@ -200,4 +201,70 @@ func strimziRefusesREST(step string, s app.Settings, dryRun bool) error {
 		}
 	}
 	return nil
+}
+
+// listedConfigMap returns the ConfigMap -strimzi-offsets names as the
+// Kubernetes API returns it: the file's content, or, for configmap/NAME,
+// the ConfigMap NAME of -strimzi-namespace read straight from the API
+// server with kubectl (-strimzi-kubectl, kubectl on PATH by default), which
+// authenticates as kubectl does everywhere: KUBECONFIG or ~/.kube/config,
+// and in a Pod its service account (the in-cluster config). kubectl rather
+// than a Go client library: it speaks every way a kubeconfig authenticates
+// (exec plugins, OIDC, client certificates) and the runbook's Strimzi steps
+// use it already, and it keeps Kubernetes' modules out of this module.
+func (c *cli) listedConfigMap(ctx context.Context) ([]byte, error) {
+	name, fromAPI := strings.CutPrefix(c.o.strimziOffsets, "configmap/")
+	if !fromAPI {
+		data, err := clientconf.ReadFileLimited(c.o.strimziOffsets, maxListedConfigMap)
+		if err != nil {
+			return nil, fmt.Errorf("%w: -strimzi-offsets: %w", app.ErrSettings, err)
+		}
+		return data, nil
+	}
+	kubectl := c.o.strimziKubectl
+	if kubectl == "" {
+		kubectl = "kubectl"
+	}
+	args := []string{"get", "configmap", name, "-o", "json"}
+	if c.s.StrimziNamespace != "" {
+		args = append(args, "--namespace", c.s.StrimziNamespace)
+	}
+	cmd := exec.CommandContext(ctx, kubectl, args...)
+	var stdout limitedBuffer
+	stdout.limit = maxListedConfigMap
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	msg := strings.TrimSpace(stderr.String())
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		return nil, fmt.Errorf("%w: -strimzi-offsets %s: %s not found (-strimzi-kubectl): %w", app.ErrSettings, c.o.strimziOffsets, kubectl, err)
+	case err != nil && (strings.Contains(msg, "(NotFound)") || strings.Contains(msg, "(Forbidden)") || strings.Contains(msg, "(Unauthorized)")):
+		// Not there (Strimzi has not listed yet, or another name or
+		// namespace), or not allowed: a retry without a change fails the
+		// same way.
+		return nil, fmt.Errorf("%w: -strimzi-offsets %s: kubectl %s: %s", app.ErrSettings, c.o.strimziOffsets, strings.Join(args, " "), msg)
+	case err != nil:
+		return nil, fmt.Errorf("-strimzi-offsets %s: kubectl %s: %w: %s", c.o.strimziOffsets, strings.Join(args, " "), err, msg)
+	case stdout.over:
+		return nil, fmt.Errorf("%w: -strimzi-offsets %s: more than %d bytes, more than a ConfigMap holds", app.ErrSettings, c.o.strimziOffsets, maxListedConfigMap)
+	}
+	return stdout.b, nil
+}
+
+// limitedBuffer keeps at most limit bytes and says whether more came.
+type limitedBuffer struct {
+	b     []byte
+	limit int
+	over  bool
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.limit - len(l.b); len(p) > room {
+		l.b = append(l.b, p[:max(room, 0)]...)
+		l.over = true
+		return len(p), nil
+	}
+	l.b = append(l.b, p...)
+	return len(p), nil
 }
