@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -52,6 +53,10 @@ type Client struct {
 
 	mu      sync.Mutex
 	version *ServerInfo
+	// answered is true once the endpoint has answered a request of this
+	// client: then a call that gets no answer meets a worker restarting
+	// (or a rebalance), and keeps the whole retry budget, not Unreachable.
+	answered atomic.Bool
 }
 
 // Option configures a Client in New; the With functions make them.
@@ -179,11 +184,13 @@ func WithLogger(l *slog.Logger) Option {
 // Retry{Attempts: 1} makes every call a single attempt.
 //
 // Unreachable bounds the retries of a call whose requests got no answer at
-// all (the connection refused, reset, timed out, or the host unknown):
-// past it, the call ends with an *UnreachableError. A worker that answered
-// once in the call (a rebalance's 409, a 503) keeps the whole Elapsed:
-// a rebalance can take a session timeout, an unreachable endpoint is most
-// often a wrong URL or a worker down, which waiting does not fix.
+// all (the connection refused, reset, timed out, or the host unknown) from
+// an endpoint that never answered this client: past it, the call ends with
+// an *UnreachableError. An endpoint that answered once (in the call, or an
+// earlier call of the client: a rebalance's 409, a worker restarting)
+// keeps the whole Elapsed: a rebalance can take a session timeout, and an
+// endpoint that never answered is most often a wrong URL or a worker down,
+// which waiting does not fix.
 type Retry struct {
 	Initial     time.Duration // first pause; default 100 ms
 	Max         time.Duration // longest pause; default 5 s
@@ -401,7 +408,7 @@ func (c *Client) retry(ctx context.Context, req request, attempt func() error) e
 	var (
 		lastErr  error
 		n        int
-		answered bool // a response came back in this call
+		answered = c.answered.Load() // a response came back in this call, or to this client before
 		start    = time.Now()
 		budget   = c.policy.unreachableBudget()
 		logged   = map[string]bool{}
@@ -409,14 +416,15 @@ func (c *Client) retry(ctx context.Context, req request, attempt func() error) e
 	op := func() error {
 		n++
 		err := attempt()
+		var te *transportError
+		if err == nil || !errors.As(err, &te) {
+			answered = true
+			c.answered.Store(true)
+		}
 		if err == nil {
 			return nil
 		}
 		lastErr = err
-		var te *transportError
-		if !errors.As(err, &te) {
-			answered = true
-		}
 		unreachable := func() error {
 			return &UnreachableError{URL: c.base, Method: req.method, Path: req.path, Attempts: n, For: time.Since(start).Round(100 * time.Millisecond), Err: err}
 		}
@@ -424,8 +432,8 @@ func (c *Client) retry(ctx context.Context, req request, attempt func() error) e
 		case ctx.Err() != nil:
 			return backoff.Permanent(err)
 		case !IsTransient(req.repeat, err):
-			if te := (*transportError)(nil); !answered && errors.As(err, &te) {
-				return backoff.Permanent(unreachable()) // a request that timed out: nothing answered
+			if !answered && req.method == http.MethodGet && errors.As(err, &te) {
+				return backoff.Permanent(unreachable()) // a read that timed out: nothing answered
 			}
 			return backoff.Permanent(err)
 		case !answered && time.Since(start) >= budget:

@@ -2,10 +2,12 @@ package connect_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/errkind"
@@ -55,5 +57,41 @@ func TestTransportErrorKinds(t *testing.T) {
 		if got := errkind.Of(err); got != tc.want {
 			t.Errorf("%s: %v: kind %v, want %v", tc.name, err, got, tc.want)
 		}
+	}
+}
+
+// TestUnreachableBudget: an endpoint that never answered this client ends
+// a call after Retry.Unreachable with an *UnreachableError; one that has
+// answered before (a worker restarting) keeps the whole Elapsed.
+func TestUnreachableBudget(t *testing.T) {
+	ctx := context.Background()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"version":"4.3.1","commit":"c","kafka_cluster_id":"k"}`))
+	}))
+	url := srv.URL
+	policy := connect.WithRetry(connect.Retry{Initial: 20 * time.Millisecond, Max: 50 * time.Millisecond, Elapsed: 3 * time.Second, Unreachable: 300 * time.Millisecond})
+	known, err := connect.New(url, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := known.ServerInfo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close() // the worker goes away: connections refused from now on
+	fresh, err := connect.New(url, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = fresh.ServerInfo(ctx)
+	var ue *connect.UnreachableError
+	if !errors.As(err, &ue) || errkind.Of(err) != errkind.Retry || time.Since(start) > 2*time.Second {
+		t.Errorf("a client the endpoint never answered: %v after %s, want an *UnreachableError after about 300ms", err, time.Since(start))
+	}
+	start = time.Now()
+	_, err = known.ServerInfo(ctx)
+	if errors.As(err, &ue) || time.Since(start) < 2*time.Second {
+		t.Errorf("a client the endpoint answered before: %v after %s, want the whole 3s retried, no *UnreachableError", err, time.Since(start))
 	}
 }

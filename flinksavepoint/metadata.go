@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mm2cutover/mm2cutover/errkind"
 )
 
 // MetadataFile is the name of the file that describes a savepoint, at the
@@ -663,7 +665,7 @@ func (sp *Savepoint) openStateFile(h streamHandle, in string) (fs.File, string, 
 
 // errNotRegular is the error of openRegular for a file that is not a
 // regular file.
-var errNotRegular = errors.New("not a regular file (a named pipe, a device?)")
+var errNotRegular = errkind.New(errkind.Rejected, "flinksavepoint: not a regular file (a named pipe, a device?)")
 
 // openRegular opens name in fsys if it is a regular file. A savepoint's
 // files are: a named pipe in their place would block the open until a

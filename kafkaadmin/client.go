@@ -58,6 +58,10 @@ type Client struct {
 	krb      *kerberosLogin // GSSAPI only
 	log      *slog.Logger
 	requests atomic.Int64
+	// answered is true once a broker has answered a call of this client:
+	// then a call that gets no answer meets a cluster restarting, and
+	// keeps the whole RetryTimeout, not UnreachableTimeout.
+	answered atomic.Bool
 }
 
 // NewClient validates cfg and reads its TLS files, and with GSSAPI its
@@ -269,19 +273,20 @@ func (r *Client) retry(ctx context.Context, op string, fn func(attempt int) erro
 	var (
 		attempt  int
 		last     error
-		answered bool // a broker answered in this call
+		answered = r.answered.Load() // a broker answered in this call, or this client before
 		logged   = map[string]bool{}
 	)
 	err := backoff.RetryNotify(func() error {
 		attempt++
 		err := fn(attempt)
+		if err == nil || !unanswered(err) {
+			answered = true
+			r.answered.Store(true)
+		}
 		if err == nil {
 			return nil
 		}
 		last = err
-		if !unanswered(err) {
-			answered = true
-		}
 		if ctx.Err() != nil || !retriable(err) {
 			return backoff.Permanent(err)
 		}

@@ -105,8 +105,10 @@ type Config struct {
 	// a leader that moved or a broker that is restarting. Zero means 30s.
 	RetryTimeout time.Duration
 	// UnreachableTimeout bounds how long a call retries while no broker
-	// answers at all (connections refused, timed out, broken): then it
-	// fails with an *UnreachableError. Zero means 10s; never more than
+	// has ever answered this Client (connections refused, timed out,
+	// broken): then it fails with an *UnreachableError. Once a broker has
+	// answered, a call that gets no answer meets a cluster restarting and
+	// retries for RetryTimeout. Zero means 10s; never more than
 	// RetryTimeout.
 	UnreachableTimeout time.Duration
 	// Logger receives retry notices and, at Info level, the progress of
