@@ -184,10 +184,10 @@ func TestCLIHabits(t *testing.T) {
 		notStdout  string
 		mentionsIn string
 	}{
-		{name: "help", args: []string{"help"}, code: 0, stdout: "steps:"},
-		{name: "-h", args: []string{"-h"}, code: 0, stdout: "steps:"},
-		{name: "--help", args: []string{"--help"}, code: 0, stdout: "steps:"},
-		{name: "step help", args: []string{"plan", "-h"}, code: 0, stdout: "usage: cutover plan [flags]", notStdout: "-rollback-group"},
+		{name: "help", args: []string{"help"}, code: 0, stdout: "\nSteps:\n"},
+		{name: "-h", args: []string{"-h"}, code: 0, stdout: "\nSteps:\n"},
+		{name: "--help", args: []string{"--help"}, code: 0, stdout: "\nSteps:\n"},
+		{name: "step help", args: []string{"plan", "-h"}, code: 0, stdout: "Usage:\n  cutover plan [flags]", notStdout: "-rollback-group"},
 		{name: "help step", args: []string{"help", "rollback"}, code: 0, stdout: "-rollback-group"},
 		{name: "version", args: []string{"version"}, code: 0, stdout: "cutover " + version},
 		{name: "-version", args: []string{"-version"}, code: 0, stdout: "cutover " + version},

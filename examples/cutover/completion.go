@@ -10,10 +10,6 @@ import (
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 )
 
-// fileFlags are the flags whose value is a path: completion offers files.
-var fileFlags = []string{"config", "plan", "audit", "source-tls-ca", "target-tls-ca", "connect-ca", "source-client-config",
-	"target-client-config", "connect-client-config", "mm2-source-client", "mm2-target-client", "connector-properties", "report-out"}
-
 // completion writes the completion script for shell (bash or zsh), made
 // from the flag set and the steps: each step completes its own flags (the
 // ones its help shows), boolean flags take no value, path flags complete
@@ -75,7 +71,7 @@ _cutover() {
   fi
 }
 complete -F _cutover cutover
-`, dash(all), strings.Join(append(slices.Clone(names), "help", "version", "completion"), " "))
+`, dash(all), strings.Join(names, " "))
 	case "zsh":
 		fmt.Fprintln(stdout, "#compdef cutover\n# zsh completion for cutover: cutover completion zsh > \"${fpath[1]}/_cutover\", or source <(cutover completion zsh)")
 		fmt.Fprintln(stdout, "_cutover() {\n  local -a steps flags\n  local step w")
@@ -83,7 +79,7 @@ complete -F _cutover cutover
 		for _, st := range steps {
 			fmt.Fprintf(stdout, " %s", zshQuote(st.name+":"+st.summary))
 		}
-		fmt.Fprintln(stdout, " 'help:the steps, or a step'\\''s flags' 'version:the tool version' 'completion:a shell completion script')")
+		fmt.Fprintln(stdout, " )")
 		fmt.Fprintf(stdout, "  for w in ${words[2,CURRENT-1]}; do\n    case $w in (%s) step=$w; break ;; esac\n  done\n", strings.Join(names, "|"))
 		fmt.Fprintf(stdout, "  case ${words[CURRENT-1]} in\n    (%s) _files; return ;;\n    (%s) return ;;\n  esac\n",
 			strings.ReplaceAll(dash(fileFlags), " ", "|"), strings.Join(valued, "|"))
@@ -108,7 +104,7 @@ complete -F _cutover cutover
 		fmt.Fprintln(stdout, "  if [[ ${words[CURRENT]} == -* ]]; then\n    _describe -t flags flag flags\n  elif [[ -z $step ]]; then\n    _describe -t steps step steps\n  fi\n}")
 		fmt.Fprintln(stdout, "if [[ $zsh_eval_context[-1] == loadautofunc ]]; then _cutover \"$@\"; else compdef _cutover cutover; fi")
 	default:
-		fmt.Fprintf(stderr, "cutover: completion %q: want bash or zsh\n", shell)
+		fmt.Fprintf(stderr, "cutover: completion %q: want bash or zsh%s\n", shell, app.DidYouMean(shell, []string{"bash", "zsh"}, ""))
 		return app.ExitUsage
 	}
 	return app.ExitOK
