@@ -135,14 +135,25 @@ func parseArgs(fs *flag.FlagSet, args []string) (string, error) {
 // run runs the command line. Everything it prints goes through a
 // app.SafeWriter: names from a plan or the clusters never reach the
 // terminal with control characters raw.
+//
+// On a terminal, stderr has a status line: the long waits (the stability
+// window, the read-back, the catch-up after resume) show there what they
+// await, how far they are and an estimate of the time left, rewritten in
+// place; elsewhere they log a line every five seconds.
 func run(args []string, stdout, stderr io.Writer) int {
+	var status *app.Status
+	if width, ok := app.Terminal(stderr); ok {
+		status = app.NewStatus(stderr, width)
+		defer status.Clear()
+		stdout, stderr = status.Clearing(stdout), status
+	}
 	out, errw := app.NewSafeWriter(stdout), app.NewSafeWriter(stderr)
 	defer out.Flush()
 	defer errw.Flush()
-	return runSafe(args, out, errw)
+	return runSafe(args, out, errw, status)
 }
 
-func runSafe(args []string, stdout, stderr io.Writer) int {
+func runSafe(args []string, stdout, stderr io.Writer, status *app.Status) int {
 	fs, flags, o := commandLine()
 	name, err := parseArgs(fs, args)
 	st, known := findStep(name)
@@ -207,7 +218,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "output", "log-level", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets", "report-out")
 	var level slog.LevelVar // -log-level, or MM2CUTOVER_LOG_LEVEL once Settings has read the environment
 	level.Set(o.logLevel)
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: &level}))
+	log := slog.New(app.NewLogHandler(stderr, status, &slog.HandlerOptions{Level: &level}))
 	ctx, stop := app.InterruptContext(func() {
 		err := fmt.Errorf("interrupted by a signal: the step did not end within %s of it: %w", app.InterruptGrace, context.Canceled)
 		fmt.Fprintln(stderr, "cutover:", err)
