@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -275,10 +278,17 @@ func TestDidYouMean(t *testing.T) {
 }
 
 // TestOutputFlag: -o json is -json, wherever it is given (the command
-// line, MM2CUTOVER_OUTPUT); -o text is the tables; -o text beside -json is
-// refused; a failure of a -o json run is a JSON document too.
+// line, MM2CUTOVER_OUTPUT, where the version step's document still holds
+// the Connect worker's version); -o text is the tables; -o text beside
+// -json is refused; a failure of a -o json run is a JSON document too.
 func TestOutputFlag(t *testing.T) {
-	requiredEnv(t, "http://127.0.0.1:1")
+	// A worker that answers GET / at once, for the version step.
+	worker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"version":"4.1.0","commit":"abc","kafka_cluster_id":"k1"}`)
+	}))
+	defer worker.Close()
+	requiredEnv(t, worker.URL)
 	isJSON := func(b []byte) bool { return json.Valid(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) }
 	for _, tc := range []struct {
 		args   []string
@@ -293,6 +303,7 @@ func TestOutputFlag(t *testing.T) {
 		{[]string{"version", "-o", "text"}, "", 0, false},
 		{[]string{"version", "-json"}, "", 0, true},
 		{[]string{"-o", "json", "precheck", "-tasks-max", "-1"}, "", app.ExitUsage, true},
+		{[]string{"-o", "json", "precheck", "-offsets-from", "nowhere"}, "", app.ExitUsage, true},
 		{[]string{"precheck", "-tasks-max", "-1"}, "json", app.ExitUsage, true},
 		{[]string{"precheck", "-o", "text", "-json"}, "", app.ExitUsage, true},
 		{[]string{"precheck"}, "yaml", app.ExitUsage, false},
@@ -303,6 +314,9 @@ func TestOutputFlag(t *testing.T) {
 			}
 			var out, errb bytes.Buffer
 			code := run(tc.args, &out, &errb)
+			if tc.args[0] == "version" && tc.asJSON && !strings.Contains(out.String(), `"connect": {`) {
+				t.Errorf("%q: the version document has no Connect part (MM2CUTOVER_CONNECT_URL is set):\n%s", tc.args, out.String())
+			}
 			if code != tc.code || isJSON(out.Bytes()) != tc.asJSON {
 				t.Errorf("%q (MM2CUTOVER_OUTPUT=%s): exit %d, JSON %v; want exit %d, JSON %v\nstdout:\n%s\nstderr:\n%s",
 					tc.args, tc.env, code, isJSON(out.Bytes()), tc.code, tc.asJSON, out.String(), errb.String())

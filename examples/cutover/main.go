@@ -156,6 +156,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runSafe(args []string, stdout, stderr io.Writer, status *app.Status) int {
 	fs, flags, o := commandLine()
 	name, err := parseArgs(fs, args)
+	// The command line's own flags that the environment and -config may
+	// set too (before version, which reads the settings for Connect's).
+	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "output", "log-level", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets", "report-out")
 	st, known := findStep(name)
 	asJSON := wantJSON(args, flags)
 	o.asJSON = asJSON
@@ -215,7 +218,6 @@ func runSafe(args []string, stdout, stderr io.Writer, status *app.Status) int {
 	case !known:
 		return usageErr(name, unknownStep(name))
 	}
-	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "output", "log-level", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets", "report-out")
 	var level slog.LevelVar // -log-level, or MM2CUTOVER_LOG_LEVEL once Settings has read the environment
 	level.Set(o.logLevel)
 	log := slog.New(app.NewLogHandler(stderr, status, &slog.HandlerOptions{Level: &level}))
