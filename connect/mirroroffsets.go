@@ -144,7 +144,7 @@ func (c *Client) WaitMirrorOffsets(ctx context.Context, name string, want []offs
 			reads++
 			if rep.Due() {
 				rb := offsets.CompareReadBack(want, got)
-				rep.Report(ctx, "match", rb.Count(offsets.Match), "wrong_value", rb.Count(offsets.WrongValue),
+				rep.ReportLeft(ctx, int64(len(want)-rb.Count(offsets.Match)), "match", rb.Count(offsets.Match), "wrong_value", rb.Count(offsets.WrongValue),
 					"missing", rb.Count(offsets.Missing), "unexpected", rb.Count(offsets.Unexpected))
 			}
 		case ctx.Err() != nil, IsTransient(RepeatSafe, err):

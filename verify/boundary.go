@@ -366,7 +366,7 @@ func CheckBoundary(ctx context.Context, source BoundarySource, target RecordRead
 		if allIdle(out) {
 			break // nothing arrived at C on the source: nothing to wait for
 		}
-		rep.Report(ctx, "pending", countPending(out), "of", len(out))
+		rep.ReportLeft(ctx, int64(countPending(out)), "pending", countPending(out), "of", len(out))
 		if wait.next(ctx) != nil {
 			return out, nil
 		}

@@ -195,6 +195,19 @@ func behind(lags []PartitionLag, goal map[offsets.SourcePartition]int64) int {
 	return n
 }
 
+// leftToGoal is how far MM2 still is from the goal caughtUp waits for, in
+// offsets, summed over the partitions behind it: what the estimate of the
+// time left is measured in.
+func leftToGoal(lags []PartitionLag, goal map[offsets.SourcePartition]int64) int64 {
+	var n int64
+	for _, l := range lags {
+		if l.Lag > 0 && l.Pending < goal[l.Partition] {
+			n += goal[l.Partition] - l.Pending
+		}
+	}
+	return n
+}
+
 // WaitCaughtUp reads the lag until MM2 has copied, on every partition of the
 // plan, every committed record the source held at the first reading — the
 // first record it has yet to copy lies at or beyond that reading's last
@@ -227,7 +240,7 @@ func WaitCaughtUp(ctx context.Context, c MirrorOffsetsReader, source LagSource, 
 		if res.Reached = caughtUp(lags, goal); res.Reached {
 			return res, nil
 		}
-		rep.Report(ctx, "lag", res.Samples[len(res.Samples)-1].Total, "partitions_behind", behind(lags, goal), "of", len(lags))
+		rep.ReportLeft(ctx, leftToGoal(lags, goal), "lag", res.Samples[len(res.Samples)-1].Total, "partitions_behind", behind(lags, goal), "of", len(lags))
 		if err := wait.next(ctx); err != nil {
 			return res, fmt.Errorf("connector %s has not caught up (lag %d): %w", connector, res.Samples[len(res.Samples)-1].Total, err)
 		}

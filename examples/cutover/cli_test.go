@@ -35,7 +35,7 @@ func TestCLIUsage(t *testing.T) {
 		want string
 	}{
 		{"no step", nil, nil, "usage: cutover"},
-		{"missing settings", []string{"precheck"}, nil, "missing connect URL, connector name, group, source bootstrap servers, target bootstrap servers, topics"},
+		{"missing settings", []string{"precheck"}, nil, "missing settings: -source-bootstrap (MM2CUTOVER_SOURCE_BOOTSTRAP), -target-bootstrap (MM2CUTOVER_TARGET_BOOTSTRAP), -connect-url (MM2CUTOVER_CONNECT_URL), -connector (MM2CUTOVER_CONNECTOR), -group (MM2CUTOVER_GROUP), -topics (MM2CUTOVER_TOPICS)"},
 		{"unknown step", []string{"-source-bootstrap", "a:1", "-target-bootstrap", "b:1", "-connect-url", "http://c:8088",
 			"-connector", "x", "-group", "g", "-topics", "t", "launch"}, nil, `unknown step "launch"`},
 		{"bad env value", []string{"precheck"}, map[string]string{"MM2CUTOVER_TASKS_MAX": "many"}, "MM2CUTOVER_TASKS_MAX"},
@@ -184,10 +184,10 @@ func TestCLIHabits(t *testing.T) {
 		notStdout  string
 		mentionsIn string
 	}{
-		{name: "help", args: []string{"help"}, code: 0, stdout: "steps:"},
-		{name: "-h", args: []string{"-h"}, code: 0, stdout: "steps:"},
-		{name: "--help", args: []string{"--help"}, code: 0, stdout: "steps:"},
-		{name: "step help", args: []string{"plan", "-h"}, code: 0, stdout: "usage: cutover plan [flags]", notStdout: "-rollback-group"},
+		{name: "help", args: []string{"help"}, code: 0, stdout: "\nSteps:\n"},
+		{name: "-h", args: []string{"-h"}, code: 0, stdout: "\nSteps:\n"},
+		{name: "--help", args: []string{"--help"}, code: 0, stdout: "\nSteps:\n"},
+		{name: "step help", args: []string{"plan", "-h"}, code: 0, stdout: "Usage:\n  cutover plan [flags]", notStdout: "-rollback-group"},
 		{name: "help step", args: []string{"help", "rollback"}, code: 0, stdout: "-rollback-group"},
 		{name: "version", args: []string{"version"}, code: 0, stdout: "cutover " + version},
 		{name: "-version", args: []string{"-version"}, code: 0, stdout: "cutover " + version},

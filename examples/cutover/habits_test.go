@@ -73,9 +73,10 @@ func TestCLIEnvTypo(t *testing.T) {
 	}
 }
 
-// TestCompletion: the bash script completes steps, a step's own flags and
-// files, from the flag set; the zsh script names every flag and, where zsh
-// is installed, parses.
+// TestCompletion: the bash script completes steps, a step's own flags,
+// the steps after help and the shells after completion, the values of the
+// flags that have a fixed set, files and directories, from the flag set;
+// the zsh script does the same and, where zsh is installed, parses.
 func TestCompletion(t *testing.T) {
 	var bashScript, zshScript bytes.Buffer
 	if code := run([]string{"completion", "bash"}, &bashScript, os.Stderr); code != 0 {
@@ -92,7 +93,12 @@ func TestCompletion(t *testing.T) {
 	if err := os.WriteFile(script, bashScript.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "plan-a.json"), nil, 0o600); err != nil {
+	for _, f := range []string{"plan-a.json", "savepoint-notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "savepoint-1"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	complete := func(words ...string) string {
@@ -115,6 +121,28 @@ func TestCompletion(t *testing.T) {
 		{[]string{"cutover", "apply", "-plan", "plan-"}, "plan-a.json"},
 		{[]string{"cutover", "resume", "-ye"}, "-yes"},
 		{[]string{"cutover", "precheck", "-source-client"}, "-source-client-config"},
+		{[]string{"cutover", "precheck", "-worker-storage"}, "-worker-storage-replication-factor"},
+		{[]string{"cutover", "ver"}, "verify\nversion"},
+		{[]string{"cutover", "opt"}, "options"},
+		// After help, the steps; after completion, the shells.
+		{[]string{"cutover", "help", "ap"}, "apply"},
+		{[]string{"cutover", "help", "comp"}, "completion"},
+		{[]string{"cutover", "completion", "z"}, "zsh"},
+		// The values of the flags that have a fixed set.
+		{[]string{"cutover", "precheck", "-source-security-protocol", "SASL_"}, "SASL_PLAINTEXT\nSASL_SSL"},
+		{[]string{"cutover", "plan", "-target-sasl-mechanism", "SCRAM"}, "SCRAM-SHA-256\nSCRAM-SHA-512"},
+		{[]string{"cutover", "plan", "-policy", "d"}, "default"},
+		{[]string{"cutover", "plan", "-offset-syncs-location", "t"}, "target"},
+		{[]string{"cutover", "-log-level", "w"}, "warn"},
+		{[]string{"cutover", "status", "-o", "j"}, "json"},
+		{[]string{"cutover", "status", "-output", "t"}, "text"},
+		{[]string{"cutover", "plan", "-offsets-from", "cs"}, "csv:"},
+		// Files after a path flag, directories after -savepoint, nothing
+		// after a flag whose value has no fixed set.
+		{[]string{"cutover", "verify", "-strimzi-offsets", "plan-"}, "plan-a.json"},
+		{[]string{"cutover", "plan", "-savepoint", "sav"}, "savepoint-1"},
+		{[]string{"cutover", "plan", "-group", ""}, ""},
+		{[]string{"cutover", "plan", "-stability-window", ""}, ""},
 	} {
 		if got := complete(tc.words...); got != tc.want {
 			t.Errorf("%q: %q, want %q", tc.words, got, tc.want)
@@ -123,7 +151,9 @@ func TestCompletion(t *testing.T) {
 	if got := complete("cutover", "precheck", "-ye"); got != "" {
 		t.Errorf("precheck offers %q: -yes is not its flag", got)
 	}
-	for _, f := range []string{"-dry-run", "-source-client-config", "-retry-timeout", "'precheck:read-only"} {
+	for _, f := range []string{"-dry-run", "-source-client-config", "-retry-timeout", "'precheck:read-only", "'options:",
+		"(-source-security-protocol) compadd -- 'PLAINTEXT' 'SSL' 'SASL_PLAINTEXT' 'SASL_SSL'", "(-output|-o) compadd -- 'text' 'json'",
+		"compadd -S '' -- 'flink-savepoint:' 'csv:' 'mm2:'", "(-savepoint) _files -/", "_describe -t steps step steps; return"} {
 		if !strings.Contains(zshScript.String(), f) {
 			t.Errorf("the zsh script does not name %s", f)
 		}

@@ -21,8 +21,9 @@
 //	cutover -sandbox -secure -kerberos
 //	                           the same through the brokers' Kerberos listeners (GSSAPI, keytabs
 //	                           from an MIT Kerberos KDC the sandbox starts)
-//	cutover help [step]        this help, or a step's flags; also -h after a step
-//	cutover version            the tool version (also -version; -json for JSON)
+//	cutover help [step]        this help, or a step's examples and flags; also -h after a step
+//	cutover options            the flags every step that reaches the clusters takes
+//	cutover version            the tool version (also -version; -o json for JSON)
 //	cutover completion bash|zsh  a shell completion script made from the flags
 //
 // Flags may come before or after the step. Every flag can also be set
@@ -33,9 +34,10 @@
 // MM2CUTOVER_CONNECT_PASSWORD — or, per cluster, from the Kafka client
 // properties file Kafka's tools take (-source-client-config,
 // -target-client-config; -connect-client-config for the REST client's TLS).
-// Progress goes to stderr, results to stdout (-json for machines: one JSON
-// document per step, with a "schema" field; a failure document when a step
-// fails before printing its own).
+// Progress goes to stderr, results to stdout (-o json, or -json, for
+// machines: one JSON document per step, with a "schema" field; a failure
+// document when a step fails before printing its own). A mistyped step or
+// flag is refused with the ones it may have meant.
 //
 // Exit status: 0 done; 1 error worth a retry (a timeout, an unreachable
 // system; also any step interrupted by SIGINT or SIGTERM); 2 usage or settings a system rejected (bad flags, a password
@@ -99,61 +101,14 @@ type options struct {
 	strimziReplicas                                                                       int
 	// reportOut is the report step's HTML file; the Markdown goes beside it.
 	reportOut string
+	// output is -o: text or json (outputFormats).
+	output string
 }
 
-// step is one step of the command line.
-type step struct {
-	name, summary string
-	// flags are the flags the step uses besides the settings every step
-	// needs (clusters, Connect, connector, group, topics).
-	flags []string
-}
-
-// The settings every step reads, shown in each step's help.
-var commonFlags = []string{"config", "source-bootstrap", "target-bootstrap", "source-security-protocol", "target-security-protocol",
-	"source-sasl-mechanism", "target-sasl-mechanism", "source-sasl-username", "target-sasl-username", "source-tls-ca", "target-tls-ca",
-	"source-client-config", "target-client-config", "connect-url", "connect-user", "connect-ca", "connect-client-config",
-	"request-timeout", "retry-timeout", "connector", "source-alias", "target-alias", "group", "topics", "policy", "tasks-max",
-	"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor",
-	"strimzi-cluster", "strimzi-namespace", "json", "log-level"}
-
-var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-file-overrides-group", "flink-source-uid",
-	"flink-rest", "flink-job", "accept-expired", "accepted-by", "savepoint", "stability-window", "stopped-window", "worker-producer-max-request-size", "plan", "audit"}
-
-var steps = []step{
-	{"precheck", "read-only checks of the clusters, the group, the target topics and Connect: what would block the cutover", planFlags},
-	{"plan", "the precheck, then the plan: per partition where MM2 resumes and why, written to -plan", planFlags},
-	{"apply", "re-check the plan, create the connector STOPPED, back up, guard, PATCH the offsets, read them back (-dry-run: show the connector config and offsets it would write)", []string{"plan", "audit", "readback-timeout", "dry-run"}},
-	{"resume", "re-check, capture the boundary records, resume the connector (only with -yes)", []string{"plan", "audit", "yes"}},
-	{"verify", "before resume: the read-back (from Connect, or -strimzi-offsets: Strimzi's listOffsets ConfigMap); after: boundary records, lag, acceptance checks", []string{"plan", "audit", "readback-timeout", "catchup-timeout", "strimzi-offsets", "strimzi-kubectl"}},
-	{"status", "the connector's state and tasks, its offsets against the plan, the lag", []string{"plan", "audit"}},
-	{"run", "plan, apply, resume (only with -yes) and verify, in order", append(slices.Clone(planFlags), "yes", "readback-timeout", "catchup-timeout")},
-	{"strimzi", "re-check the plan, render the Strimzi resources that apply it through the operator (KafkaConnector or KafkaMirrorMaker2, state stopped, and the alter ConfigMap) to -strimzi-out, with the steps", []string{"plan", "audit", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "worker-config-topic", "worker-offset-topic", "worker-status-topic"}},
-	{"rollback", "before resume: delete the connector and its offsets; after resume: write C' = M'+1 to -rollback-group (only with -yes)", []string{"plan", "audit", "rollback-group", "yes"}},
-	{"report", "the change record to attach to the change, from the plan and the audit file: an HTML page that loads nothing and the same as Markdown, to -report-out (reads no cluster; exit 0 when written, whatever its verdict)", []string{"plan", "audit", "report-out"}},
-}
-
-// fileSteps read only files (the plan, the audit): they take none of the
-// clusters' and Connect's settings, only their own flags and these.
-var fileSteps = map[string][]string{"report": {"config", "json", "log-level"}}
-
-// flagNames are the flags st takes: the settings every step reads and its
-// own, or for a step that reads only files its own.
-func (st step) flagNames() []string {
-	if own, ok := fileSteps[st.name]; ok {
-		return append(slices.Clone(own), st.flags...)
-	}
-	return append(slices.Clone(commonFlags), st.flags...)
-}
-
-func findStep(name string) (step, bool) {
-	for _, st := range steps {
-		if st.name == name {
-			return st, true
-		}
-	}
-	return step{}, false
-}
+// outputFormats are the values of -o (-output): the tables, or -json's
+// documents. There is no yaml: the documents are JSON with a schema field,
+// and a YAML of them is one yq away.
+var outputFormats = []string{"text", "json"}
 
 // parseArgs parses flags before and after the step, and returns the step:
 // "" when none was named.
@@ -177,81 +132,43 @@ func parseArgs(fs *flag.FlagSet, args []string) (string, error) {
 	return name, nil
 }
 
-func usage(w io.Writer, fs *flag.FlagSet, st *step) {
-	if st == nil {
-		fmt.Fprintln(w, "usage: cutover <step> [flags]    (flags may also come before the step)")
-		fmt.Fprintln(w, "       cutover -sandbox [-json] [-go-replicator]")
-		fmt.Fprintln(w, "       cutover -sandbox -secure [-kerberos]")
-		fmt.Fprintln(w, "\nsteps:")
-		for _, s := range steps {
-			fmt.Fprintf(w, "  %-9s %s\n", s.name, s.summary)
-		}
-		fmt.Fprintln(w, "  help      this help; cutover help <step> shows a step's flags")
-		fmt.Fprintln(w, "  version   the tool version")
-		fmt.Fprintln(w, "  completion bash|zsh   a shell completion script: source <(cutover completion bash)")
-		fmt.Fprintln(w, "\nEvery flag is also MM2CUTOVER_<FLAG> in the environment or in a -config file; passwords come from the")
-		fmt.Fprintln(w, "environment only: MM2CUTOVER_SOURCE_SASL_PASSWORD, MM2CUTOVER_TARGET_SASL_PASSWORD, MM2CUTOVER_CONNECT_PASSWORD.")
-		fmt.Fprintln(w, "Exit status: 0 done, 1 error worth a retry, 2 usage or settings a system rejected (credentials, CA,")
-		fmt.Fprintln(w, "security protocol), 3 a check failed, 4 refused by a guard, 5 not approved.")
-		return
-	}
-	fmt.Fprintf(w, "usage: cutover %s [flags]\n\n%s.\n\nflags (also MM2CUTOVER_<FLAG> in the environment):\n", st.name, st.summary)
-	show := map[string]bool{}
-	for _, n := range st.flagNames() {
-		show[n] = true
-	}
-	fs.VisitAll(func(f *flag.Flag) {
-		if !show[f.Name] {
-			return
-		}
-		def := ""
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
-			def = fmt.Sprintf(" (default %s)", f.DefValue)
-		}
-		fmt.Fprintf(w, "  -%s\n    \t%s%s\n", f.Name, f.Usage, def)
-	})
-}
-
 // run runs the command line. Everything it prints goes through a
 // app.SafeWriter: names from a plan or the clusters never reach the
 // terminal with control characters raw.
+//
+// On a terminal, stderr has a status line: the long waits (the stability
+// window, the read-back, the catch-up after resume) show there what they
+// await, how far they are and an estimate of the time left, rewritten in
+// place; elsewhere they log a line every five seconds.
 func run(args []string, stdout, stderr io.Writer) int {
+	var status *app.Status
+	if width, ok := app.Terminal(stderr); ok {
+		status = app.NewStatus(stderr, width)
+		defer status.Clear()
+		stdout, stderr = status.Clearing(stdout), status
+	}
 	out, errw := app.NewSafeWriter(stdout), app.NewSafeWriter(stderr)
 	defer out.Flush()
 	defer errw.Flush()
-	return runSafe(args, out, errw)
+	return runSafe(args, out, errw, status)
 }
 
-func runSafe(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("cutover", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // usage is printed here, once
-	flags := app.BindFlags(fs)
-	var o options
-	fs.StringVar(&o.planPath, "plan", "mm2cutover-plan.json", "plan file")
-	fs.StringVar(&o.auditPath, "audit", "", "audit file (JSON lines; default: the plan file with .audit.jsonl)")
-	fs.StringVar(&o.rollbackGroup, "rollback-group", "", "rollback after resume: the consumer group to receive C' = M'+1 (the group the old job restarts from)")
-	fs.BoolVar(&o.asJSON, "json", false, "print results as JSON (one document per step, with a schema field)")
-	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "progress on stderr: debug (also every Connect request with its duration), info, warn or error")
-	fs.BoolVar(&o.yes, "yes", false, "approve the resume (or the rollback)")
-	fs.BoolVar(&o.sandbox, "sandbox", false, "run the whole cutover on a local sandbox (real Kafka and Connect)")
-	fs.BoolVar(&o.fromGroup, "from-group", false, "with -sandbox and real Flink: plan from the group's commits instead of Flink's savepoint (MM2 then copies again the records Flink wrote past its last, lost, commit)")
-	fs.BoolVar(&o.goReplicator, "go-replicator", false, "with -sandbox: play the old job with the Go imitation of Flink (internal/flinklike) instead of a real Flink job (MM2CUTOVER_FLINK_VERSION)")
-	fs.BoolVar(&o.secure, "secure", false, "with -sandbox: clusters on SASL_SSL with SCRAM-SHA-512 (a source of three brokers), Connect over HTTPS with basic auth; the steps run as this command line, passwords from the environment")
-	fs.BoolVar(&o.kerberos, "kerberos", false, "with -sandbox -secure: the tool and MM2's clients on the brokers' Kerberos listeners (GSSAPI), each with a principal and keytab of a KDC the sandbox starts (MIT Kerberos: krb5-kdc, krb5-admin-server)")
-	fs.BoolVar(&o.showVersion, "version", false, "print the tool version")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "apply: show the connector config it would create (secrets redacted) and the offsets it would write, and change nothing")
-	fs.StringVar(&o.strimziOut, "strimzi-out", "", "strimzi: the file the resources are written to (default: the plan file with .strimzi.yaml)")
-	fs.StringVar(&o.strimziAlter, "strimzi-alter-configmap", "", "strimzi: the ConfigMap that holds the plan's offsets (default: <connector, or the KafkaMirrorMaker2>-alter-offsets)")
-	fs.StringVar(&o.strimziList, "strimzi-list-configmap", "", "strimzi: the ConfigMap Strimzi lists the connector's offsets into (default: <connector, or the KafkaMirrorMaker2>-list-offsets)")
-	fs.IntVar(&o.strimziReplicas, "strimzi-replicas", 1, "strimzi, KafkaMirrorMaker2: its Connect workers (spec.replicas)")
-	fs.StringVar(&o.strimziGroupID, "strimzi-group-id", "", "strimzi, KafkaMirrorMaker2: its Connect group.id (spec.target.groupId; default mirrormaker2-cluster)")
-	fs.StringVar(&o.reportOut, "report-out", "", "report: the HTML file the change record is written to; the Markdown goes beside it, with .md for .html (default: the plan file with .report.html and .report.md)")
-	fs.StringVar(&o.strimziOffsets, "strimzi-offsets", "", "verify before resume: the ConfigMap Strimzi listed the connector's offsets into, as kubectl get configmap NAME -o json writes it, or configmap/NAME to read it straight from the API server with kubectl (-strimzi-kubectl; its kubeconfig, or the in-cluster config) in -strimzi-namespace")
-	fs.StringVar(&o.strimziKubectl, "strimzi-kubectl", "kubectl", "verify -strimzi-offsets configmap/NAME: the kubectl to read it with")
+func runSafe(args []string, stdout, stderr io.Writer, status *app.Status) int {
+	fs, flags, o := commandLine()
 	name, err := parseArgs(fs, args)
+	// The command line's own flags that the environment and -config may
+	// set too (before version, which reads the settings for Connect's).
+	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "output", "log-level", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets", "strimzi-kubectl", "report-out")
 	st, known := findStep(name)
 	asJSON := wantJSON(args, flags)
 	o.asJSON = asJSON
+	usageErr := func(step string, err error) int {
+		fmt.Fprintln(stderr, "cutover:", err)
+		if asJSON {
+			printFailure(stdout, step, "", app.ExitUsage, fmt.Errorf("%w: %w", app.ErrSettings, err))
+		}
+		return app.ExitUsage
+	}
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		if known {
@@ -260,64 +177,50 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 			usage(stdout, fs, nil)
 		}
 		return app.ExitOK
-	case err == nil && (name == "completion" || strings.HasPrefix(name, "completion ")):
-		return completion(stdout, stderr, fs, strings.TrimSpace(strings.TrimPrefix(name, "completion")))
 	case err != nil:
-		fmt.Fprintln(stderr, "cutover:", err)
-		if asJSON {
-			printFailure(stdout, name, "", app.ExitUsage, fmt.Errorf("%w: %w", app.ErrSettings, err))
-		}
+		code := usageErr(name, flagError(err, name))
 		if known {
 			fmt.Fprintf(stderr, "run 'cutover help %s' for its flags\n", name)
 		} else {
 			fmt.Fprintln(stderr, "run 'cutover help' for the steps and flags")
 		}
-		return app.ExitUsage
+		return code
+	case checkOutput(o.output, o.asJSON) != nil: // as the command line gives them; the environment's below
+		return failed(stdout, stderr, asJSON, name, "", checkOutput(o.output, o.asJSON))
+	case name == "completion" || strings.HasPrefix(name, "completion "):
+		return completion(stdout, stderr, fs, strings.TrimSpace(strings.TrimPrefix(name, "completion")))
 	case o.showVersion || name == "version":
 		return printVersion(context.Background(), stdout, flags, asJSON)
 	case name == "help":
 		usage(stdout, fs, nil)
 		return app.ExitOK
 	case strings.HasPrefix(name, "help "):
-		if st, ok := findStep(strings.TrimPrefix(name, "help ")); ok {
+		topic := strings.TrimPrefix(name, "help ")
+		if st, ok := findStep(topic); ok {
 			usage(stdout, fs, &st)
 			return app.ExitOK
 		}
-		fmt.Fprintf(stderr, "cutover: unknown step %q\n", strings.TrimPrefix(name, "help "))
-		if asJSON {
-			printFailure(stdout, name, "", app.ExitUsage, fmt.Errorf("%w: unknown step %q", app.ErrSettings, strings.TrimPrefix(name, "help ")))
-		}
-		return app.ExitUsage
+		return usageErr(name, unknownStep(topic))
+	case name == "options":
+		usage(stdout, fs, &st)
+		return app.ExitOK
 	case o.secure && !o.sandbox:
-		fmt.Fprintln(stderr, "cutover: -secure goes with -sandbox (a real cluster's security comes from the settings)")
-		if asJSON {
-			printFailure(stdout, name, "", app.ExitUsage, fmt.Errorf("%w: -secure goes with -sandbox", app.ErrSettings))
-		}
-		return app.ExitUsage
+		return usageErr(name, errors.New("-secure goes with -sandbox (a real cluster's security comes from the settings)"))
 	case o.kerberos && !(o.sandbox && o.secure):
-		fmt.Fprintln(stderr, "cutover: -kerberos goes with -sandbox -secure (a real cluster's Kerberos settings come from the client properties files)")
-		if asJSON {
-			printFailure(stdout, name, "", app.ExitUsage, fmt.Errorf("%w: -kerberos goes with -sandbox -secure", app.ErrSettings))
-		}
-		return app.ExitUsage
+		return usageErr(name, errors.New("-kerberos goes with -sandbox -secure (a real cluster's Kerberos settings come from the client properties files)"))
 	case o.sandbox:
 	case name == "":
-		usage(stderr, fs, nil)
+		fmt.Fprintf(stderr, "usage: cutover <step> [flags]\nsteps: %s\nrun 'cutover help' for what each does, 'cutover help <step>' for its examples and flags\n", strings.Join(stepNames(), " "))
 		if asJSON {
 			printFailure(stdout, "", "", app.ExitUsage, fmt.Errorf("%w: no step: name one (cutover help lists them)", app.ErrSettings))
 		}
 		return app.ExitUsage
 	case !known:
-		fmt.Fprintf(stderr, "cutover: unknown step %q; run 'cutover help' for the steps\n", name)
-		if asJSON {
-			printFailure(stdout, name, "", app.ExitUsage, fmt.Errorf("%w: unknown step %q", app.ErrSettings, name))
-		}
-		return app.ExitUsage
+		return usageErr(name, unknownStep(name))
 	}
-	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "log-level", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets", "strimzi-kubectl", "report-out")
 	var level slog.LevelVar // -log-level, or MM2CUTOVER_LOG_LEVEL once Settings has read the environment
 	level.Set(o.logLevel)
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: &level}))
+	log := slog.New(app.NewLogHandler(stderr, status, &slog.HandlerOptions{Level: &level}))
 	ctx, stop := app.InterruptContext(func() {
 		err := fmt.Errorf("interrupted by a signal: the step did not end within %s of it: %w", app.InterruptGrace, context.Canceled)
 		fmt.Fprintln(stderr, "cutover:", err)
@@ -333,16 +236,19 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	if o.sandbox {
 		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator, o.fromGroup))
 	}
-	if _, ok := fileSteps[name]; ok { // reads files only: no cluster settings, no Connect
+	if !st.cluster { // reads files only: no cluster settings, no Connect
 		if err := flags.ReadEnv(); err != nil { // -plan, -audit, ... from the environment
+			return failed(stdout, stderr, asJSON, name, "", err)
+		}
+		if err := checkOutput(o.output, asJSON); err != nil {
 			return failed(stdout, stderr, asJSON, name, "", err)
 		}
 		level.Set(o.logLevel)
 		if o.dryRun {
 			return failed(stdout, stderr, o.asJSON, name, "", fmt.Errorf("%w: -dry-run goes with apply", app.ErrSettings))
 		}
-		o.auditPath = auditPath(o)
-		c := &cli{o: o, out: stdout, log: log, step: name}
+		o.auditPath = auditPath(*o)
+		c := &cli{o: *o, out: stdout, log: log, step: name}
 		if err := c.writeReport(); err != nil {
 			return failed(stdout, stderr, o.asJSON, name, "", err)
 		}
@@ -350,13 +256,16 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	}
 	s, err := flags.Settings() // also reads -plan, -audit, ... from the environment
 	o.asJSON = asJSON          // as wantJSON read it, the same way
+	if err == nil {
+		err = checkOutput(o.output, asJSON)
+	}
 	if err != nil {
 		return failed(stdout, stderr, asJSON, name, "", err)
 	}
 	level.Set(o.logLevel)
 	s.ToolVersion = "mm2cutover-cutover/" + version
 	s.Logger = log
-	o.auditPath = auditPath(o)
+	o.auditPath = auditPath(*o)
 	if o.dryRun && name != "apply" {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -dry-run goes with apply", app.ErrSettings))
 	}
@@ -368,7 +277,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	if err := strimziRefusesREST(name, s, o.dryRun); err != nil {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
 	}
-	c := &cli{s: s.WithDefaults(), o: o, out: stdout, log: log, step: name}
+	c := &cli{s: s.WithDefaults(), o: *o, out: stdout, log: log, step: name}
 	do := map[string]func(context.Context) error{
 		"precheck": c.precheck, "plan": c.plan, "apply": c.apply, "verify": c.verify,
 		"resume": c.resume, "status": c.status, "run": c.runAll, "rollback": c.rollback, "strimzi": c.strimzi,
@@ -407,6 +316,39 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
+// commandLine defines the command line's flags: the settings' (app.Flags)
+// and its own (options).
+func commandLine() (*flag.FlagSet, *app.Flags, *options) {
+	fs := flag.NewFlagSet("cutover", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // usage is printed here, once
+	flags := app.BindFlags(fs)
+	var o options
+	fs.StringVar(&o.planPath, "plan", "mm2cutover-plan.json", "plan file")
+	fs.StringVar(&o.auditPath, "audit", "", "audit file (JSON lines; default: the plan file with .audit.jsonl)")
+	fs.StringVar(&o.rollbackGroup, "rollback-group", "", "rollback after resume: the consumer group to receive C' = M'+1 (the group the old job restarts from)")
+	fs.BoolVar(&o.asJSON, "json", false, "print results as JSON (one document per step, with a schema field)")
+	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "progress on stderr: debug (also every Connect request with its duration), info, warn or error")
+	fs.BoolVar(&o.yes, "yes", false, "approve the resume (or the rollback)")
+	fs.BoolVar(&o.sandbox, "sandbox", false, "run the whole cutover on a local sandbox (real Kafka and Connect)")
+	fs.BoolVar(&o.fromGroup, "from-group", false, "with -sandbox and real Flink: plan from the group's commits instead of Flink's savepoint (MM2 then copies again the records Flink wrote past its last, lost, commit)")
+	fs.BoolVar(&o.goReplicator, "go-replicator", false, "with -sandbox: play the old job with the Go imitation of Flink (internal/flinklike) instead of a real Flink job (MM2CUTOVER_FLINK_VERSION)")
+	fs.BoolVar(&o.secure, "secure", false, "with -sandbox: clusters on SASL_SSL with SCRAM-SHA-512 (a source of three brokers), Connect over HTTPS with basic auth; the steps run as this command line, passwords from the environment")
+	fs.BoolVar(&o.kerberos, "kerberos", false, "with -sandbox -secure: the tool and MM2's clients on the brokers' Kerberos listeners (GSSAPI), each with a principal and keytab of a KDC the sandbox starts (MIT Kerberos: krb5-kdc, krb5-admin-server)")
+	fs.BoolVar(&o.showVersion, "version", false, "print the tool version")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "apply: show the connector config it would create (secrets redacted) and the offsets it would write, and change nothing")
+	fs.StringVar(&o.strimziOut, "strimzi-out", "", "strimzi: the file the resources are written to (default: the plan file with .strimzi.yaml)")
+	fs.StringVar(&o.strimziAlter, "strimzi-alter-configmap", "", "strimzi: the ConfigMap that holds the plan's offsets (default: <connector, or the KafkaMirrorMaker2>-alter-offsets)")
+	fs.StringVar(&o.strimziList, "strimzi-list-configmap", "", "strimzi: the ConfigMap Strimzi lists the connector's offsets into (default: <connector, or the KafkaMirrorMaker2>-list-offsets)")
+	fs.IntVar(&o.strimziReplicas, "strimzi-replicas", 1, "strimzi, KafkaMirrorMaker2: its Connect workers (spec.replicas)")
+	fs.StringVar(&o.strimziGroupID, "strimzi-group-id", "", "strimzi, KafkaMirrorMaker2: its Connect group.id (spec.target.groupId; default mirrormaker2-cluster)")
+	fs.StringVar(&o.reportOut, "report-out", "", "report: the HTML file the change record is written to; the Markdown goes beside it, with .md for .html (default: the plan file with .report.html and .report.md)")
+	fs.StringVar(&o.strimziOffsets, "strimzi-offsets", "", "verify before resume: the ConfigMap Strimzi listed the connector's offsets into, as kubectl get configmap NAME -o json writes it, or configmap/NAME to read it straight from the API server with kubectl (-strimzi-kubectl; its kubeconfig, or the in-cluster config) in -strimzi-namespace")
+	fs.StringVar(&o.strimziKubectl, "strimzi-kubectl", "kubectl", "verify -strimzi-offsets configmap/NAME: the kubectl to read it with")
+	fs.StringVar(&o.output, "output", "", "text (the tables, the default) or json (the same as -json)")
+	fs.StringVar(&o.output, "o", "", "short for -output")
+	return fs, flags, &o
+}
+
 // auditPath is -audit, by default the plan file with .audit.jsonl.
 func auditPath(o options) string {
 	if o.auditPath != "" {
@@ -422,31 +364,93 @@ func auditPath(o options) string {
 // document. Values are booleans as the flag package reads them ("1",
 // "true", ...).
 func wantJSON(args []string, flags *app.Flags) bool {
-	set, v := false, false
-	for _, a := range args {
+	if v, set := setting(args, flags, "json", true); set {
+		if asJSON, _ := strconv.ParseBool(v); asJSON {
+			return true
+		}
+	}
+	format, _ := setting(args, flags, "output", false)
+	return format == "json"
+}
+
+// checkOutput refuses a -o (-output) that is not one of outputFormats, and
+// -o text beside -json.
+func checkOutput(format string, asJSON bool) error {
+	switch {
+	case format == "":
+	case !slices.Contains(outputFormats, format):
+		return fmt.Errorf("%w: -o %q: want %s%s", app.ErrSettings, format, strings.Join(outputFormats, " or "), app.DidYouMean(format, outputFormats, ""))
+	case format == "text" && asJSON:
+		return fmt.Errorf("%w: -o text and -json: choose one", app.ErrSettings)
+	}
+	return nil
+}
+
+// setting returns the value of the flag name (or its alias) as the
+// settings read it — the last on the command line, else MM2CUTOVER_<NAME>,
+// else the -config file — without parsing them: so that a failure to
+// parse can still be reported as asked. A boolean flag's bare -name is
+// "true"; another flag's value may be the next argument.
+func setting(args []string, flags *app.Flags, name string, boolean bool) (string, bool) {
+	v, set := "", false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a == "--" {
 			break
 		}
-		name, val, hasVal := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
-		if !strings.HasPrefix(a, "-") || name != "json" {
+		n, val, hasVal := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !strings.HasPrefix(a, "-") || (n != name && flagAliases[n] != name) {
 			continue
 		}
-		set, v = true, true
-		if hasVal {
-			v, _ = strconv.ParseBool(val)
+		switch {
+		case hasVal:
+			v = val
+		case boolean:
+			v = "true"
+		case i+1 < len(args):
+			i++
+			v = args[i]
 		}
+		set = true
 	}
 	if set {
-		return v
+		return v, true
 	}
-	if e, ok := os.LookupEnv("MM2CUTOVER_JSON"); ok {
-		v, _ = strconv.ParseBool(e)
-		return v
+	if e, ok := os.LookupEnv("MM2CUTOVER_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))); ok {
+		return e, true
 	}
-	if f, ok := flags.FileValue("json"); ok {
-		v, _ = strconv.ParseBool(f)
+	return flags.FileValue(name)
+}
+
+// flagError is an error of the flag package, with the flags of step
+// (all of them when it is not one) a mistyped flag may have meant.
+func flagError(err error, step string) error {
+	typo, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return err
 	}
-	return v
+	st, known := findStep(step)
+	candidates := st.flags
+	if !known || len(candidates) == 0 {
+		for _, s := range steps {
+			candidates = append(candidates, s.flags...)
+		}
+		candidates = append(candidates, topLevelFlags...)
+	}
+	for a, of := range flagAliases {
+		if slices.Contains(candidates, of) {
+			candidates = append(candidates, a)
+		}
+	}
+	return fmt.Errorf("unknown flag -%s%s", typo, app.DidYouMean(typo, slices.Compact(slices.Sorted(slices.Values(candidates))), "-"))
+}
+
+// unknownStep says that name is no step, and which it may have meant.
+func unknownStep(name string) error {
+	if s := app.DidYouMean(name, stepNames(), ""); s != "" {
+		return fmt.Errorf("unknown step %q%s", name, s)
+	}
+	return fmt.Errorf("unknown step %q; run 'cutover help' for the steps", name)
 }
 
 // failed reports err on stderr and, with -json, as a failure document on

@@ -92,7 +92,7 @@ func TestReportHelp(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
 	for _, want := range []string{"-plan", "-audit", "-report-out", "-json"} {
-		if !strings.Contains(stdout.String(), want+"\n") {
+		if !strings.Contains(stdout.String(), "\n  "+want+" ") {
 			t.Errorf("help does not show %s:\n%s", want, stdout.String())
 		}
 	}

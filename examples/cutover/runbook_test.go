@@ -95,7 +95,7 @@ func checkCommand(args []string) error {
 	}
 	name := args[0]
 	st, known := findStep(name)
-	if !known && name != "version" {
+	if !known {
 		return fmt.Errorf("unknown step %q", name)
 	}
 	allowed := st.flagNames()
@@ -104,7 +104,7 @@ func checkCommand(args []string) error {
 			continue
 		}
 		flagName, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name != "version" && !slices.Contains(allowed, flagName) {
+		if !slices.Contains(allowed, withoutAlias(flagName)) {
 			return fmt.Errorf("-%s is not a flag of %s", flagName, name)
 		}
 	}

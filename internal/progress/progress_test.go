@@ -66,3 +66,93 @@ func TestSleepReportsAndStops(t *testing.T) {
 		t.Errorf("Sleep after cancel = %v", err)
 	}
 }
+
+// liveHandler is a handler that shows progress in place.
+type liveHandler struct{ slog.Handler }
+
+func (liveHandler) ShowsProgressLive() bool { return true }
+
+// TestLiveHandlerIsReportedToEverySecond: a wait reports every Interval,
+// and every LiveInterval to a handler that shows its line in place.
+func TestLiveHandlerIsReportedToEverySecond(t *testing.T) {
+	text := slog.NewTextHandler(&bytes.Buffer{}, nil)
+	if r := Start(slog.New(text), "x"); r.every != Interval {
+		t.Errorf("a text handler: every %v, want %v", r.every, Interval)
+	}
+	if r := Start(slog.New(liveHandler{text}), "x"); r.every != LiveInterval {
+		t.Errorf("a live handler: every %v, want %v", r.every, LiveInterval)
+	}
+}
+
+func TestEstimate(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	for _, tc := range []struct {
+		name          string
+		left0, left   int64
+		elapsed, want time.Duration
+		ok            bool
+	}{
+		{"half done in 10 s", 100, 50, 10 * time.Second, 10 * time.Second, true},
+		{"a tenth done in 1 s", 1000, 900, time.Second, 9 * time.Second, true},
+		{"done", 100, 0, 5 * time.Second, 0, true},
+		{"not moved", 100, 100, 5 * time.Second, 0, false},
+		{"moved back (new records behind)", 100, 120, 5 * time.Second, 0, false},
+		{"no time yet", 100, 50, 0, 0, false},
+	} {
+		got, ok := Estimate(t0, tc.left0, t0.Add(tc.elapsed), tc.left)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: Estimate = %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestReportLeftEstimates: a wait for an amount that falls reports an
+// estimate of the time left at the rate it fell, once it fell.
+func TestReportLeftEstimates(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}))
+	now := time.Unix(0, 0)
+	r := start(log, "the catch-up", 5*time.Second, func() time.Time { return now })
+	left := int64(1000)
+	for i := 0; i < 11; i++ { // a poll a second; 100 copied a second from the 3rd on: at 5 s, 300 in 5 s, 700 left; at 10 s, 800 in 10 s, 200 left
+		r.ReportLeft(context.Background(), left, "lag", left)
+		now = now.Add(time.Second)
+		if i >= 2 {
+			left -= 100
+		}
+	}
+	want := `level=INFO msg="waiting for the catch-up" waited=5s lag=700 eta=12s
+level=INFO msg="waiting for the catch-up" waited=10s lag=200 eta=3s
+`
+	if buf.String() != want {
+		t.Errorf("lines:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	var quiet *Reporter
+	quiet.ReportLeft(context.Background(), 1)
+}
+
+func TestIsProgress(t *testing.T) {
+	rec := func(msg string, args ...any) slog.Record {
+		r := slog.NewRecord(time.Now(), slog.LevelInfo, msg, 0)
+		r.Add(args...)
+		return r
+	}
+	for _, tc := range []struct {
+		r    slog.Record
+		want bool
+	}{
+		{rec("waiting for the read-back", WaitedKey, "5s", "match", 3), true},
+		{rec("waiting for the read-back"), false},
+		{rec("waiting for the read-back", "match", 3, WaitedKey, "5s"), false},
+		{rec("plan written", WaitedKey, "5s"), false},
+	} {
+		if got := IsProgress(tc.r); got != tc.want {
+			t.Errorf("IsProgress(%q) = %v, want %v", tc.r.Message, got, tc.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,7 +84,7 @@ func readConfigFile(path string, names map[string]bool) (*configFile, error) {
 			case strings.HasSuffix(a.name, "_PASSWORD"):
 				bad(n, "%s: passwords come from the environment only", a.name)
 			case !known[a.name]:
-				bad(n, "%s names no setting", a.name)
+				bad(n, "%s names no setting%s", a.name, DidYouMean(a.name, slices.Sorted(maps.Keys(known)), ""))
 			case f.lines[a.name] != 0:
 				bad(n, "%s given twice (first on line %d)", a.name, f.lines[a.name])
 			default:

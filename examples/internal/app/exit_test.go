@@ -77,7 +77,7 @@ func TestSettingsValidate(t *testing.T) {
 	if !errors.Is(err, ErrSettings) {
 		t.Fatalf("empty settings: %v", err)
 	}
-	if want := "missing connect URL, connector name, group, source bootstrap servers, target bootstrap servers, topics"; !strings.Contains(err.Error(), want) {
+	if want := "missing settings: -source-bootstrap (MM2CUTOVER_SOURCE_BOOTSTRAP), -target-bootstrap (MM2CUTOVER_TARGET_BOOTSTRAP), -connect-url (MM2CUTOVER_CONNECT_URL), -connector (MM2CUTOVER_CONNECTOR), -group (MM2CUTOVER_GROUP), -topics (MM2CUTOVER_TOPICS)"; !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not list %q", err, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -314,6 +315,9 @@ func checkEnv(environ []string, names map[string]bool) error {
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(k, "MM2CUTOVER_") && !known[k] {
+			if s := Suggest(k, slices.Sorted(maps.Keys(known))); len(s) > 0 {
+				k += " (did you mean " + strings.Join(s, " or ") + "?)"
+			}
 			bad = append(bad, k)
 		}
 	}

@@ -57,7 +57,7 @@ func TestCheckEnv(t *testing.T) {
 		t.Errorf("known variables: %v", err)
 	}
 	err := checkEnv([]string{"MM2CUTOVER_GRUOP=g", "MM2CUTOVER_YES=true"}, names)
-	if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), "MM2CUTOVER_GRUOP, MM2CUTOVER_YES") {
+	if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), "MM2CUTOVER_GRUOP (did you mean MM2CUTOVER_GROUP?), MM2CUTOVER_YES (a typo?") {
 		t.Errorf("typos: %v", err)
 	}
 }

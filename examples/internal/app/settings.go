@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -155,24 +154,41 @@ type Settings struct {
 // ErrSettings matches a problem with the settings.
 var ErrSettings = errkind.New(errkind.Rejected, "invalid settings")
 
-// Validate checks that every required setting is present.
+// required are the settings every step that reaches the clusters needs,
+// by flag, with their values in s.
+func (s Settings) required() []struct{ flag, value string } {
+	return []struct{ flag, value string }{
+		{"source-bootstrap", strings.Join(s.Source.BootstrapServers, ",")},
+		{"target-bootstrap", strings.Join(s.Target.BootstrapServers, ",")},
+		{"connect-url", s.ConnectURL},
+		{"connector", s.Connector},
+		{"group", s.Group},
+		{"topics", strings.Join(s.Topics, ",")},
+	}
+}
+
+// RequiredFlags are the flags of the settings every step that reaches the
+// clusters needs (Validate refuses settings without them).
+func RequiredFlags() []string {
+	var out []string
+	for _, r := range (Settings{}).required() {
+		out = append(out, r.flag)
+	}
+	return out
+}
+
+// Validate checks that every required setting is present, naming the
+// missing ones by flag and environment variable, and that the settings
+// agree with each other.
 func (s Settings) Validate() error {
 	var missing []string
-	for name, v := range map[string]string{
-		"source bootstrap servers": strings.Join(s.Source.BootstrapServers, ","),
-		"target bootstrap servers": strings.Join(s.Target.BootstrapServers, ","),
-		"connect URL":              s.ConnectURL,
-		"connector name":           s.Connector,
-		"group":                    s.Group,
-		"topics":                   strings.Join(s.Topics, ","),
-	} {
-		if v == "" {
-			missing = append(missing, name)
+	for _, r := range s.required() {
+		if r.value == "" {
+			missing = append(missing, fmt.Sprintf("-%s (%s)", r.flag, envKey(r.flag)))
 		}
 	}
 	if len(missing) > 0 {
-		slices.Sort(missing)
-		return fmt.Errorf("%w: missing %s", ErrSettings, strings.Join(missing, ", "))
+		return fmt.Errorf("%w: missing settings: %s", ErrSettings, strings.Join(missing, ", "))
 	}
 	if s.Policy != "" && s.Policy != "identity" && s.Policy != "default" {
 		return fmt.Errorf("%w: replication policy %q: want identity or default", ErrSettings, s.Policy)
