@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -248,15 +249,16 @@ func (c *Cutover) refused(ctx context.Context, step string, err error) error {
 
 // approve asks Options.Approve.
 func (c *Cutover) approve(ctx context.Context, in Intent) error {
+	what := strings.ReplaceAll(in.Step, "-", " ")
 	if c.opts.Approve == nil {
-		return fmt.Errorf("%w: %s of connector %s", ErrNotApproved, in.Step, in.Connector)
+		return fmt.Errorf("%w: the %s of connector %s", ErrNotApproved, what, in.Connector)
 	}
 	ok, err := c.opts.Approve(ctx, in)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("%w: %s of connector %s", ErrNotApproved, in.Step, in.Connector)
+		return fmt.Errorf("%w: the %s of connector %s", ErrNotApproved, what, in.Connector)
 	}
 	return nil
 }

@@ -139,7 +139,7 @@ func Prepare(ctx context.Context, c *connect.Client, source, target ClusterReade
 	if p.OffsetsFrom.Kind == plan.FromFlinkSavepoint && input == nil {
 		sp, err := FlinkSavepointOfPlan(p)
 		if err != nil {
-			return out, fmt.Errorf("%w: the plan's savepoint: %w", ErrStalePlan, err)
+			return out, &staleInput{what: "the plan's savepoint", err: err}
 		}
 		input = sp
 	}
@@ -215,3 +215,22 @@ func ReadClusters(ctx context.Context, source, target ClusterIDReader) (Reached,
 	}
 	return Reached{source: src, target: tgt}, nil
 }
+
+// staleInput is a plan whose offsets input can no longer be read (its
+// savepoint gone or damaged): the plan is stale, refused, whatever the
+// input's own error says of the input (a savepoint that does not read is
+// rejected input to flinksavepoint, a stale plan here).
+type staleInput struct {
+	what string
+	err  error
+}
+
+func (e *staleInput) Error() string { return fmt.Sprintf("%v: %s: %v", ErrStalePlan, e.what, e.err) }
+
+// Is makes errors.Is(err, ErrStalePlan) true.
+func (e *staleInput) Is(target error) bool { return target == ErrStalePlan }
+
+func (e *staleInput) Unwrap() error { return e.err }
+
+// ErrorKind is errkind.Refused.
+func (e *staleInput) ErrorKind() errkind.Kind { return errkind.Refused }

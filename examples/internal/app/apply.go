@@ -118,9 +118,6 @@ func CheckScope(s Settings, p *plan.Plan) error {
 // boundary capture serve the steps after them in this process.
 func (env *Env) Cutover(ctx context.Context, s Settings, p *plan.Plan, approve bool, audit *Audit) (*cutover.Cutover, error) {
 	s = s.WithPlan(p).WithDefaults()
-	if err := CheckScope(s, p); err != nil {
-		return nil, err
-	}
 	env.approve, env.audit, env.onStep = approve, audit, s.OnStep
 	if env.cutover != nil && env.cutover.Plan().Fingerprint == p.Fingerprint {
 		return env.cutover, nil

@@ -30,7 +30,16 @@ func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve boo
 		return &cutover.ResumeResult{Intent: cutover.Intent{Step: "resume", Connector: s.Connector, Fingerprint: p.Fingerprint}},
 			recordRefusal(audit, "resume", s.Connector, p.Fingerprint, err)
 	}
-	return c.Resume(ctx)
+	res, err := c.Resume(ctx)
+	return res, withYes(err)
+}
+
+// withYes adds to a step that was not approved how the CLI approves it.
+func withYes(err error) error {
+	if errors.Is(err, ErrNotApproved) {
+		return fmt.Errorf("%w; approve it with -yes", err)
+	}
+	return err
 }
 
 // StartBoundaryCapture starts reading, in the background, the records MM2

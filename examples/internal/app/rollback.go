@@ -27,5 +27,6 @@ func Rollback(ctx context.Context, env *Env, s Settings, p *plan.Plan, group str
 	if err != nil {
 		return res, recordRefusal(audit, "rollback", s.Connector, p.Fingerprint, err)
 	}
-	return c.Rollback(ctx, group)
+	res, err = c.Rollback(ctx, group)
+	return res, withYes(err)
 }
