@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -38,12 +37,12 @@ var protocolVersion = sarama.V2_8_0_0
 // needs and closes it before returning. A Client is safe for concurrent
 // use.
 type Client struct {
-	cfg      Config
-	tls      *tls.Config
-	tokens   *tokenSource   // OAUTHBEARER only
-	krb      *kerberosLogin // GSSAPI only
-	log      *slog.Logger
-	requests atomic.Int64
+	cfg    Config
+	tls    *tls.Config
+	tokens *tokenSource   // OAUTHBEARER only
+	krb    *kerberosLogin // GSSAPI only
+	log    *slog.Logger
+	meter  *meter
 }
 
 // NewClient validates cfg and reads its TLS files, and with GSSAPI its
@@ -74,7 +73,7 @@ func NewClient(cfg Config) (*Client, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Client{cfg: cfg, tls: tc, log: log}
+	r := &Client{cfg: cfg, tls: tc, log: log, meter: &meter{}}
 	switch {
 	case cfg.SASLMechanism == OAuthBearer:
 		r.tokens = newTokenSource(cfg.OAuth, tc, cfg.RequestTimeout)
@@ -86,7 +85,7 @@ func NewClient(cfg Config) (*Client, error) {
 	if cfg.Sarama != nil {
 		// The settings of a call, built once without dialing: a failing
 		// completion is a configuration error now, not at the first call.
-		if _, err := r.saramaConfig(&callDialer{ctx: context.Background(), tls: tc, requests: &r.requests}); err != nil {
+		if _, err := r.saramaConfig(&callDialer{ctx: context.Background(), tls: tc, meter: r.meter}); err != nil {
 			return nil, err
 		}
 	}
@@ -107,7 +106,7 @@ func (r *Client) saslUser() string {
 // meter: a tool can report what a step cost the brokers, and the scale
 // benchmark (examples/internal/scalebench) compares readings by it.
 func (r *Client) Requests() int64 {
-	return r.requests.Load()
+	return r.meter.requests.Load()
 }
 
 // saramaConfig builds the sarama config of one call. sarama never retries
@@ -191,10 +190,10 @@ func (r *Client) do(ctx context.Context, op string, fn func(s *session) error) e
 		return opError(op, err)
 	}
 	d := &callDialer{
-		ctx:      ctx,
-		dialer:   net.Dialer{Timeout: r.cfg.RequestTimeout, KeepAlive: 30 * time.Second},
-		tls:      r.tls,
-		requests: &r.requests,
+		ctx:    ctx,
+		dialer: net.Dialer{Timeout: r.cfg.RequestTimeout, KeepAlive: 30 * time.Second},
+		tls:    r.tls,
+		meter:  r.meter,
 	}
 	conf, err := r.saramaConfig(d)
 	if err != nil {

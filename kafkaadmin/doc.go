@@ -65,8 +65,9 @@
 // leader: three requests per broker (earliest, latest read_uncommitted,
 // latest read_committed) whatever the number of partitions. Committed
 // offsets are read with one OffsetFetch request to the group coordinator.
-// [Client.Requests] counts the requests a Client has sent: a cost meter,
-// which the scale benchmark reads.
+// [Client.Requests] counts the requests a Client has sent, and
+// [Client.Cost] the requests by kind and the connections opened: a cost
+// meter, which the scale benchmark reads and tests pin.
 //
 // # Retries
 //

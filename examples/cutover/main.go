@@ -325,6 +325,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	err = do(ctx)
+	c.env.LogCost(ctx, log)
 	// Interrupted (SIGINT, SIGTERM: a Pod deleted or evicted): worth a
 	// retry, whatever the cut-short step reported.
 	interrupted := err != nil && ctx.Err() != nil

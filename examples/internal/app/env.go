@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -154,4 +155,23 @@ func speaksTLS(ctx context.Context, host string) bool {
 	}
 	c.Close()
 	return true
+}
+
+// CostMessage is the message of the debug line LogCost writes, which the
+// scale benchmark (examples/internal/scalebench) reads from the command
+// line's stderr.
+const CostMessage = "kafka cost"
+
+// LogCost logs, at debug level, what the step cost each Kafka cluster: its
+// requests by kind and its connections (kafkaadmin.Client.Cost). Clusters
+// of another kind (a test's, in memory) log nothing.
+func (env *Env) LogCost(ctx context.Context, log *slog.Logger) {
+	source, target, err := env.clients()
+	if err != nil || log == nil {
+		return
+	}
+	sc, tc := source.Cost(), target.Cost()
+	log.LogAttrs(ctx, slog.LevelDebug, CostMessage,
+		slog.Int64("source_requests", sc.Requests), slog.Int64("source_connections", sc.Connections), slog.String("source", sc.String()),
+		slog.Int64("target_requests", tc.Requests), slog.Int64("target_connections", tc.Connections), slog.String("target", tc.String()))
 }

@@ -50,6 +50,9 @@ type childResult struct {
 	// offsets, lag, the boundary check on every partition, acceptance).
 	Again time.Duration `json:"verify_again_ns,omitempty"`
 	Steps []step        `json:"steps,omitempty"`
+	// Costs are what each step cost the Kafka clusters (cli: plan and
+	// apply, as each process logged it; raw: the floor's reads).
+	Costs []stepCost `json:"costs,omitempty"`
 	// MaxRSS is the peak resident set size in bytes of the process that
 	// did the work: the child's own, read when its work is done, or for
 	// the cli run the larger of its two processes'.
@@ -331,6 +334,7 @@ type tracer struct {
 	start time.Time
 	mu    sync.Mutex
 	steps []step
+	costs []stepCost
 }
 
 func newTracer() *tracer { return &tracer{start: time.Now()} }
@@ -350,6 +354,7 @@ func (t *tracer) result(err error) childResult {
 	}
 	t.mu.Lock()
 	res.Steps = append(res.Steps, t.steps...)
+	res.Costs = append(res.Costs, t.costs...)
 	t.mu.Unlock()
 	return res
 }

@@ -36,6 +36,9 @@ func rawRun(ctx context.Context, j job, tr *tracer) error {
 	conf := sarama.NewConfig()
 	conf.ClientID = "scalebench-raw"
 	conf.Version = sarama.V2_8_0_0
+	meter := &countingDialer{}
+	conf.Net.Proxy.Enable, conf.Net.Proxy.Dialer = true, meter
+	defer func() { tr.addRawCost(meter.cost()) }()
 	brokers := map[string]*sarama.Broker{}
 	defer func() {
 		for _, b := range brokers {

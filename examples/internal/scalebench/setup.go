@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -117,7 +118,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 	var libT, libPlan, libApply, cliT, cliPlan, cliApply, rawT, statusT []time.Duration
 	var libRuns, cliRuns, rawRuns []childResult
 	for r := -o.warmup; r < o.rounds; r++ {
-		modes := []string{"lib", "cli", "raw"}
+		modes := slices.Clone(o.paths)
 		k := (r + o.warmup) % len(modes) // every path goes first, second and last in turn
 		modes = append(modes[k:], modes[:k]...)
 		for _, mode := range modes {
@@ -184,7 +185,8 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 	res.Ratio = ratio(res.Lib, res.Raw)
 	res.CLI, res.CLIPlan, res.CLIApply = median(cliT), median(cliPlan), median(cliApply)
 	res.CLIRatio = ratio(res.CLI, res.Raw)
-	res.CLISteps = medianRun(cliRuns, res.CLI).Steps
+	res.CLISteps, res.CLICosts = medianRun(cliRuns, res.CLI).Steps, medianRun(cliRuns, res.CLI).Costs
+	res.RawCosts = medianRun(rawRuns, res.Raw).Costs
 	res.Steps = medianRun(libRuns, res.Lib).Steps
 	res.RawSteps = medianRun(rawRuns, res.Raw).Steps
 
