@@ -49,8 +49,8 @@ func (r *Client) TopicLayouts(ctx context.Context, names ...string) (map[string]
 	}
 	var out map[string]TopicLayout
 	err := r.do(ctx, "topic layouts", func(s *session) error {
-		return r.retry(ctx, "metadata", func(int) error {
-			resp, err := s.metadata(dedupe(names))
+		return r.retry(ctx, "metadata", func(attempt int) error {
+			resp, err := s.metadataFresh(dedupe(names), attempt > 1)
 			if err != nil {
 				return err
 			}
@@ -86,5 +86,5 @@ func (r *Client) WithBootstrap(servers []string) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Client{cfg: cfg, tls: r.tls, log: r.log}, nil
+	return &Client{cfg: cfg, tls: r.tls, tokens: r.tokens, krb: r.krb, log: r.log, meter: r.meter}, nil // counted with r
 }

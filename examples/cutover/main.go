@@ -317,6 +317,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	if c.env, err = app.Open(c.s); err != nil {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
 	}
+	defer c.env.Close()
 	// The strimzi step and the read-back from Strimzi's ConfigMap ask
 	// Connect nothing: its REST API may admit only the operator.
 	if name != "strimzi" && (name != "verify" || o.strimziOffsets == "") {

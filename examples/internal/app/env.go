@@ -46,7 +46,8 @@ type Env struct {
 	onStep  func(string)
 }
 
-// Open builds the clients from the settings; it contacts nothing.
+// Open builds the clients from the settings; it contacts nothing. Close
+// the Env when the step is done.
 func Open(s Settings) (*Env, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -69,7 +70,20 @@ func Open(s Settings) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{Source: source, Target: target, Connect: c}, nil
+	// A process runs one step (or `run`, its steps one after the other):
+	// its clients keep their connections and the clusters' metadata across
+	// the step's reads (kafkaadmin.Client.Step), until Close.
+	return &Env{Source: source.Step(), Target: target.Step(), Connect: c}, nil
+}
+
+// Close closes the connections the Env's Kafka clients keep. It returns
+// nil.
+func (env *Env) Close() error {
+	if source, target, err := env.clients(); err == nil {
+		_ = source.Close()
+		_ = target.Close()
+	}
+	return nil
 }
 
 // errNotClients: a step that needs the Kafka clients themselves was given
