@@ -142,12 +142,23 @@ func TestCLIStepCost(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s", step, code, errb.String())
 		}
 		costs[step] = costOf(t, errb.String())
+		if step == "plan" && (!strings.Contains(out.String(), "applicable     yes") || strings.Contains(out.String(), "TOPIC")) {
+			t.Errorf("plan printed, want the summary and no table:\n%s", out.String())
+		}
 		for _, l := range strings.Split(errb.String(), "\n") {
 			if strings.Contains(l, "kafkaadmin: metadata request") || strings.Contains(l, "kafkaadmin: retrying") {
 				t.Logf("%s: %s", step, l) // what a failure below has to explain
 			}
 		}
 		t.Logf("%s: source %v; target %v", step, costs[step].source, costs[step].target)
+	}
+	// -table: a row for every partition after the summary.
+	var out, errb bytes.Buffer
+	if code := run(append([]string{"plan", "-table", "-plan", t.TempDir() + "/table.json"}, common[4:]...), &out, &errb); code != app.ExitOK {
+		t.Fatalf("plan -table: exit %d\n%s", code, errb.String())
+	}
+	if rows := strings.Count(out.String(), "\n"+topic+" "); !strings.Contains(out.String(), "TOPIC") || rows != parts {
+		t.Errorf("plan -table printed %d rows, want %d:\n%s", rows, parts, out.String())
 	}
 	brokers := map[string]int64{"source": int64(len(sb.Source().Nodes())), "target": int64(len(sb.Target().Nodes()))}
 	for step, c := range costs {

@@ -88,6 +88,7 @@ type options struct {
 	kerberos            bool
 	showVersion         bool
 	dryRun              bool
+	table               bool
 	rollbackGroup       string
 	// The Strimzi path (strimzi.go): the strimzi step's output file,
 	// ConfigMap names and KafkaMirrorMaker2 settings; verify's listed
@@ -117,12 +118,12 @@ var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "
 
 var steps = []step{
 	{"precheck", "read-only checks of the clusters, the group, the target topics and Connect: what would block the cutover", planFlags},
-	{"plan", "the precheck, then the plan: per partition where MM2 resumes and why, written to -plan", planFlags},
+	{"plan", "the precheck, then the plan: per partition where MM2 resumes and why, written to -plan", append(slices.Clone(planFlags), "table")},
 	{"apply", "re-check the plan, create the connector STOPPED, back up, guard, PATCH the offsets, read them back (-dry-run: show the connector config and offsets it would write)", []string{"plan", "audit", "readback-timeout", "dry-run"}},
 	{"resume", "re-check, capture the boundary records, resume the connector (only with -yes)", []string{"plan", "audit", "yes"}},
 	{"verify", "before resume: the read-back (from Connect, or -strimzi-offsets: Strimzi's listOffsets ConfigMap); after: boundary records, lag, acceptance checks", []string{"plan", "audit", "readback-timeout", "catchup-timeout", "strimzi-offsets"}},
 	{"status", "the connector's state and tasks, its offsets against the plan, the lag", []string{"plan", "audit"}},
-	{"run", "plan, apply, resume (only with -yes) and verify, in order", append(slices.Clone(planFlags), "yes", "readback-timeout", "catchup-timeout")},
+	{"run", "plan, apply, resume (only with -yes) and verify, in order", append(slices.Clone(planFlags), "table", "yes", "readback-timeout", "catchup-timeout")},
 	{"strimzi", "re-check the plan, render the Strimzi resources that apply it through the operator (KafkaConnector or KafkaMirrorMaker2, state stopped, and the alter ConfigMap) to -strimzi-out, with the steps", []string{"plan", "audit", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "worker-config-topic", "worker-offset-topic", "worker-status-topic"}},
 	{"rollback", "before resume: delete the connector and its offsets; after resume: write C' = M'+1 to -rollback-group (only with -yes)", []string{"plan", "audit", "rollback-group", "yes"}},
 }
@@ -220,6 +221,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.secure, "secure", false, "with -sandbox: clusters on SASL_SSL with SCRAM-SHA-512 (a source of three brokers), Connect over HTTPS with basic auth; the steps run as this command line, passwords from the environment")
 	fs.BoolVar(&o.kerberos, "kerberos", false, "with -sandbox -secure: the tool and MM2's clients on the brokers' Kerberos listeners (GSSAPI), each with a principal and keytab of a KDC the sandbox starts (MIT Kerberos: krb5-kdc, krb5-admin-server)")
 	fs.BoolVar(&o.showVersion, "version", false, "print the tool version")
+	fs.BoolVar(&o.table, "table", false, "plan, run: after the plan's summary, print a row for every partition (the plan file holds them all; the summary lists the blocked ones)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "apply: show the connector config it would create (secrets redacted) and the offsets it would write, and change nothing")
 	fs.StringVar(&o.strimziOut, "strimzi-out", "", "strimzi: the file the resources are written to (default: the plan file with .strimzi.yaml)")
 	fs.StringVar(&o.strimziAlter, "strimzi-alter-configmap", "", "strimzi: the ConfigMap that holds the plan's offsets (default: <connector, or the KafkaMirrorMaker2>-alter-offsets)")
