@@ -204,7 +204,7 @@ func statusRun(ctx context.Context, j job) childResult {
 // one process and with one Env as `cutover run -yes` does: the operator
 // pause at its shortest, the stability window included.
 func pauseRun(ctx context.Context, j job) childResult {
-	src, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{j.Source}, ClientID: "scalebench-job"})
+	src, err := kafkaadmin.NewClient(j.kafkaConfig(j.Source, "scalebench-job", true))
 	if err != nil {
 		return childResult{Error: err.Error()}
 	}
@@ -286,7 +286,7 @@ func pauseRun(ctx context.Context, j job) childResult {
 // copied. The polls are ListOffsets of every partition on the target
 // broker, which MM2's start shares.
 func watchFirstRecord(ctx context.Context, j job, tr *tracer) (<-chan time.Duration, error) {
-	tgt, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{j.Target}, ClientID: "scalebench-watch"})
+	tgt, err := kafkaadmin.NewClient(j.kafkaConfig(j.Target, "scalebench-watch", false))
 	if err != nil {
 		return nil, err
 	}

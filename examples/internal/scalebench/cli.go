@@ -62,11 +62,14 @@ func cliRun(ctx context.Context, j job) childResult {
 		"-plan", j.PlanFile, "-readback-timeout", "2m", "-log-level", "debug",
 		"-tasks-max", strconv.Itoa(max(j.TasksMax, 1)),
 	}
+	secFlags, secEnv := j.cliFlags()
+	common = append(common, secFlags...)
 	var planned time.Duration
 	err := func() error {
 		for _, step := range []string{"plan", "apply"} {
 			tr.mark("cutover " + step + " starts")
 			cmd := exec.CommandContext(ctx, j.Cutover, append([]string{step}, common...)...)
+			cmd.Env = append(os.Environ(), secEnv...)
 			var stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = nil, &stderr // stdout: the plan summary or the apply table
 			err := cmd.Run()

@@ -96,6 +96,11 @@ type options struct {
 	workerHeap string
 	// paths are the paths measured, of lib, cli and raw.
 	paths []string
+	// latency is the round trip the sandbox it starts adds to every
+	// client connection to a broker or worker; secure makes that sandbox
+	// SASL_SSL (SCRAM-SHA-512) with Connect over HTTPS.
+	latency time.Duration
+	secure  bool
 }
 
 // partitionsPerBroker is what one sandbox broker holds here with room to
@@ -124,6 +129,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.prefix, "prefix", "scalebench", "prefix of the names of the topics, group and connectors it creates")
 	fs.IntVar(&o.brokers, "brokers", 0, "brokers of each cluster of the sandbox it starts, the partitions spread over them (replication factor 1); 0: one per 15,000 partitions of the largest size")
 	fs.StringVar(&o.workerHeap, "worker-heap", "2g", "maximum heap of the workers of the sandbox it starts, as the Kubernetes example's (a worker starting 50 tasks at 50,000 partitions ran out of 768m)")
+	fs.DurationVar(&o.latency, "latency", 0, "round trip added to every client connection to the sandbox's brokers and workers, by a proxy in front of each (the brokers advertise it); 20ms is a network between regions")
+	fs.BoolVar(&o.secure, "secure", false, "a sandbox of SASL_SSL brokers (SCRAM-SHA-512 for the tool, the floor and MM2) and HTTPS workers with basic auth")
 	paths := fs.String("paths", "lib,cli,raw", "the paths measured, comma separated: lib (the library in one process), cli (plan and apply, two processes), raw (the floor)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -199,7 +206,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // bench measures every size on the sandbox and prints the results. Its
 // exit status is 3 when a run failed.
 func bench(ctx context.Context, sb *held, o options, stdout, stderr io.Writer, log *slog.Logger) int {
-	rep := report{KafkaVersion: sb.sb.KafkaVersion(), Window: o.window, TasksMax: o.tasksMax, LoadStart: loadAvg()}
+	rep := report{KafkaVersion: sb.sb.KafkaVersion(), Latency: o.latency, Secure: o.secure, Window: o.window, TasksMax: o.tasksMax, LoadStart: loadAvg()}
 	dir, err := os.MkdirTemp("", "scalebench-cli-")
 	if err != nil {
 		fmt.Fprintln(stderr, "scalebench:", err)
@@ -210,6 +217,9 @@ func bench(ctx context.Context, sb *held, o options, stdout, stderr io.Writer, l
 	if sb.cutover, err = buildCutover(ctx, dir); err == nil {
 		sb.props = filepath.Join(dir, "connector.properties")
 		err = os.WriteFile(sb.props, []byte(connectorProps), 0o644)
+	}
+	if err == nil {
+		sb.secure, err = newSecureJob(sb.sb, dir)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "scalebench:", err)
@@ -252,6 +262,8 @@ type held struct {
 	// cutover is the command line's binary, built for the run, and props
 	// its -connector-properties file.
 	cutover, props string
+	// secure is what a job needs on a secure sandbox; nil on a plain one.
+	secure *secureJob
 }
 
 func (h *held) close() error {
@@ -263,7 +275,7 @@ func (h *held) close() error {
 
 func openSandbox(ctx context.Context, o options, log *slog.Logger) (*held, error) {
 	base := runBase(o.prefix)
-	if path := os.Getenv(sandbox.StateEnv); path != "" {
+	if path := os.Getenv(sandbox.StateEnv); path != "" && o.latency == 0 && !o.secure {
 		sb, err := sandbox.Attach(ctx, path)
 		if err != nil {
 			return nil, err
@@ -274,6 +286,7 @@ func openSandbox(ctx context.Context, o options, log *slog.Logger) (*held, error
 	cfg := sandbox.ConfigFromEnv()
 	cfg.Workers = o.workers
 	cfg.WorkerHeap = o.workerHeap
+	cfg.Latency, cfg.Secure = o.latency, o.secure
 	cfg.Logger = log
 	brokers := o.brokers
 	if brokers == 0 {
@@ -283,7 +296,7 @@ func openSandbox(ctx context.Context, o options, log *slog.Logger) (*held, error
 	if brokers > 1 {
 		cfg.ReplicationFactor = 1
 	}
-	log.Info("starting a sandbox", "workers", o.workers, "worker_heap", o.workerHeap, "brokers_per_cluster", brokers)
+	log.Info("starting a sandbox", "workers", o.workers, "worker_heap", o.workerHeap, "brokers_per_cluster", brokers, "latency", o.latency, "secure", o.secure)
 	sb, err := sandbox.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -300,6 +313,8 @@ func runBase(prefix string) string {
 // report is the -json output.
 type report struct {
 	KafkaVersion string        `json:"kafka_version"`
+	Latency      time.Duration `json:"latency_ns"`
+	Secure       bool          `json:"secure"`
 	Window       time.Duration `json:"window_ns"`
 	TasksMax     int           `json:"tasks_max"`
 	LoadStart    string        `json:"load_average_start"` // 1, 5, 15 min
@@ -403,8 +418,15 @@ func printTable(w io.Writer, rep report, o options) {
 	if rep.TasksMax == 0 {
 		tasks = fmt.Sprintf("the cutover's (connect.TasksFor, one per %d partitions, at most %d tasks x partitions)", connect.PartitionsPerTask, connect.TaskPartitionBudget)
 	}
-	fmt.Fprintf(w, "Kafka %s; %d rounds per size after %d warm-up, order rotating; stability window %v; tasks.max %s; medians\n",
-		rep.KafkaVersion, o.rounds, o.warmup, o.window, tasks)
+	network := "loopback, PLAINTEXT"
+	if rep.Secure {
+		network = "loopback, SASL_SSL (SCRAM-SHA-512) and HTTPS"
+	}
+	if rep.Latency > 0 {
+		network += fmt.Sprintf(", %v round trip added", rep.Latency)
+	}
+	fmt.Fprintf(w, "Kafka %s; %s; %d rounds per size after %d warm-up, order rotating; stability window %v; tasks.max %s; medians\n",
+		rep.KafkaVersion, network, o.rounds, o.warmup, o.window, tasks)
 	fmt.Fprintf(w, "load average (1, 5, 15 min) %s at the start, %s at the end\n\n", rep.LoadStart, rep.LoadEnd)
 	fmt.Fprintf(w, "%-6s %5s %5s %8s %8s %8s %8s %6s %8s %8s %8s %6s %8s %8s %8s %8s %8s %8s\n",
 		"N", "tasks", "ok", "raw", "cli", "(plan", "apply)", "ratio", "cli RSS", "library", "(plan", "ratio", "lib RSS", "status", "pause", "(tool", "connect)", "verify")
