@@ -443,7 +443,7 @@ func (f *Flags) checkValues() error {
 		return fmt.Errorf("%w: -worker-producer-max-request-size %d: want 0 (not set) or more", ErrSettings, s.WorkerMaxRequestSize)
 	}
 	if s.StoppedWindow < 0 {
-		return fmt.Errorf("%w: -stopped-window %v: want 0 (2 s) or a positive duration", ErrSettings, s.StoppedWindow)
+		return fmt.Errorf("%w: -stopped-window %v: want 0 (no window) or a positive duration", ErrSettings, s.StoppedWindow)
 	}
 	if s.TasksMax < 0 {
 		return fmt.Errorf("%w: -tasks-max %d: want 0 (chosen by the partitions) or more", ErrSettings, s.TasksMax)
