@@ -351,8 +351,8 @@ func TestMirrorSourceOffsetSyncsOptIn(t *testing.T) {
 
 func TestTasksFor(t *testing.T) {
 	for _, tc := range []struct{ partitions, want int }{
-		{0, 1}, {1, 1}, {500, 1}, {501, 2}, {1000, 2}, {2500, 5}, {10_000, 20}, {10_001, 21},
-		{15_625, 32}, {15_626, 31}, {20_000, 25}, // the budget decides past 15,625
+		{0, 1}, {1, 1}, {250, 1}, {251, 2}, {1000, 4}, {2500, 10}, {10_000, 40}, {10_001, 41},
+		{11_111, 45}, {11_112, 44}, {12_500, 40}, {20_000, 25}, // the budget decides from 11,112
 		{50_000, 10}, {100_000, 5}, {500_000, 1}, {2_000_000, 1},
 	} {
 		if got := TasksFor(tc.partitions); got != tc.want {

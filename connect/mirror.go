@@ -77,12 +77,18 @@ type MirrorSource struct {
 // task of a MirrorSourceConnector when the flow is small enough for
 // [TaskPartitionBudget]. A task starts copying only once it has read the
 // stored offset of each of its partitions, one at a time
-// (MirrorSourceTask.loadOffsets, each a read of the worker's offset store):
-// on a test worker (Kafka 4.3.1), about 3 ms a partition. Tasks load at
-// once, so more tasks start sooner: at 10,000 partitions the first record
-// was copied 4.8 s after the resume with 10 tasks and 2.3 s with 20
-// (scalebench, medians of 3).
-const PartitionsPerTask = 500
+// (MirrorSourceTask.loadOffsets; each read of the worker's offset store,
+// KafkaOffsetBackingStore.get, first reads the offsets topic to its end, a
+// round trip to the Connect cluster's Kafka cluster): on a test worker
+// (Kafka 4.3.1), about 3 ms a partition, more on a loaded one. The reads
+// of tasks starting at once on a worker share its round trips, so the
+// start takes about the partitions of one task times a round trip, and
+// more tasks start sooner: at 10,000 partitions the first record was
+// copied 4.8 s after the resume with 10 tasks and 2.3 s with 20
+// (scalebench, medians of 3, a quiet machine), and on a loaded one 7.8 s
+// with 20 and 2.8 s with 40 (medians of 2). 40 tasks of 10,000 partitions
+// are 400,000 tasks times partitions, within [TaskPartitionBudget].
+const PartitionsPerTask = 250
 
 // TaskPartitionBudget bounds tasks.max times the source partitions for
 // [TasksFor]: the heap the tasks of one connector take grows with both.
@@ -99,8 +105,8 @@ const TaskPartitionBudget = 500_000
 
 // TasksFor returns the tasks.max for a MirrorSourceConnector copying
 // partitions source partitions: one task per [PartitionsPerTask] of them,
-// as many as [TaskPartitionBudget] allows, and at least 1: 20 tasks at
-// 10,000 partitions. Past 15,625 partitions the budget decides (25 tasks at
+// as many as [TaskPartitionBudget] allows, and at least 1: 40 tasks at
+// 10,000 partitions. From 11,112 partitions the budget decides (25 tasks at
 // 20,000, 10 at 50,000), and each task starts more slowly. tasks.max
 // changes neither what is copied nor where it starts: MM2 deals the
 // partitions out among its tasks, and Connect keeps one stored offset per

@@ -187,18 +187,26 @@ func (r *Client) Access(ctx context.Context, topics, groups []string) (Access, e
 
 // topicAccess sends Metadata for the topics with their authorized
 // operations.
+// A step client's metadata carries them: its snapshot serves.
 func (s *session) topicAccess(topics []string, out map[string]ResourceAccess) error {
-	b, err := s.any()
-	if err != nil {
-		return err
-	}
-	req := sarama.NewMetadataRequest(s.conf.Version, topics)
-	req.AllowAutoTopicCreation = false
-	req.IncludeTopicAuthorizedOperations = true
-	resp, err := b.GetMetadata(req)
-	if err != nil {
-		s.transportFailed(b)
-		return err
+	var resp *sarama.MetadataResponse
+	if s.pool != nil {
+		var err error
+		if resp, err = s.metadata(topics); err != nil {
+			return err
+		}
+	} else {
+		b, err := s.any()
+		if err != nil {
+			return err
+		}
+		req := sarama.NewMetadataRequest(s.conf.Version, topics)
+		req.AllowAutoTopicCreation = false
+		req.IncludeTopicAuthorizedOperations = true
+		if resp, err = b.GetMetadata(req); err != nil {
+			s.transportFailed(b)
+			return err
+		}
 	}
 	if resp.Version < 8 {
 		return fmt.Errorf("metadata version %d has no authorized operations: %w", resp.Version, sarama.ErrUnsupportedVersion)

@@ -24,9 +24,11 @@ const (
 	listStableEnd                 // latest, read_committed: last stable offset
 )
 
-// allBounds are the kinds LogBounds reads; endOnly is what EndOffsets reads.
+// allBounds are the kinds LogBounds reads; startEnd what ReadGroup reads (a
+// plan records no last stable offset); endOnly what EndOffsets reads.
 var (
 	allBounds = []listKind{listStart, listEnd, listStableEnd}
+	startEnd  = []listKind{listStart, listEnd}
 	endOnly   = []listKind{listEnd}
 )
 
@@ -56,7 +58,7 @@ func (s *session) bounds(op string, parts []TopicPartition, kinds []listKind) (m
 	}
 	err := s.r.retry(s.ctx, "list offsets", func(attempt int) error {
 		if attempt > 1 || !s.knowsLeaders(pending) {
-			if _, err := s.metadata(topicsOf(pending)); err != nil {
+			if _, err := s.metadataFresh(topicsOf(pending), attempt > 1); err != nil {
 				return err
 			}
 		}
@@ -93,7 +95,7 @@ func (s *session) bounds(op string, parts []TopicPartition, kinds []listKind) (m
 			}
 			res := &result{broker: b, lanes: []*sarama.Broker{b}}
 			for range kinds[1:] {
-				if len(tps) >= parallelListMin {
+				if len(tps) >= parallelListMin && s.pool == nil { // a step client keeps one connection per broker
 					res.lanes = append(res.lanes, s.extraConn(b.Addr()))
 				}
 			}

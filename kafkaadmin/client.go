@@ -1,6 +1,7 @@
 package kafkaadmin
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -49,19 +51,21 @@ var protocolVersion = sarama.V2_8_0_0
 // partitions, records, configurations and permissions, and it writes one
 // thing: a group's committed offsets ([Client.CommitOffsets]), for a
 // rollback. It holds no connection between calls; each call opens what it
-// needs and closes it before returning. A Client is safe for concurrent
-// use.
+// needs and closes it before returning — except a step client
+// ([Client.Step]), which keeps its connections and the cluster's metadata
+// across the calls of one step. A Client is safe for concurrent use.
 type Client struct {
-	cfg      Config
-	tls      *tls.Config
-	tokens   *tokenSource   // OAUTHBEARER only
-	krb      *kerberosLogin // GSSAPI only
-	log      *slog.Logger
-	requests atomic.Int64
+	cfg    Config
+	tls    *tls.Config
+	tokens *tokenSource   // OAUTHBEARER only
+	krb    *kerberosLogin // GSSAPI only
+	log    *slog.Logger
+	meter  *meter
+	pool   *pool // a step client's connections and metadata (Step); nil: none kept
 	// answered is true once a broker has answered a call of this client:
 	// then a call that gets no answer meets a cluster restarting, and
 	// keeps the whole RetryTimeout, not UnreachableTimeout.
-	answered atomic.Bool
+	answered *atomic.Bool
 }
 
 // NewClient validates cfg and reads its TLS files, and with GSSAPI its
@@ -103,7 +107,7 @@ func NewClient(cfg Config) (*Client, error) {
 		log.Warn("kafka client properties this tool does not know, not used (a typo?)",
 			"bootstrap", strings.Join(cfg.BootstrapServers, ","), "keys", strings.Join(redact.KeyNames(cfg.UnknownProperties), ", "))
 	}
-	r := &Client{cfg: cfg, tls: tc, log: log}
+	r := &Client{cfg: cfg, tls: tc, log: log, meter: &meter{}, answered: new(atomic.Bool)}
 	switch {
 	case cfg.SASLMechanism == OAuthBearer:
 		r.tokens = newTokenSource(cfg.OAuth, tc, cfg.RequestTimeout)
@@ -115,7 +119,7 @@ func NewClient(cfg Config) (*Client, error) {
 	if cfg.Sarama != nil {
 		// The settings of a call, built once without dialing: a failing
 		// completion is a configuration error now, not at the first call.
-		if _, err := r.saramaConfig(&callDialer{ctx: context.Background(), tls: tc, requests: &r.requests}); err != nil {
+		if _, err := r.saramaConfig(&callDialer{ctx: context.Background(), tls: tc, meter: r.meter}); err != nil {
 			return nil, err
 		}
 	}
@@ -136,7 +140,7 @@ func (r *Client) saslUser() string {
 // meter: a tool can report what a step cost the brokers, and the scale
 // benchmark (examples/internal/scalebench) compares readings by it.
 func (r *Client) Requests() int64 {
-	return r.requests.Load()
+	return r.meter.requests.Load()
 }
 
 // saramaConfig builds the sarama config of one call. sarama never retries
@@ -213,17 +217,34 @@ type proxyDialer = interface {
 	Dial(network, addr string) (net.Conn, error)
 }
 
-// do runs fn in a fresh session bound to ctx, closes the session, and
-// makes the context's error win when the context is done.
+// do runs fn in a session bound to ctx, closes the session, and makes the
+// context's error win when the context is done. A step client's session
+// uses the connections and metadata of its pool; others a fresh set.
 func (r *Client) do(ctx context.Context, op string, fn func(s *session) error) error {
 	if err := ctx.Err(); err != nil {
+		return opError(op, err)
+	}
+	if r.pool != nil {
+		conf, d, err := r.pool.config(r)
+		if err != nil {
+			return err
+		}
+		s := &session{r: r, ctx: ctx, conf: conf, dialer: d, brokers: make(map[string]*sarama.Broker), pool: r.pool}
+		// A call whose context ends closes the connections it uses, so
+		// that a request blocked on one fails at once.
+		stop := context.AfterFunc(ctx, s.abort)
+		err = fn(s)
+		stop()
+		if cerr := ctx.Err(); cerr != nil {
+			return opError(op, cerr)
+		}
 		return opError(op, err)
 	}
 	d := &callDialer{
 		ctx:         ctx,
 		dialer:      net.Dialer{Timeout: r.cfg.RequestTimeout, KeepAlive: 30 * time.Second},
 		tls:         r.tls,
-		requests:    &r.requests,
+		meter:       r.meter,
 		firstAnswer: min(r.cfg.RequestTimeout, firstAnswerTimeout),
 	}
 	conf, err := r.saramaConfig(d)
@@ -269,7 +290,7 @@ func (r *Client) retry(ctx context.Context, op string, fn func(attempt int) erro
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = firstBackoff, maxBackoff, r.cfg.RetryTimeout
 	b.Reset()
-	budget := min(r.cfg.UnreachableTimeout, r.cfg.RetryTimeout)
+	budget := min(cmp.Or(r.cfg.UnreachableTimeout, defaultUnreachableTimeout), r.cfg.RetryTimeout)
 	var (
 		attempt  int
 		last     error
@@ -381,6 +402,30 @@ type session struct {
 	counts  map[string]int32          // partition counts of the topics seen
 	coord   map[string]*sarama.Broker // group -> coordinator
 	seed    int
+	// pool, for a step client's call, keeps the connections, metadata and
+	// coordinators across calls; brokers then holds the pool's brokers
+	// this call used, under mu (a call's goroutines share it).
+	pool *pool
+	mu   sync.Mutex
+}
+
+// used records that the call uses a pool's broker.
+func (s *session) used(b *sarama.Broker) {
+	s.mu.Lock()
+	s.brokers[b.Addr()] = b
+	s.mu.Unlock()
+}
+
+// abort closes the connections the call of a step client used, when its
+// context ended while it ran.
+func (s *session) abort() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range s.brokers {
+		if ok, _ := b.Connected(); ok {
+			_ = b.Close()
+		}
+	}
 }
 
 func (s *session) close() {
@@ -394,6 +439,9 @@ func (s *session) close() {
 
 // broker returns the connected broker at addr, connecting if needed.
 func (s *session) broker(addr string) (*sarama.Broker, error) {
+	if s.pool != nil {
+		return s.pool.broker(s, addr)
+	}
 	b := s.brokers[addr]
 	if b == nil {
 		b = sarama.NewBroker(addr)
@@ -402,27 +450,31 @@ func (s *session) broker(addr string) (*sarama.Broker, error) {
 	if err := b.Open(s.conf); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
 		return nil, err
 	}
-	ok, err := b.Connected()
-	if !ok {
-		if err == nil {
-			err = sarama.ErrNotConnected
-		}
-		var se *SecurityError
-		if errors.As(err, &se) {
-			return nil, se
-		}
-		if ke := kerberosError(addr, s.r.saslUser(), s.conf.Net.SASL.GSSAPI.ServiceName, err); ke != nil {
-			return nil, ke
-		}
-		if se := saslError(addr, s.r.saslUser(), string(s.conf.Net.SASL.Mechanism), err); se != nil {
-			return nil, se
-		}
-		if se := tlsAlertError(addr, err); se != nil {
-			return nil, se
-		}
-		return nil, fmt.Errorf("connect to %s: %w", addr, err)
+	if ok, err := b.Connected(); !ok {
+		return nil, s.connectError(addr, err)
 	}
 	return b, nil
+}
+
+// connectError words the error of a connection that could not be opened.
+func (s *session) connectError(addr string, err error) error {
+	if err == nil {
+		err = sarama.ErrNotConnected
+	}
+	var se *SecurityError
+	if errors.As(err, &se) {
+		return se
+	}
+	if ke := kerberosError(addr, s.r.saslUser(), s.conf.Net.SASL.GSSAPI.ServiceName, err); ke != nil {
+		return ke
+	}
+	if se := saslError(addr, s.r.saslUser(), string(s.conf.Net.SASL.Mechanism), err); se != nil {
+		return se
+	}
+	if se := tlsAlertError(addr, err); se != nil {
+		return se
+	}
+	return fmt.Errorf("connect to %s: %w", addr, err)
 }
 
 // node returns the connected broker with the given ID.
@@ -468,22 +520,48 @@ func (s *session) transportFailed(b *sarama.Broker) {
 }
 
 // metadata sends one Metadata request: for the named topics, or for all
-// topics when names is nil. It records broker addresses and leaders.
+// topics when names is nil. It records broker addresses and leaders. A
+// step client's call is answered from the step's snapshot when it can
+// (see snapshot.answer).
 func (s *session) metadata(names []string) (*sarama.MetadataResponse, error) {
-	b, err := s.any()
-	if err != nil {
-		return nil, err
+	return s.metadataFresh(names, false)
+}
+
+// metadataFresh is metadata; with fresh, a step client's call reads the
+// metadata again rather than from the step's snapshot (a retry after a
+// leader moved).
+func (s *session) metadataFresh(names []string, fresh bool) (*sarama.MetadataResponse, error) {
+	var resp *sarama.MetadataResponse
+	if s.pool != nil {
+		s.pool.md.Lock()
+		defer s.pool.md.Unlock()
+		if !fresh {
+			resp = s.pool.snap.answer(names, time.Now())
+		}
 	}
-	req := sarama.NewMetadataRequest(s.conf.Version, names)
-	req.AllowAutoTopicCreation = false
-	resp, err := b.GetMetadata(req)
-	if err != nil {
-		s.transportFailed(b)
-		return nil, err
-	}
-	if len(resp.Brokers) == 0 {
-		// A starting broker can answer with an empty cluster (KAFKA-7924).
-		return nil, sarama.ErrBrokerNotAvailable
+	if resp == nil {
+		at := time.Now()
+		b, err := s.any()
+		if err != nil {
+			return nil, err
+		}
+		s.r.log.DebugContext(s.ctx, "kafkaadmin: metadata request", "topics", topicsForLog(names), "fresh", fresh)
+		req := sarama.NewMetadataRequest(s.conf.Version, names)
+		req.AllowAutoTopicCreation = false
+		// A step's snapshot also answers Access (topicAccess).
+		req.IncludeTopicAuthorizedOperations = s.pool != nil
+		resp, err = b.GetMetadata(req)
+		if err != nil {
+			s.transportFailed(b)
+			return nil, err
+		}
+		if len(resp.Brokers) == 0 {
+			// A starting broker can answer with an empty cluster (KAFKA-7924).
+			return nil, sarama.ErrBrokerNotAvailable
+		}
+		if s.pool != nil {
+			s.pool.snap.keep(names, resp, at)
+		}
 	}
 	s.nodes = make(map[int32]string, len(resp.Brokers))
 	for _, nb := range resp.Brokers {
@@ -511,12 +589,24 @@ func (s *session) metadata(names []string) (*sarama.MetadataResponse, error) {
 	return resp, nil
 }
 
+// topicsForLog names the topics of a metadata request for a debug log:
+// "all", up to three names, or how many.
+func topicsForLog(names []string) string {
+	switch {
+	case names == nil:
+		return "all"
+	case len(names) <= 3:
+		return strings.Join(names, ",")
+	}
+	return fmt.Sprintf("%d topics", len(names))
+}
+
 // topics reads the partition counts of the named topics. Unknown topics
 // give an [*UnknownTopicsError].
 func (s *session) topics(names []string) (Topics, error) {
 	var out Topics
-	err := s.r.retry(s.ctx, "metadata", func(int) error {
-		resp, err := s.metadata(names)
+	err := s.r.retry(s.ctx, "metadata", func(attempt int) error {
+		resp, err := s.metadataFresh(names, attempt > 1)
 		if err != nil {
 			return err
 		}
@@ -556,11 +646,7 @@ func (r *Client) ClusterID(ctx context.Context) (string, error) {
 	var id string
 	err := r.do(ctx, "cluster id", func(s *session) error {
 		return r.retry(ctx, "cluster id", func(int) error {
-			b, err := s.any()
-			if err != nil {
-				return err
-			}
-			resp, err := b.DescribeCluster(&sarama.DescribeClusterRequest{Version: 0})
+			resp, err := s.describeCluster(false)
 			if errors.Is(err, sarama.ErrUnsupportedVersion) {
 				md, err := s.metadata(nil)
 				if err != nil {
@@ -573,10 +659,6 @@ func (r *Client) ClusterID(ctx context.Context) (string, error) {
 				return nil
 			}
 			if err != nil {
-				s.transportFailed(b)
-				return err
-			}
-			if err := kerr(resp.Err); err != nil {
 				return err
 			}
 			id = resp.ClusterID
@@ -616,8 +698,8 @@ func (r *Client) TopicsMatching(ctx context.Context, pattern string) (Topics, er
 	}
 	var out Topics
 	err = r.do(ctx, "topics matching", func(s *session) error {
-		return r.retry(ctx, "metadata", func(int) error {
-			resp, err := s.metadata(nil)
+		return r.retry(ctx, "metadata", func(attempt int) error {
+			resp, err := s.metadataFresh(nil, attempt > 1)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/IBM/sarama"
 )
@@ -49,8 +50,8 @@ func (r *Client) TopicLayouts(ctx context.Context, names ...string) (map[string]
 	}
 	var out map[string]TopicLayout
 	err := r.do(ctx, "topic layouts", func(s *session) error {
-		return r.retry(ctx, "metadata", func(int) error {
-			resp, err := s.metadata(dedupe(names))
+		return r.retry(ctx, "metadata", func(attempt int) error {
+			resp, err := s.metadataFresh(dedupe(names), attempt > 1)
 			if err != nil {
 				return err
 			}
@@ -86,5 +87,5 @@ func (r *Client) WithBootstrap(servers []string) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Client{cfg: cfg, tls: r.tls, log: r.log}, nil
+	return &Client{cfg: cfg, tls: r.tls, tokens: r.tokens, krb: r.krb, log: r.log, meter: r.meter, answered: new(atomic.Bool)}, nil // counted with r
 }

@@ -22,9 +22,11 @@ type Reading struct {
 	// that has one. A partition without a commit is absent; so is one whose
 	// commit could not be read (it is in Errors).
 	Committed offsets.GroupOffsets
-	// Bounds holds the log bounds of every partition of Topics that could
-	// be read (the others are in Errors). It is nil when the reading did
-	// not read bounds (the first reading of a [CommitWindow]).
+	// Bounds holds the log start and end offsets of every partition of
+	// Topics that could be read (the others are in Errors); their
+	// StableEnd is 0, not read (a plan does not use it: [Client.LogBounds]
+	// reads it). It is nil when the reading did not read bounds (the first
+	// reading of a [CommitWindow]).
 	Bounds map[TopicPartition]offsets.LogBounds
 	// Errors holds, per partition, why its commit or its bounds could not
 	// be read. It is nil when everything was read.
@@ -48,9 +50,10 @@ func (rd Reading) Missing() []TopicPartition {
 }
 
 // ReadGroup reads, in one call, the group's committed offsets and the log
-// bounds of every partition of the named topics: one Metadata request,
-// one OffsetFetch to the coordinator, and three ListOffsets per partition
-// leader. The commits are read before the bounds, so a commit made by a
+// start and end offsets of every partition of the named topics: one
+// Metadata request (none on a step client that read it moments ago), one
+// OffsetFetch to the coordinator, and two ListOffsets per partition leader
+// (earliest and latest; the last stable offset is not read). The commits are read before the bounds, so a commit made by a
 // running job is never above the end offsets it is compared with.
 //
 // Errors: as [Client.GroupOffsets] and [Client.LogBounds]; a
@@ -94,7 +97,7 @@ func (s *session) read(group string, topics []string, withBounds bool) (Reading,
 		return Reading{}, err
 	}
 	if withBounds {
-		out.Bounds, err = s.bounds("LogBounds", parts, allBounds)
+		out.Bounds, err = s.bounds("LogBounds", parts, startEnd)
 		if err := out.addErrors(err); err != nil {
 			return Reading{}, err
 		}
@@ -198,7 +201,9 @@ const firstReadingDone = "commit window: first reading done"
 // bounds, and reports every partition whose commit moved. The first
 // reading has no bounds (First.Bounds is nil): only the commits are
 // compared, and the second reading's bounds are the ones a plan uses. Each
-// reading opens its own connections, so none are held during the window.
+// reading opens its own connections, so none are held during the window;
+// a step client ([Client.Step]) keeps its own, idle, and reads the
+// metadata again after a window longer than StepMetadataAge.
 //
 // Errors: an [*ArgumentError] for an empty group or topic list or a
 // window that is not positive, a [*TopicsChangedError] (with the

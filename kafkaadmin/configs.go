@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -276,24 +277,41 @@ func checkConfigNames(op string, names []string) error {
 
 // describeCluster sends one DescribeCluster request (Kafka 2.8 or later)
 // and records the brokers' addresses. With includeOps it asks for the
-// operations the principal may perform on the cluster.
+// operations the principal may perform on the cluster. A step client asks
+// for them always, and answers every call of the step from its first
+// answer (for StepMetadataAge, as the metadata).
 func (s *session) describeCluster(includeOps bool) (*sarama.DescribeClusterResponse, error) {
-	b, err := s.any()
-	if err != nil {
-		return nil, err
-	}
-	resp, err := b.DescribeCluster(&sarama.DescribeClusterRequest{Version: 0, IncludeClusterAuthorizedOperations: includeOps})
-	if err != nil {
-		if !errors.Is(err, sarama.ErrUnsupportedVersion) {
-			s.transportFailed(b)
+	var resp *sarama.DescribeClusterResponse
+	if p := s.pool; p != nil {
+		p.dc.Lock()
+		defer p.dc.Unlock()
+		if p.cluster != nil && time.Since(p.clusterAt) < StepMetadataAge {
+			resp = p.cluster
 		}
-		return nil, err
+		includeOps = true
 	}
-	if err := kerr(resp.Err); err != nil {
-		return nil, err
-	}
-	if len(resp.Brokers) == 0 {
-		return nil, sarama.ErrBrokerNotAvailable
+	if resp == nil {
+		at := time.Now()
+		b, err := s.any()
+		if err != nil {
+			return nil, err
+		}
+		resp, err = b.DescribeCluster(&sarama.DescribeClusterRequest{Version: 0, IncludeClusterAuthorizedOperations: includeOps})
+		if err != nil {
+			if !errors.Is(err, sarama.ErrUnsupportedVersion) {
+				s.transportFailed(b)
+			}
+			return nil, err
+		}
+		if err := kerr(resp.Err); err != nil {
+			return nil, err
+		}
+		if len(resp.Brokers) == 0 {
+			return nil, sarama.ErrBrokerNotAvailable
+		}
+		if s.pool != nil {
+			s.pool.cluster, s.pool.clusterAt = resp, at
+		}
 	}
 	s.nodes = make(map[int32]string, len(resp.Brokers))
 	for _, nb := range resp.Brokers {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -28,8 +27,8 @@ type callDialer struct {
 	through interface {
 		Dial(network, addr string) (net.Conn, error)
 	}
-	tls      *tls.Config
-	requests *atomic.Int64
+	tls   *tls.Config
+	meter *meter
 	// firstAnswer, when positive, bounds the TLS handshake and the wait
 	// for a new connection's first byte (firstAnswerConn).
 	firstAnswer time.Duration
@@ -79,7 +78,8 @@ func (d *callDialer) DialContext(ctx context.Context, network, addr string) (net
 	if d.firstAnswer > 0 && d.tls == nil {
 		c = newFirstAnswerConn(c, time.Now().Add(d.firstAnswer))
 	}
-	cc := &countingConn{Conn: c, requests: d.requests, stop: stop, owner: d, addr: addr, plain: d.tls == nil}
+	cc := &countingConn{Conn: c, meter: d.meter, stop: stop, owner: d, addr: addr, plain: d.tls == nil}
+	d.meter.connections.Add(1)
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -183,12 +183,13 @@ func (d *callDialer) forget(c *countingConn) {
 	d.mu.Unlock()
 }
 
-// countingConn counts the Kafka requests written to it. A Kafka request is
-// a frame: a 4-byte big-endian size, then that many bytes. sarama writes
-// to a connection from one goroutine at a time.
+// countingConn counts the Kafka requests written to it, by API key. A Kafka
+// request is a frame: a 4-byte big-endian size, then that many bytes, the
+// first two of which are the API key. sarama writes to a connection from
+// one goroutine at a time.
 type countingConn struct {
 	net.Conn
-	requests *atomic.Int64
+	meter    *meter
 	stop     func() bool
 	owner    *callDialer
 	frames   frameCounter
@@ -259,9 +260,7 @@ func (c *countingConn) Write(p []byte) (int, error) {
 		return 0, c.mismatch
 	}
 	n, err := c.Conn.Write(p)
-	if k := c.frames.scan(p[:n]); k > 0 {
-		c.requests.Add(int64(k))
-	}
+	c.frames.scan(p[:n], c.meter.request)
 	return n, err
 }
 
@@ -275,16 +274,17 @@ func (c *countingConn) Close() error {
 	return err
 }
 
-// frameCounter counts the starts of length-prefixed frames in a byte
-// stream that may be split anywhere.
+// frameCounter finds the Kafka requests in a byte stream that may be split
+// anywhere: length-prefixed frames whose first two bytes are the API key.
 type frameCounter struct {
-	header    [4]byte
+	header    [6]byte // the size, then the API key
 	headerLen int
-	remaining uint32
+	remaining uint32 // of the current frame, after its header
 }
 
-// scan consumes written bytes and returns how many frames started in them.
-func (f *frameCounter) scan(p []byte) int {
+// scan consumes written bytes, calls seen with the API key of each request
+// whose header completed in them, and returns how many did.
+func (f *frameCounter) scan(p []byte, seen func(apiKey int16)) int {
 	frames := 0
 	for len(p) > 0 {
 		if f.remaining > 0 {
@@ -297,9 +297,13 @@ func (f *frameCounter) scan(p []byte) int {
 		f.headerLen += k
 		p = p[k:]
 		if f.headerLen == len(f.header) {
-			f.remaining = binary.BigEndian.Uint32(f.header[:])
+			// A request holds at least its API key, version and correlation ID.
+			f.remaining = max(binary.BigEndian.Uint32(f.header[:4]), 2) - 2
 			f.headerLen = 0
 			frames++
+			if seen != nil {
+				seen(int16(binary.BigEndian.Uint16(f.header[4:])))
+			}
 		}
 	}
 	return frames

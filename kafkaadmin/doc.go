@@ -20,7 +20,8 @@
 // open); [Client.LogBounds] reads all three with three ListOffsets requests
 // per leader, [Client.EndOffsets] only the high watermarks, with one.
 // [Topics] maps topic names to partition counts. A [Reading] is a
-// group's commits and its partitions' bounds, read together.
+// group's commits and its partitions' log start and end offsets (two
+// ListOffsets per leader; no last stable offset), read together.
 //
 // The rules over these values are pure functions on snapshots already read:
 // [DiffCommitted] compares two readings of a group, [CheckTargets] compares
@@ -63,10 +64,15 @@
 //
 // Log bounds are read with ListOffsets requests grouped per partition
 // leader: three requests per broker (earliest, latest read_uncommitted,
-// latest read_committed) whatever the number of partitions. Committed
+// latest read_committed) whatever the number of partitions, two for a
+// [Reading]. Committed
 // offsets are read with one OffsetFetch request to the group coordinator.
-// [Client.Requests] counts the requests a Client has sent: a cost meter,
-// which the scale benchmark reads.
+// Each call of a [Client] opens its own connections and reads its own
+// metadata; a step client ([Client.Step]) keeps one connection per broker
+// and one reading of the metadata for all the calls of one step of a tool.
+// [Client.Requests] counts the requests a Client has sent, and
+// [Client.Cost] the requests by kind and the connections opened: a cost
+// meter, which the scale benchmark reads and tests pin.
 //
 // # Retries
 //

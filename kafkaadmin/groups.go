@@ -19,6 +19,16 @@ func (s *session) coordinator(group string) (*sarama.Broker, error) {
 			return b, nil
 		}
 	}
+	if s.pool != nil {
+		s.pool.finding.Lock()
+		defer s.pool.finding.Unlock()
+		if addr := s.pool.cachedCoordinator(group); addr != "" {
+			if c, err := s.broker(addr); err == nil {
+				return c, nil
+			}
+			s.pool.setCoordinator(group, "")
+		}
+	}
 	b, err := s.any()
 	if err != nil {
 		return nil, err
@@ -46,6 +56,9 @@ func (s *session) coordinator(group string) (*sarama.Broker, error) {
 		s.coord = make(map[string]*sarama.Broker)
 	}
 	s.coord[group] = c
+	if s.pool != nil {
+		s.pool.setCoordinator(group, c.Addr())
+	}
 	return c, nil
 }
 
@@ -53,13 +66,22 @@ func (s *session) coordinator(group string) (*sarama.Broker, error) {
 // transport error or a coordinator error means finding it again.
 func (s *session) coordinatorFailed(group string, b *sarama.Broker, err error) {
 	if errors.Is(err, sarama.ErrNotCoordinatorForConsumer) || errors.Is(err, sarama.ErrConsumerCoordinatorNotAvailable) {
-		delete(s.coord, group)
+		s.forgetCoordinator(group)
 		return
 	}
 	var k sarama.KError
 	if !errors.As(err, &k) {
 		s.transportFailed(b)
-		delete(s.coord, group)
+		s.forgetCoordinator(group)
+	}
+}
+
+// forgetCoordinator makes the next request to the group's coordinator find
+// it again.
+func (s *session) forgetCoordinator(group string) {
+	delete(s.coord, group)
+	if s.pool != nil {
+		s.pool.setCoordinator(group, "")
 	}
 }
 
@@ -233,7 +255,7 @@ func (s *session) describeConsumerGroup(c *sarama.Broker, group string) (_ Group
 	if err != nil {
 		var k sarama.KError
 		if !errors.As(err, &k) {
-			delete(s.coord, group) // a transport error: find the coordinator again
+			s.forgetCoordinator(group) // a transport error: find the coordinator again
 		}
 		return Group{}, false, err
 	}

@@ -315,7 +315,7 @@ func TestGSSAPISaramaConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sc, err := r.saramaConfig(&callDialer{ctx: context.Background(), requests: &r.requests})
+			sc, err := r.saramaConfig(&callDialer{ctx: context.Background(), meter: r.meter})
 			if err != nil {
 				t.Fatal(err)
 			}

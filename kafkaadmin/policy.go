@@ -77,8 +77,8 @@ func (r *Client) CheckTargets(ctx context.Context, source Topics, policy offsets
 	}
 	target := make(Topics)
 	err := r.do(ctx, "check targets", func(s *session) error {
-		return r.retry(ctx, "metadata", func(int) error {
-			resp, err := s.metadata(names)
+		return r.retry(ctx, "metadata", func(attempt int) error {
+			resp, err := s.metadataFresh(names, attempt > 1)
 			if err != nil {
 				return err
 			}

@@ -239,7 +239,7 @@ func (s *session) scan(spans map[TopicPartition]Span, iso Isolation, want int) (
 				return nil
 			}
 			if refresh || s.leaders == nil {
-				if _, err := s.metadata(topics); err != nil {
+				if _, err := s.metadataFresh(topics, refresh); err != nil {
 					return err
 				}
 				refresh = false

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 // answer; any other error ends the call at once; a context that ends
 // wins.
 func TestRetry(t *testing.T) {
-	r := &Client{cfg: Config{RetryTimeout: 2 * time.Second}, log: slog.New(slog.DiscardHandler)}
+	r := &Client{cfg: Config{RetryTimeout: 2 * time.Second}, log: slog.New(slog.DiscardHandler), answered: new(atomic.Bool)}
 	ctx := context.Background()
 
 	n := 0

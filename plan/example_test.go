@@ -74,7 +74,16 @@ func ExamplePlan_WriteSummary() {
 	// savepoint     none
 	// partitions    2: 1 set, 1 clear, 0 blocked
 	// applicable    yes
-	//
+}
+
+func ExamplePlan_WriteTable() {
+	p, err := plan.Decode(strings.NewReader(examplePlan))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p.WriteTable(os.Stdout)
+	// Output:
 	// TOPIC   PARTITION  GROUP OFFSET  LOG START  LOG END  TARGET END  ACTION  CONNECT OFFSET  LOST  REASON
 	// orders  0          42            0          100      40          set     41              0     MM2 resumes at committed offset 42
 	// orders  1          0             0          100      0           clear   null            0     committed offset 0: no connect offset; auto.offset.reset=earliest reads from 0

@@ -148,9 +148,11 @@ func dnsSubdomain(s string) bool {
 }
 
 // WriteSummary writes the plan for a person: the header fields, counts per
-// action, the accepted losses, whether the plan can be applied, and a table
-// of every partition with its offsets, action and reason. The format is for
-// reading, not parsing. It returns the error of w.
+// action, the accepted losses, whether the plan can be applied, and the
+// partitions that need a person's attention (blocked, or losing records),
+// as rows of the table WriteTable writes; the others are counted, not
+// listed. The format is for reading, not parsing. It returns the error of
+// w.
 func (p *Plan) WriteSummary(w io.Writer) error {
 	var set, cleared, blocked int
 	var lost int64
@@ -190,14 +192,31 @@ func (p *Plan) WriteSummary(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if blocked == 0 && lost == 0 {
+		return nil
+	}
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	return p.writeRows(w, func(e Entry) bool { return e.Action == offsets.ActionBlock || e.Lost > 0 })
+}
+
+// WriteTable writes a table of every partition of the plan with its
+// offsets, action and reason: a line per partition, for reading, not
+// parsing (the encoded plan is for machines). It returns the error of w.
+func (p *Plan) WriteTable(w io.Writer) error {
+	return p.writeRows(w, func(Entry) bool { return true })
+}
+
+// writeRows writes the table's header and the entries that keep selects.
+func (p *Plan) writeRows(w io.Writer, keep func(Entry) bool) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOPIC\tPARTITION\tGROUP OFFSET\tLOG START\tLOG END\tTARGET END\tACTION\tCONNECT OFFSET\tLOST\tREASON")
 	for _, e := range p.Entries {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", printable(e.Partition.Topic), e.Partition.Partition, e.GroupOffset,
-			e.Bounds.Start, e.Bounds.End, e.TargetEnd, e.Action, e.Offset, e.Lost, e.Reason)
+		if keep(e) {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", printable(e.Partition.Topic), e.Partition.Partition, e.GroupOffset,
+				e.Bounds.Start, e.Bounds.End, e.TargetEnd, e.Action, e.Offset, e.Lost, e.Reason)
+		}
 	}
 	return tw.Flush()
 }

@@ -170,7 +170,7 @@ type PrecheckSpec struct {
 	// window), the window is StoppedWindow instead, if that is shorter.
 	StabilityWindow time.Duration
 	// StoppedWindow is the window after Flink's proof of the stop; zero
-	// means FlinkStoppedWindow.
+	// means FlinkStoppedWindow: none, the group is read once.
 	StoppedWindow time.Duration
 	// Config is the connector configuration the cutover will create, as it
 	// will be POSTed (every file and override merged in); it is linted and
@@ -401,15 +401,19 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 			spec.StabilityWindow, f.shortened = w, true
 		}
 	}
-	log.Info("reading the group's offsets twice", "group", spec.Group, "window", spec.StabilityWindow)
+	if spec.StabilityWindow > 0 || !f.shortened {
+		log.Info("reading the group's offsets twice", "group", spec.Group, "window", spec.StabilityWindow)
+	} else {
+		log.Info("reading the group's offsets once: Flink proved the stop at the savepoint C comes from", "group", spec.Group)
+	}
 	afterWindow := startTargetReads(ctx, source, target, spec)
 	defer afterWindow.stop()
-	snap, err := source.ReadCommitWindow(ctx, spec.Group, spec.Topics, spec.StabilityWindow)
+	snap, err := readWindow(ctx, source, spec.Group, spec.Topics, spec.StabilityWindow, f.shortened)
 	if topics, ok := checkSourceTopics(cs, spec.Topics, err); ok {
 		if len(topics) == 0 {
 			return r, nil // nothing to read: the failed check says why
 		}
-		snap, err = source.ReadCommitWindow(ctx, spec.Group, topics, spec.StabilityWindow)
+		snap, err = readWindow(ctx, source, spec.Group, topics, spec.StabilityWindow, f.shortened)
 	}
 	if err != nil && !errors.As(err, &f.unread) {
 		return nil, fmt.Errorf("commit window of %s: %w", spec.Group, err)
@@ -648,13 +652,16 @@ func offsetRules(cs *Checks, spec PrecheckSpec, f offsetFacts, r *PrecheckReport
 	if f.unread != nil {
 		cs.add("offsets-readable", Fail, "%v", f.unread)
 	}
-	if f.snap.Stable() {
+	switch {
+	case f.shortened && spec.StabilityWindow == 0:
+		cs.add("offsets-stable", Pass, "no window: C is the savepoint's, and Flink proved the job stopped there (flink-stopped); the group was read once")
+	case f.snap.Stable():
 		because := ""
 		if f.shortened {
 			because = " (the window after Flink's proof of the stop, flink-stopped)"
 		}
 		cs.add("offsets-stable", Pass, "no committed offset moved in %v%s", spec.StabilityWindow, because)
-	} else {
+	default:
 		cs.add("offsets-stable", Fail, "%d partitions' committed offsets moved in %v (e.g. %v): the old job still commits; stop it and confirm",
 			len(f.snap.Moved), spec.StabilityWindow, f.snap.Moved[0])
 	}
@@ -705,21 +712,37 @@ func offsetRules(cs *Checks, spec PrecheckSpec, f offsetFacts, r *PrecheckReport
 
 // FlinkStoppedWindow is the stability window of a plan from the old
 // Flink job's final savepoint once Flink has proved the job stopped there
-// (the flink-stopped check, asked before the window): the job is FINISHED
-// or CANCELED, every task of it ended and closed its Kafka clients (so it
-// can neither commit nor write again), and its last completed savepoint is
-// the one C is read from, an immutable file. The window then only guards
-// writers other than this job: members of the group are refused by
-// group-inactive whatever the window, and a job started again is refused
-// by the re-check before every write once it commits. 2 s outlasts a
-// request the job sent before it ended. With the group as the input the
-// window is not shortened: the group's commits are C, and the window is
-// what protects them from a writer Flink does not vouch for.
-const FlinkStoppedWindow = 2 * time.Second
+// (the flink-stopped check, asked before the window): none. The job is
+// FINISHED or CANCELED, every task of it ended and closed its Kafka
+// clients (so it can neither commit nor write again: a client closes
+// after its requests in flight are answered), and its last completed
+// savepoint is the one C is read from, an immutable file: the savepoint is
+// the truth, and the group's commits, which a window watches, are not C.
+// The group and its commits are read once; members of the group are
+// refused by group-inactive, a commit past the savepoint's position (the
+// job started again) by group-vs-savepoint and by the re-check before
+// every write, and the target's ends are still compared across the
+// precheck's reads (target-quiet). A positive PrecheckSpec.StoppedWindow
+// keeps a window of that length. With the group as the input the window
+// is not shortened: the group's commits are C, and the window is what
+// protects them from a writer Flink does not vouch for.
+const FlinkStoppedWindow time.Duration = 0
+
+// readWindow is ReadCommitWindow, or, when Flink's proof shortened the
+// window to none (FlinkStoppedWindow), one reading standing for both. A
+// window the caller gave that is not positive is ReadCommitWindow's
+// argument error.
+func readWindow(ctx context.Context, source *kafkaadmin.Client, group string, topics []string, window time.Duration, shortened bool) (kafkaadmin.CommitWindow, error) {
+	if window > 0 || !shortened {
+		return source.ReadCommitWindow(ctx, group, topics, window)
+	}
+	rd, err := source.ReadGroup(ctx, group, topics)
+	return kafkaadmin.CommitWindow{Group: group, First: rd, Second: rd}, err
+}
 
 // windowAfterStop is the window once the flink-stopped check is known:
-// spec.StoppedWindow (FlinkStoppedWindow when zero) when it passed and C
-// comes from the savepoint (spec.Input), else spec.StabilityWindow.
+// spec.StoppedWindow (FlinkStoppedWindow, none, when zero) when it passed
+// and C comes from the savepoint (spec.Input), else spec.StabilityWindow.
 // Precheck takes the shorter of it and spec.StabilityWindow. It is pure.
 func windowAfterStop(spec PrecheckSpec, flinkStopped Check) time.Duration {
 	if _, fromSavepoint := spec.Input.(*FlinkSavepoint); !fromSavepoint || flinkStopped.Verdict != Pass {

@@ -90,6 +90,29 @@ func TestOffsetRules(t *testing.T) {
 	}
 }
 
+// TestOffsetRulesNoWindow: once Flink's proof removed the window
+// (FlinkStoppedWindow), offsets-stable passes saying why, on the one
+// reading that stands for both.
+func TestOffsetRulesNoWindow(t *testing.T) {
+	o0 := offsets.SourcePartition{Topic: "orders", Partition: 0}
+	rd := kafkaadmin.Reading{At: time.Unix(1, 0), Topics: kafkaadmin.Topics{"orders": 1}, Committed: offsets.GroupOffsets{o0: 42},
+		Bounds: map[offsets.SourcePartition]offsets.LogBounds{o0: {Start: 0, End: 100}}}
+	spec := PrecheckSpec{Group: "flink", Topics: []string{"orders"}, StabilityWindow: FlinkStoppedWindow}
+	f := offsetFacts{group: kafkaadmin.Group{ID: "flink", State: kafkaadmin.GroupEmpty},
+		snap: kafkaadmin.CommitWindow{Group: "flink", First: rd, Second: rd}, shortened: true}
+	var cs Checks
+	offsetRules(&cs, spec, f, &PrecheckReport{})
+	for _, c := range cs {
+		if c.Name == "offsets-stable" {
+			if c.Verdict != Pass || !strings.Contains(c.Detail, "no window") || !strings.Contains(c.Detail, "flink-stopped") {
+				t.Errorf("offsets-stable %s: %s; want a pass that says there is no window and why", c.Verdict, c.Detail)
+			}
+			return
+		}
+	}
+	t.Errorf("no offsets-stable check:\n%s", dumpChecks(cs))
+}
+
 // TestWorkerTargetLintRules: the rules on the Connect worker, the target
 // topics and the lint, on facts made here: each failure on its real
 // cause, and quiet on a worker, topics and configuration fit for a cutover.

@@ -201,14 +201,23 @@ type ClusterIDReader interface {
 // ReadClusters reads the IDs of the clusters the tool's clients reach,
 // for a step that has no fresh observation to take them from (a rollback:
 // the plan's facts have moved on since the resume).
+//
+// The two clusters are read at once: over a network, each first read
+// opens a connection (TLS, SASL) of several round trips.
 func ReadClusters(ctx context.Context, source, target ClusterIDReader) (Reached, error) {
-	src, err := source.ClusterID(ctx)
-	if err != nil {
-		return Reached{}, fmt.Errorf("source cluster: %w", err)
+	var (
+		src, tgt       string
+		srcErr, tgtErr error
+		wg             sync.WaitGroup
+	)
+	wg.Go(func() { src, srcErr = source.ClusterID(ctx) })
+	wg.Go(func() { tgt, tgtErr = target.ClusterID(ctx) })
+	wg.Wait()
+	if srcErr != nil {
+		return Reached{}, fmt.Errorf("source cluster: %w", srcErr)
 	}
-	tgt, err := target.ClusterID(ctx)
-	if err != nil {
-		return Reached{}, fmt.Errorf("target cluster: %w", err)
+	if tgtErr != nil {
+		return Reached{}, fmt.Errorf("target cluster: %w", tgtErr)
 	}
 	if src == "" || tgt == "" {
 		return Reached{}, fmt.Errorf("%w: a cluster answered an empty cluster ID", ErrCheckFailed)

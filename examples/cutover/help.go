@@ -105,7 +105,7 @@ var steps = []step{
 			{"From the Flink savepoint, to a plan file of its own", "cutover plan -config cutover.env -offsets-from flink-savepoint:/savepoints/savepoint-4f2a91 -plan orders-plan.json"},
 			{"Accept losing the expired records of two partitions (the plan records who did)", "cutover plan -config cutover.env -accept-expired orders-3,orders-5 -accepted-by jane.doe"},
 		},
-		flags: flagList(planInput, files, output)},
+		flags: flagList(planInput, []string{"table"}, files, output)},
 	{name: "apply", cluster: true,
 		summary: "re-check the plan, create the connector STOPPED, back up, guard, PATCH the offsets, read them back (-dry-run: show the connector config and offsets it would write)",
 		about:   applyApproval,
@@ -145,7 +145,7 @@ var steps = []step{
 			{"Plan and apply, and say what resume would do (exit 5)", "cutover run -config cutover.env"},
 			{"The whole cutover: plan, apply, resume, verify", "cutover run -config cutover.env -yes"},
 		},
-		flags: flagList(planInput, []string{"yes", "readback-timeout", "catchup-timeout"}, files, output)},
+		flags: flagList(planInput, []string{"yes", "readback-timeout", "catchup-timeout", "table"}, files, output)},
 	{name: "strimzi", cluster: true,
 		summary: "re-check the plan, render the Strimzi resources that apply it through the operator (KafkaConnector or KafkaMirrorMaker2, state stopped, and the alter ConfigMap) to -strimzi-out, with the steps",
 		examples: []example{
@@ -248,7 +248,7 @@ var flagGroups = []flagGroup{
 	{"Strimzi", []string{"strimzi-cluster", "strimzi-namespace", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap",
 		"strimzi-replicas", "strimzi-group-id", "strimzi-offsets", "strimzi-kubectl"}},
 	{"Safety", []string{"yes", "dry-run", "rollback-group", "readback-timeout", "catchup-timeout"}},
-	{"Files and output", []string{"config", "plan", "audit", "report-out", "output", "json", "log-level"}},
+	{"Files and output", []string{"config", "plan", "audit", "report-out", "output", "json", "table", "log-level"}},
 }
 
 // topLevelFlags are the flags of the command line without a step (the

@@ -93,6 +93,7 @@ type options struct {
 	kerberos            bool
 	showVersion         bool
 	dryRun              bool
+	table               bool
 	rollbackGroup       string
 	// The Strimzi path (strimzi.go): the strimzi step's output file,
 	// ConfigMap names and KafkaMirrorMaker2 settings; verify's listed
@@ -285,6 +286,7 @@ func runSafe(args []string, stdout, stderr io.Writer, status *app.Status) int {
 	if c.env, err = app.Open(c.s); err != nil {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
 	}
+	defer c.env.Close()
 	// The strimzi step and the read-back from Strimzi's ConfigMap ask
 	// Connect nothing: its REST API may admit only the operator.
 	if name != "strimzi" && (name != "verify" || o.strimziOffsets == "") {
@@ -298,6 +300,7 @@ func runSafe(args []string, stdout, stderr io.Writer, status *app.Status) int {
 		}
 	}
 	err = do(ctx)
+	c.env.LogCost(ctx, log)
 	// Interrupted (SIGINT, SIGTERM: a Pod deleted or evicted): worth a
 	// retry, whatever the cut-short step reported.
 	interrupted := err != nil && ctx.Err() != nil
@@ -335,6 +338,7 @@ func commandLine() (*flag.FlagSet, *app.Flags, *options) {
 	fs.BoolVar(&o.secure, "secure", false, "with -sandbox: clusters on SASL_SSL with SCRAM-SHA-512 (a source of three brokers), Connect over HTTPS with basic auth; the steps run as this command line, passwords from the environment")
 	fs.BoolVar(&o.kerberos, "kerberos", false, "with -sandbox -secure: the tool and MM2's clients on the brokers' Kerberos listeners (GSSAPI), each with a principal and keytab of a KDC the sandbox starts (MIT Kerberos: krb5-kdc, krb5-admin-server)")
 	fs.BoolVar(&o.showVersion, "version", false, "print the tool version")
+	fs.BoolVar(&o.table, "table", false, "plan, run: after the plan's summary, print a row for every partition (the plan file holds them all; the summary lists the blocked ones)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "apply: show the connector config it would create (secrets redacted) and the offsets it would write, and change nothing")
 	fs.StringVar(&o.strimziOut, "strimzi-out", "", "strimzi: the file the resources are written to (default: the plan file with .strimzi.yaml)")
 	fs.StringVar(&o.strimziAlter, "strimzi-alter-configmap", "", "strimzi: the ConfigMap that holds the plan's offsets (default: <connector, or the KafkaMirrorMaker2>-alter-offsets)")

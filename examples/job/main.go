@@ -184,6 +184,7 @@ func apply(ctx context.Context, flags *app.Flags, planFlag, storeFlag *string, l
 	if err != nil {
 		return classify(res, err)
 	}
+	defer env.Close()
 	if err := app.CheckConnect(ctx, env, s); err != nil {
 		return classify(res, err)
 	}

@@ -31,7 +31,8 @@ type Broker struct {
 type Node struct {
 	cluster  *Broker
 	id       int32
-	addr     string // client listener: PLAINTEXT, or SASL_SSL in a secure sandbox
+	addr     string // client listener: PLAINTEXT, or SASL_SSL in a secure sandbox; advertised
+	listen   string // where the client listener binds: addr, or behind Config.Latency's proxy
 	internal string // inter-broker listener, PLAINTEXT; addr in a plain sandbox
 	mtls     string // a secure sandbox's mTLS listener (SSL, client certificates required)
 	oauth    string // a secure sandbox's OAUTHBEARER listener (SASL_SSL)
@@ -70,6 +71,12 @@ func (s *Sandbox) newBroker(name string, n, rf int, java, dist, confDir string, 
 	for i := range n {
 		p := ports[i*perNode : (i+1)*perNode]
 		nd := &Node{cluster: b, id: int32(i + 1), addr: fmt.Sprintf("%s:%d", s.host, p[0])}
+		nd.listen = nd.addr
+		if s.latency > 0 {
+			if nd.addr, err = s.proxy(nd.listen); err != nil {
+				return nil, err
+			}
+		}
 		nd.internal = nd.addr
 		dir := filepath.Join(s.workDir, name)
 		if n > 1 {
@@ -86,7 +93,7 @@ func (s *Sandbox) newBroker(name string, n, rf int, java, dist, confDir string, 
 		controller := p[perNode-1]
 		if s.sec == nil {
 			props = append(props,
-				fmt.Sprintf("listeners=PLAINTEXT://%s,CONTROLLER://127.0.0.1:%d", nd.addr, controller),
+				fmt.Sprintf("listeners=PLAINTEXT://%s,CONTROLLER://127.0.0.1:%d", nd.listen, controller),
 				"advertised.listeners=PLAINTEXT://"+nd.addr,
 				"controller.listener.names=CONTROLLER",
 				"inter.broker.listener.name=PLAINTEXT",

@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -48,6 +49,7 @@ import (
 
 	mm2 "github.com/mm2cutover/mm2cutover/docker/mm2"
 	"github.com/mm2cutover/mm2cutover/internal/jvmcds"
+	"github.com/mm2cutover/mm2cutover/internal/latencyproxy"
 )
 
 // DefaultKafkaVersion is the newest Apache Kafka release whose broker,
@@ -151,6 +153,16 @@ type Config struct {
 	// (JMXExporterAgent) and the image's jmx-exporter.yaml, each on a free
 	// port: Worker.MetricsURL is its endpoint.
 	JMXExporter bool
+	// Latency, when positive, is a round trip added to every connection of
+	// a client to a broker's client listener (PLAINTEXT, or SASL_SSL in a
+	// secure sandbox) and to a worker's REST API: a proxy of package
+	// internal/latencyproxy in this process, half of it each way, listens
+	// in front of each, and the brokers advertise the proxy's address, so
+	// that a client reaches every broker through one (inter-broker and
+	// controller traffic stays direct in a secure sandbox). The kernel here
+	// has no netem. Not with Docker or BrokerHost; a sandbox with it
+	// writes no state file (its proxies live in this process).
+	Latency time.Duration
 	// BrokerHost is the address of this machine the brokers' client
 	// listeners bind and advertise ("" means 127.0.0.1): for clients that
 	// cannot reach this machine's loopback, such as the Pods of
@@ -216,12 +228,29 @@ type Sandbox struct {
 	secretDir string    // credentials and keys; always removed by Close
 	log       *slog.Logger
 	host      string // the brokers' client listener address (Config.BrokerHost)
+	latency   time.Duration
+	proxies   []*latencyproxy.Proxy // Config.Latency's, closed last by Close
 
 	jmxAgent string // the JMX exporter agent jar in the work directory; "" without Config.JMXExporter
 
 	cacheDir   string   // Config.CacheDir, resolved
 	java       string   // the java binary of local JVMs; "" with the Docker backend
 	prometheus []runner // Prometheus servers StartPrometheus started
+}
+
+// proxy starts a latency proxy (Config.Latency) in front of addr and
+// returns the address it listens on.
+func (s *Sandbox) proxy(addr string) (string, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	p, err := latencyproxy.Start(net.JoinHostPort(host, "0"), addr, s.latency/2)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: latency proxy for %s: %w", addr, err)
+	}
+	s.proxies = append(s.proxies, p)
+	return p.Addr(), nil
 }
 
 // Worker is one Kafka Connect distributed worker.
@@ -274,7 +303,10 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		}
 		cfg.CacheDir = filepath.Join(dir, "mm2cutover")
 	}
-	s := &Sandbox{owned: true, log: log, workDir: cfg.WorkDir, cacheDir: cfg.CacheDir, host: cfg.BrokerHost}
+	s := &Sandbox{owned: true, log: log, workDir: cfg.WorkDir, cacheDir: cfg.CacheDir, host: cfg.BrokerHost, latency: cfg.Latency}
+	if cfg.Latency < 0 || cfg.Latency > 0 && (cfg.Docker || cfg.BrokerHost != "") {
+		return nil, errors.New("sandbox: Latency must be positive, and is not supported with Docker or BrokerHost")
+	}
 	if s.host == "" {
 		s.host = "127.0.0.1"
 	} else if cfg.Secure || cfg.Docker {
@@ -507,6 +539,15 @@ func (s *Sandbox) newWorker(i int, dist, confDir, heap string, env []string) (*W
 	)
 	env = append(env, s.WorkerEnv(host, ports[0])...)
 	w := &Worker{url: fmt.Sprintf("http://%s:%d", host, ports[0]), client: s.HTTPClient()}
+	restAddr := net.JoinHostPort(host, strconv.Itoa(ports[0])) // where clients reach the REST API
+	if s.latency > 0 {
+		px, err := s.proxy(restAddr)
+		if err != nil {
+			return nil, err
+		}
+		restAddr = px
+		w.url = "http://" + restAddr
+	}
 	if s.jmxAgent != "" {
 		menv, murl, err := s.jmxExporterEnv()
 		if err != nil {
@@ -520,7 +561,7 @@ func (s *Sandbox) newWorker(i int, dist, confDir, heap string, env []string) (*W
 			return nil, err
 		}
 		env = append(env, secEnv...)
-		w.url = fmt.Sprintf("https://%s:%d", host, ports[0])
+		w.url = "https://" + restAddr
 		w.auth, w.local = s.sec.rest, local
 	}
 	name, argv := fmt.Sprintf("connect worker %d", i), []string{filepath.Join(confDir, "docker-entrypoint.sh")}
@@ -638,6 +679,11 @@ func (s *Sandbox) Close() error {
 	if !s.owned {
 		return nil
 	}
+	defer func() {
+		for _, p := range s.proxies {
+			p.Close()
+		}
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 	defer cancel()
 	var errs []error
@@ -822,6 +868,9 @@ type workerInfo struct {
 func (s *Sandbox) WriteState(path string) error {
 	if s.sec != nil {
 		return errors.New("sandbox: a secure sandbox writes no state file (it would hold its credentials)")
+	}
+	if s.latency > 0 {
+		return errors.New("sandbox: a sandbox with Latency writes no state file (its proxies end with this process)")
 	}
 	st := state{
 		KafkaVersion: s.version,

@@ -134,17 +134,19 @@ const plainJAASEnv = "SANDBOX_BROKER_PLAIN_JAAS"
 // the environment (${env:...}).
 func (sec *security) brokerProps(nd *Node, controller int) []string {
 	const scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
-	listeners := fmt.Sprintf("SASL_SSL://%s,INTERNAL://%s,MTLS://%s,OAUTH://%s", nd.addr, nd.internal, nd.mtls, nd.oauth)
+	others := fmt.Sprintf("INTERNAL://%s,MTLS://%s,OAUTH://%s", nd.internal, nd.mtls, nd.oauth)
 	protocols := "SASL_SSL:SASL_SSL,INTERNAL:PLAINTEXT,MTLS:SSL,OAUTH:SASL_SSL,CONTROLLER:PLAINTEXT"
 	var kerberos []string
 	if sec.kdc != nil {
-		listeners += ",KERBEROS://" + nd.kerberos
+		others += ",KERBEROS://" + nd.kerberos
 		protocols += ",KERBEROS:SASL_SSL"
 		kerberos = sec.kdc.brokerProps()
 	}
+	// The SASL_SSL listener binds nd.listen and advertises nd.addr: the
+	// same address, or Config.Latency's proxy in front of it.
 	return append([]string{
-		fmt.Sprintf("listeners=%s,CONTROLLER://127.0.0.1:%d", listeners, controller),
-		"advertised.listeners=" + listeners,
+		fmt.Sprintf("listeners=SASL_SSL://%s,%s,CONTROLLER://127.0.0.1:%d", nd.listen, others, controller),
+		fmt.Sprintf("advertised.listeners=SASL_SSL://%s,%s", nd.addr, others),
 		"controller.listener.names=CONTROLLER",
 		"inter.broker.listener.name=INTERNAL",
 		"listener.security.protocol.map=" + protocols,

@@ -254,11 +254,11 @@ func TestCalls(t *testing.T) {
 			return c.ReadGroup(ctx, "flink", []string{"orders"})
 		},
 			kafkaadmin.Reading{Topics: kafkaadmin.Topics{"orders": 2}, Committed: offsets.GroupOffsets{tp("orders", 0): 5},
-				Bounds: map[kafkaadmin.TopicPartition]offsets.LogBounds{tp("orders", 0): {Start: 2, End: 11, StableEnd: 11}, tp("orders", 1): {}}}, nil, ""},
+				Bounds: map[kafkaadmin.TopicPartition]offsets.LogBounds{tp("orders", 0): {Start: 2, End: 11}, tp("orders", 1): {}}}, nil, ""},
 		{"read group with an offline partition", func(ctx context.Context, c *kafkafake.Cluster) (any, error) {
 			return c.ReadGroup(ctx, "flink", []string{"payments"})
 		}, kafkaadmin.Reading{Topics: kafkaadmin.Topics{"payments": 3}, Committed: offsets.GroupOffsets{},
-			Bounds: map[kafkaadmin.TopicPartition]offsets.LogBounds{tp("payments", 0): {End: 5, StableEnd: 3}, tp("payments", 1): {}},
+			Bounds: map[kafkaadmin.TopicPartition]offsets.LogBounds{tp("payments", 0): {End: 5}, tp("payments", 1): {}},
 			Errors: map[kafkaadmin.TopicPartition]error{tp("payments", 2): sarama.ErrLeaderNotAvailable}}, sarama.ErrLeaderNotAvailable, ""},
 		{"read group of a topic that does not exist", func(ctx context.Context, c *kafkafake.Cluster) (any, error) {
 			return c.ReadGroup(ctx, "flink", []string{"nope"})

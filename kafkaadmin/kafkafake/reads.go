@@ -631,6 +631,10 @@ func (c *Cluster) readGroup(ctx context.Context, group string, topics []string, 
 		if pe, ok := err.(*kafkaadmin.PartitionErrors); ok {
 			out.Errors = pe.Errs
 		}
+		for tp, b := range out.Bounds { // a reading has no last stable offset, as the client's
+			b.StableEnd = 0
+			out.Bounds[tp] = b
+		}
 	}
 	return out, partitionErrors("ReadGroup", len(parts), out.Errors)
 }

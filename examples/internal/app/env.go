@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"time"
@@ -45,7 +46,8 @@ type Env struct {
 	onStep  func(string)
 }
 
-// Open builds the clients from the settings; it contacts nothing.
+// Open builds the clients from the settings; it contacts nothing. Close
+// the Env when the step is done.
 func Open(s Settings) (*Env, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -68,7 +70,20 @@ func Open(s Settings) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{Source: source, Target: target, Connect: c}, nil
+	// A process runs one step (or `run`, its steps one after the other):
+	// its clients keep their connections and the clusters' metadata across
+	// the step's reads (kafkaadmin.Client.Step), until Close.
+	return &Env{Source: source.Step(), Target: target.Step(), Connect: c}, nil
+}
+
+// Close closes the connections the Env's Kafka clients keep. It returns
+// nil.
+func (env *Env) Close() error {
+	if source, target, err := env.clients(); err == nil {
+		_ = source.Close()
+		_ = target.Close()
+	}
+	return nil
 }
 
 // errNotClients: a step that needs the Kafka clients themselves was given
@@ -172,4 +187,23 @@ func speaksTLS(ctx context.Context, host string) bool {
 	}
 	c.Close()
 	return true
+}
+
+// CostMessage is the message of the debug line LogCost writes, which the
+// scale benchmark (examples/internal/scalebench) reads from the command
+// line's stderr.
+const CostMessage = "kafka cost"
+
+// LogCost logs, at debug level, what the step cost each Kafka cluster: its
+// requests by kind and its connections (kafkaadmin.Client.Cost). Clusters
+// of another kind (a test's, in memory) log nothing.
+func (env *Env) LogCost(ctx context.Context, log *slog.Logger) {
+	source, target, err := env.clients()
+	if err != nil || log == nil {
+		return
+	}
+	sc, tc := source.Cost(), target.Cost()
+	log.LogAttrs(ctx, slog.LevelDebug, CostMessage,
+		slog.Int64("source_requests", sc.Requests), slog.Int64("source_connections", sc.Connections), slog.String("source", sc.String()),
+		slog.Int64("target_requests", tc.Requests), slog.Int64("target_connections", tc.Connections), slog.String("target", tc.String()))
 }

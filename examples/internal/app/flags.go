@@ -74,7 +74,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&s.Group, "group", "", "the old job's consumer group")
 	fs.StringVar(&f.topics, "topics", "", "source topics in scope, comma separated")
 	fs.StringVar(&s.Policy, "policy", "identity", "replication policy: identity (same topic names) or default (alias.topic)")
-	fs.IntVar(&s.TasksMax, "tasks-max", 0, "tasks.max of the connector; 0 chooses connect.TasksFor: one task per 500 source partitions, fewer past 15,625 to bound the workers' heap; recorded in the plan")
+	fs.IntVar(&s.TasksMax, "tasks-max", 0, "tasks.max of the connector; 0 chooses connect.TasksFor: one task per 250 source partitions, fewer from 11,112 to bound the workers' heap; recorded in the plan")
 	fs.IntVar(&s.WorkerMaxRequestSize, "worker-producer-max-request-size", 0, "the Connect workers' producer.max.request.size, which REST does not show, for the precheck's record-size check (0: not set, Kafka's default 1048576)")
 	fs.StringVar(&s.WorkerStorage.ConfigTopic, "worker-config-topic", "", "the Connect workers' config.storage.topic (the image's CONNECT_CONFIG_STORAGE_TOPIC), which REST does not show: the precheck checks it is compacted with one partition")
 	fs.StringVar(&s.WorkerStorage.OffsetTopic, "worker-offset-topic", "", "the Connect workers' offset.storage.topic (CONNECT_OFFSET_STORAGE_TOPIC): the precheck checks it is compacted")
@@ -374,7 +374,7 @@ func (f *Flags) checkValues() error {
 		return fmt.Errorf("%w: -worker-producer-max-request-size %d: want 0 (not set) or more", ErrSettings, s.WorkerMaxRequestSize)
 	}
 	if s.StoppedWindow < 0 {
-		return fmt.Errorf("%w: -stopped-window %v: want 0 (2 s) or a positive duration", ErrSettings, s.StoppedWindow)
+		return fmt.Errorf("%w: -stopped-window %v: want 0 (no window) or a positive duration", ErrSettings, s.StoppedWindow)
 	}
 	if s.TasksMax < 0 {
 		return fmt.Errorf("%w: -tasks-max %d: want 0 (chosen by the partitions) or more", ErrSettings, s.TasksMax)

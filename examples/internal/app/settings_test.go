@@ -101,7 +101,7 @@ func TestTasksMaxChosenByThePlan(t *testing.T) {
 		name     string
 		tasksMax int
 		want     string
-	}{{"chosen: 2,500 partitions", 0, "5"}, {"given", 7, "7"}} {
+	}{{"chosen: 2,500 partitions", 0, "10"}, {"given", 7, "7"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := s
 			s.TasksMax = tc.tasksMax

@@ -50,6 +50,9 @@ type childResult struct {
 	// offsets, lag, the boundary check on every partition, acceptance).
 	Again time.Duration `json:"verify_again_ns,omitempty"`
 	Steps []step        `json:"steps,omitempty"`
+	// Costs are what each step cost the Kafka clusters (cli: plan and
+	// apply, as each process logged it; raw: the floor's reads).
+	Costs []stepCost `json:"costs,omitempty"`
 	// MaxRSS is the peak resident set size in bytes of the process that
 	// did the work: the child's own, read when its work is done, or for
 	// the cli run the larger of its two processes'.
@@ -201,7 +204,7 @@ func statusRun(ctx context.Context, j job) childResult {
 // one process and with one Env as `cutover run -yes` does: the operator
 // pause at its shortest, the stability window included.
 func pauseRun(ctx context.Context, j job) childResult {
-	src, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{j.Source}, ClientID: "scalebench-job"})
+	src, err := kafkaadmin.NewClient(j.kafkaConfig(j.Source, "scalebench-job", true))
 	if err != nil {
 		return childResult{Error: err.Error()}
 	}
@@ -283,7 +286,7 @@ func pauseRun(ctx context.Context, j job) childResult {
 // copied. The polls are ListOffsets of every partition on the target
 // broker, which MM2's start shares.
 func watchFirstRecord(ctx context.Context, j job, tr *tracer) (<-chan time.Duration, error) {
-	tgt, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{j.Target}, ClientID: "scalebench-watch"})
+	tgt, err := kafkaadmin.NewClient(j.kafkaConfig(j.Target, "scalebench-watch", false))
 	if err != nil {
 		return nil, err
 	}
@@ -331,6 +334,7 @@ type tracer struct {
 	start time.Time
 	mu    sync.Mutex
 	steps []step
+	costs []stepCost
 }
 
 func newTracer() *tracer { return &tracer{start: time.Now()} }
@@ -350,6 +354,7 @@ func (t *tracer) result(err error) childResult {
 	}
 	t.mu.Lock()
 	res.Steps = append(res.Steps, t.steps...)
+	res.Costs = append(res.Costs, t.costs...)
 	t.mu.Unlock()
 	return res
 }

@@ -11,7 +11,39 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 )
+
+// stepCost is what one step cost the Kafka clusters: requests and
+// connections in all, and per cluster the requests by kind.
+type stepCost struct {
+	Step        string `json:"step"`
+	Requests    int64  `json:"requests"`
+	Connections int64  `json:"connections"`
+	Source      string `json:"source"`
+	Target      string `json:"target,omitempty"`
+}
+
+// addRawCost adds the raw floor's cost.
+func (t *tracer) addRawCost(c stepCost) {
+	t.mu.Lock()
+	t.costs = append(t.costs, c)
+	t.mu.Unlock()
+}
+
+// addCost adds the cost a process logged (app.CostMessage) for its step.
+func (t *tracer) addCost(step string, attrs map[string]string) {
+	n := func(k string) int64 {
+		v, _ := strconv.ParseInt(attrs[k], 10, 64)
+		return v
+	}
+	c := stepCost{Step: step, Requests: n("source_requests") + n("target_requests"),
+		Connections: n("source_connections") + n("target_connections"), Source: attrs["source"], Target: attrs["target"]}
+	t.mu.Lock()
+	t.costs = append(t.costs, c)
+	t.mu.Unlock()
+}
 
 // cliRun does what an operator does: `cutover plan`, then `cutover apply`,
 // two processes of the command line (j.Cutover), with the flags the
@@ -30,11 +62,14 @@ func cliRun(ctx context.Context, j job) childResult {
 		"-plan", j.PlanFile, "-readback-timeout", "2m", "-log-level", "debug",
 		"-tasks-max", strconv.Itoa(max(j.TasksMax, 1)),
 	}
+	secFlags, secEnv := j.cliFlags()
+	common = append(common, secFlags...)
 	var planned time.Duration
 	err := func() error {
 		for _, step := range []string{"plan", "apply"} {
 			tr.mark("cutover " + step + " starts")
 			cmd := exec.CommandContext(ctx, j.Cutover, append([]string{step}, common...)...)
+			cmd.Env = append(os.Environ(), secEnv...)
 			var stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = nil, &stderr // stdout: the plan summary or the apply table
 			err := cmd.Run()
@@ -71,6 +106,10 @@ func (t *tracer) addLogLines(b []byte, prefix string) {
 		}
 		at, err := time.Parse(time.RFC3339Nano, attrs["time"])
 		if err != nil {
+			continue
+		}
+		if attrs["msg"] == app.CostMessage {
+			t.addCost(prefix, attrs)
 			continue
 		}
 		s := step{At: at.Sub(t.start), What: prefix + ": " + attrs["msg"]}

@@ -94,6 +94,13 @@ type options struct {
 	brokers int
 	// workerHeap is the -Xmx of the workers of the sandbox it starts.
 	workerHeap string
+	// paths are the paths measured, of lib, cli and raw.
+	paths []string
+	// latency is the round trip the sandbox it starts adds to every
+	// client connection to a broker or worker; secure makes that sandbox
+	// SASL_SSL (SCRAM-SHA-512) with Connect over HTTPS.
+	latency time.Duration
+	secure  bool
 }
 
 // partitionsPerBroker is what one sandbox broker holds here with room to
@@ -122,8 +129,17 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.prefix, "prefix", "scalebench", "prefix of the names of the topics, group and connectors it creates")
 	fs.IntVar(&o.brokers, "brokers", 0, "brokers of each cluster of the sandbox it starts, the partitions spread over them (replication factor 1); 0: one per 15,000 partitions of the largest size")
 	fs.StringVar(&o.workerHeap, "worker-heap", "2g", "maximum heap of the workers of the sandbox it starts, as the Kubernetes example's (a worker starting 50 tasks at 50,000 partitions ran out of 768m)")
+	fs.DurationVar(&o.latency, "latency", 0, "round trip added to every client connection to the sandbox's brokers and workers, by a proxy in front of each (the brokers advertise it); 20ms is a network between regions")
+	fs.BoolVar(&o.secure, "secure", false, "a sandbox of SASL_SSL brokers (SCRAM-SHA-512 for the tool, the floor and MM2) and HTTPS workers with basic auth")
+	paths := fs.String("paths", "lib,cli,raw", "the paths measured, comma separated: lib (the library in one process), cli (plan and apply, two processes), raw (the floor)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	for _, p := range strings.Split(*paths, ",") {
+		if p = strings.TrimSpace(p); !slices.Contains([]string{"lib", "cli", "raw"}, p) {
+			return o, fmt.Errorf("-paths: unknown path %q (lib, cli, raw)", p)
+		}
+		o.paths = append(o.paths, strings.TrimSpace(p))
 	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -190,7 +206,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // bench measures every size on the sandbox and prints the results. Its
 // exit status is 3 when a run failed.
 func bench(ctx context.Context, sb *held, o options, stdout, stderr io.Writer, log *slog.Logger) int {
-	rep := report{KafkaVersion: sb.sb.KafkaVersion(), Window: o.window, TasksMax: o.tasksMax, LoadStart: loadAvg()}
+	rep := report{KafkaVersion: sb.sb.KafkaVersion(), Latency: o.latency, Secure: o.secure, Window: o.window, TasksMax: o.tasksMax, LoadStart: loadAvg()}
 	dir, err := os.MkdirTemp("", "scalebench-cli-")
 	if err != nil {
 		fmt.Fprintln(stderr, "scalebench:", err)
@@ -201,6 +217,9 @@ func bench(ctx context.Context, sb *held, o options, stdout, stderr io.Writer, l
 	if sb.cutover, err = buildCutover(ctx, dir); err == nil {
 		sb.props = filepath.Join(dir, "connector.properties")
 		err = os.WriteFile(sb.props, []byte(connectorProps), 0o644)
+	}
+	if err == nil {
+		sb.secure, err = newSecureJob(sb.sb, dir)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "scalebench:", err)
@@ -226,8 +245,10 @@ func bench(ctx context.Context, sb *held, o options, stdout, stderr io.Writer, l
 	}
 	printTable(stdout, rep, o)
 	for _, r := range results {
-		if r.LibOK != r.Rounds || r.CLIOK != r.Rounds || r.RawOK != r.Rounds {
-			return 3
+		for _, p := range o.paths {
+			if map[string]int{"lib": r.LibOK, "cli": r.CLIOK, "raw": r.RawOK}[p] != r.Rounds {
+				return 3
+			}
 		}
 	}
 	return 0
@@ -241,6 +262,8 @@ type held struct {
 	// cutover is the command line's binary, built for the run, and props
 	// its -connector-properties file.
 	cutover, props string
+	// secure is what a job needs on a secure sandbox; nil on a plain one.
+	secure *secureJob
 }
 
 func (h *held) close() error {
@@ -252,7 +275,7 @@ func (h *held) close() error {
 
 func openSandbox(ctx context.Context, o options, log *slog.Logger) (*held, error) {
 	base := runBase(o.prefix)
-	if path := os.Getenv(sandbox.StateEnv); path != "" {
+	if path := os.Getenv(sandbox.StateEnv); path != "" && o.latency == 0 && !o.secure {
 		sb, err := sandbox.Attach(ctx, path)
 		if err != nil {
 			return nil, err
@@ -263,6 +286,7 @@ func openSandbox(ctx context.Context, o options, log *slog.Logger) (*held, error
 	cfg := sandbox.ConfigFromEnv()
 	cfg.Workers = o.workers
 	cfg.WorkerHeap = o.workerHeap
+	cfg.Latency, cfg.Secure = o.latency, o.secure
 	cfg.Logger = log
 	brokers := o.brokers
 	if brokers == 0 {
@@ -272,7 +296,7 @@ func openSandbox(ctx context.Context, o options, log *slog.Logger) (*held, error
 	if brokers > 1 {
 		cfg.ReplicationFactor = 1
 	}
-	log.Info("starting a sandbox", "workers", o.workers, "worker_heap", o.workerHeap, "brokers_per_cluster", brokers)
+	log.Info("starting a sandbox", "workers", o.workers, "worker_heap", o.workerHeap, "brokers_per_cluster", brokers, "latency", o.latency, "secure", o.secure)
 	sb, err := sandbox.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -289,6 +313,8 @@ func runBase(prefix string) string {
 // report is the -json output.
 type report struct {
 	KafkaVersion string        `json:"kafka_version"`
+	Latency      time.Duration `json:"latency_ns"`
+	Secure       bool          `json:"secure"`
 	Window       time.Duration `json:"window_ns"`
 	TasksMax     int           `json:"tasks_max"`
 	LoadStart    string        `json:"load_average_start"` // 1, 5, 15 min
@@ -336,6 +362,10 @@ type sizeResult struct {
 	CLISteps []step `json:"cli_steps"`
 	// RawSteps are the raw floor's phases in its median run.
 	RawSteps []step `json:"raw_steps"`
+	// CLICosts and RawCosts are what each step of the median cli and raw
+	// runs cost the Kafka clusters.
+	CLICosts []stepCost `json:"cli_costs,omitempty"`
+	RawCosts []stepCost `json:"raw_costs,omitempty"`
 }
 
 // pauseResult is the operator pause with one tasks.max: medians over its
@@ -364,6 +394,15 @@ type pauseResult struct {
 	VerifyAgain time.Duration `json:"verify_again_ns,omitempty"`
 }
 
+// okRuns is the fewest successful runs of the paths measured.
+func okRuns(r sizeResult, paths []string) int {
+	n := r.Rounds
+	for _, p := range paths {
+		n = min(n, map[string]int{"lib": r.LibOK, "cli": r.CLIOK, "raw": r.RawOK}[p])
+	}
+	return n
+}
+
 func median(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {
 		return 0
@@ -379,8 +418,15 @@ func printTable(w io.Writer, rep report, o options) {
 	if rep.TasksMax == 0 {
 		tasks = fmt.Sprintf("the cutover's (connect.TasksFor, one per %d partitions, at most %d tasks x partitions)", connect.PartitionsPerTask, connect.TaskPartitionBudget)
 	}
-	fmt.Fprintf(w, "Kafka %s; %d rounds per size after %d warm-up, order rotating; stability window %v; tasks.max %s; medians\n",
-		rep.KafkaVersion, o.rounds, o.warmup, o.window, tasks)
+	network := "loopback, PLAINTEXT"
+	if rep.Secure {
+		network = "loopback, SASL_SSL (SCRAM-SHA-512) and HTTPS"
+	}
+	if rep.Latency > 0 {
+		network += fmt.Sprintf(", %v round trip added", rep.Latency)
+	}
+	fmt.Fprintf(w, "Kafka %s; %s; %d rounds per size after %d warm-up, order rotating; stability window %v; tasks.max %s; medians\n",
+		rep.KafkaVersion, network, o.rounds, o.warmup, o.window, tasks)
 	fmt.Fprintf(w, "load average (1, 5, 15 min) %s at the start, %s at the end\n\n", rep.LoadStart, rep.LoadEnd)
 	fmt.Fprintf(w, "%-6s %5s %5s %8s %8s %8s %8s %6s %8s %8s %8s %6s %8s %8s %8s %8s %8s %8s\n",
 		"N", "tasks", "ok", "raw", "cli", "(plan", "apply)", "ratio", "cli RSS", "library", "(plan", "ratio", "lib RSS", "status", "pause", "(tool", "connect)", "verify")
@@ -397,7 +443,7 @@ func printTable(w io.Writer, rep report, o options) {
 			}
 		}
 		fmt.Fprintf(w, "%-6d %5d %5s %8s %8s %8s %8s %6.2f %8s %8s %8s %6.2f %8s %8s %8s %8s %8s %8s\n",
-			r.Partitions, r.TasksMax, fmt.Sprintf("%d/%d", min(r.LibOK, r.CLIOK, r.RawOK), r.Rounds), ms(r.Raw),
+			r.Partitions, r.TasksMax, fmt.Sprintf("%d/%d", okRuns(r, o.paths), r.Rounds), ms(r.Raw),
 			ms(r.CLI), ms(r.CLIPlan), ms(r.CLIApply), r.CLIRatio, mb(r.CLIRSS),
 			ms(r.Lib), ms(r.LibPlan), r.Ratio, mb(r.LibRSS), ms(r.Status), pause, tool, conn, vfy)
 	}
@@ -415,6 +461,16 @@ func printTable(w io.Writer, rep report, o options) {
 		fmt.Fprintf(w, "\n%dx the partitions: cli %.2fx the time, library %.2fx, raw floor %.2fx, status %.2fx; cli RSS %.2fx, library RSS %.2fx\n",
 			int(scale), ratio(last.CLI, first.CLI), ratio(last.Lib, first.Lib), ratio(last.Raw, first.Raw), ratio(last.Status, first.Status),
 			float64(last.CLIRSS)/float64(max(first.CLIRSS, 1)), float64(last.LibRSS)/float64(max(first.LibRSS, 1)))
+	}
+	fmt.Fprintf(w, "\nKafka requests and connections per step (the median runs; source and target together, then by kind):\n")
+	for _, r := range rs {
+		for _, c := range append(slices.Clone(r.CLICosts), r.RawCosts...) {
+			fmt.Fprintf(w, "%-6d %-6s %4d requests %3d connections  source: %s", r.Partitions, c.Step, c.Requests, c.Connections, c.Source)
+			if c.Target != "" {
+				fmt.Fprintf(w, "; target: %s", c.Target)
+			}
+			fmt.Fprintln(w)
+		}
 	}
 	for _, r := range rs {
 		fmt.Fprintf(w, "\nN=%d cli, median run (ms from the start of plan):\n", r.Partitions)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 )
 
@@ -179,4 +180,51 @@ func TestParseLogLine(t *testing.T) {
 			t.Errorf("parseLogLine(%q) = %v, %v; want %v", tc.line, got, ok, tc.want)
 		}
 	}
+}
+
+// TestSmallRunSecureLatency runs the command line and the raw floor at 20
+// partitions on a sandbox of SASL_SSL brokers (SCRAM-SHA-512) and HTTPS
+// workers behind 20 ms of added round trip, and reports them side by
+// side: requests, connections and wall time. The connections are pinned
+// (one per broker of each cluster for each step, one for the floor); the
+// times only logged.
+func TestSmallRunSecureLatency(t *testing.T) {
+	sb := sandboxtest.Dedicated(t, sandbox.Config{Secure: true, Latency: 20 * time.Millisecond, Workers: 1})
+	o, err := parseFlags([]string{"-sizes", "20", "-topics", "2", "-rounds", "1", "-warmup", "0", "-pause", "0", "-paths", "cli,raw", "-json"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.prefix, o.secure, o.latency = runBase("scalebench-secure"), true, 20*time.Millisecond
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(&stderr, nil))
+	h := &held{sb: sb, base: o.prefix}
+	if code := bench(ctx, h, o, &stdout, &stderr, log); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	var rep report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.Sizes) != 1 {
+		t.Fatalf("report %s: %v", stdout.Bytes(), err)
+	}
+	r := rep.Sizes[0]
+	if r.CLIOK != 1 || r.RawOK != 1 || !rep.Secure || rep.Latency != 20*time.Millisecond {
+		t.Fatalf("result %+v; want one successful cli and raw run, secure, 20ms", r)
+	}
+	conns := map[string]int64{}
+	for _, c := range append(r.CLICosts, r.RawCosts...) {
+		conns[c.Step] = c.Connections
+		if c.Step != "raw" && (!strings.Contains(c.Source, "SaslAuthenticate") || !strings.Contains(c.Target, "SaslAuthenticate")) {
+			t.Errorf("%s: %+v; want SASL on both clusters", c.Step, c)
+		}
+	}
+	if want := map[string]int64{"plan": 2, "apply": 2, "raw": 1}; !cmp.Equal(conns, want) {
+		t.Errorf("connections per step %v, want %v", conns, want)
+	}
+	var table bytes.Buffer
+	printTable(&table, rep, o)
+	if !strings.Contains(table.String(), "SASL_SSL (SCRAM-SHA-512) and HTTPS, 20ms round trip added") {
+		t.Errorf("table does not say the network:\n%s", table.String())
+	}
+	t.Logf("\n%s", table.String())
 }

@@ -36,6 +36,16 @@ func rawRun(ctx context.Context, j job, tr *tracer) error {
 	conf := sarama.NewConfig()
 	conf.ClientID = "scalebench-raw"
 	conf.Version = sarama.V2_8_0_0
+	meter := &countingDialer{}
+	conf.Net.Proxy.Enable, conf.Net.Proxy.Dialer = true, meter
+	if err := j.rawSecurity(conf, meter); err != nil {
+		return err
+	}
+	hc, err := j.httpClient()
+	if err != nil {
+		return err
+	}
+	defer func() { tr.addRawCost(meter.cost()) }()
 	brokers := map[string]*sarama.Broker{}
 	defer func() {
 		for _, b := range brokers {
@@ -182,13 +192,13 @@ func rawRun(ctx context.Context, j job, tr *tracer) error {
 		return err
 	}
 	u := j.ConnectURL + "/connectors/" + url.PathEscape(j.Connector) + "/offsets"
-	if _, err := call(ctx, http.MethodPatch, u, data); err != nil {
+	if _, err := call(ctx, hc, http.MethodPatch, u, data); err != nil {
 		return err
 	}
 	tr.mark(fmt.Sprintf("PATCH %d offsets", len(body.Offsets)))
 
 	for n := 1; ; n++ {
-		b, err := call(ctx, http.MethodGet, u, nil)
+		b, err := call(ctx, hc, http.MethodGet, u, nil)
 		if err == nil {
 			var read struct {
 				Offsets []struct {
@@ -222,7 +232,7 @@ func rawRun(ctx context.Context, j job, tr *tracer) error {
 }
 
 // call sends one request and returns the body of a 2xx answer.
-func call(ctx context.Context, method, u string, body []byte) ([]byte, error) {
+func call(ctx context.Context, hc *http.Client, method, u string, body []byte) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -232,7 +242,7 @@ func call(ctx context.Context, method, u string, body []byte) ([]byte, error) {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}

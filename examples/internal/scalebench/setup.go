@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/redact"
 )
 
 // recordsPerPartition is how many records setup keeps in every source
@@ -48,6 +50,8 @@ type job struct {
 	// TasksMax is the connector's tasks.max; measureSize sets it, to
 	// connect.TasksFor of the job's partitions unless -tasks-max is given.
 	TasksMax int `json:"tasks_max,omitempty"`
+	// Secure is set on a secure sandbox (-secure).
+	Secure *secureJob `json:"secure,omitempty"`
 }
 
 // connectorProps is what the -connector-properties file of a cli job
@@ -57,9 +61,9 @@ const connectorProps = "replication.factor=1\n"
 // settings are the cutover's settings for a job, as the CLI would have
 // them from its flags.
 func settings(j job, log *slog.Logger) app.Settings {
-	return app.Settings{
-		Source:          kafkaadmin.Config{BootstrapServers: []string{j.Source}, ClientID: "scalebench"},
-		Target:          kafkaadmin.Config{BootstrapServers: []string{j.Target}, ClientID: "scalebench"},
+	s := app.Settings{
+		Source:          j.kafkaConfig(j.Source, "scalebench", true),
+		Target:          j.kafkaConfig(j.Target, "scalebench", false),
 		ConnectURL:      j.ConnectURL,
 		Connector:       j.Connector,
 		Group:           j.Group,
@@ -72,7 +76,12 @@ func settings(j job, log *slog.Logger) app.Settings {
 		Logger:          log,
 		// The sandbox's clusters have one broker each.
 		Extra: map[string]string{"replication.factor": "1"},
-	}.WithDefaults()
+	}
+	if sj := j.Secure; sj != nil {
+		s.ConnectUser, s.ConnectPassword, s.ConnectCAFile = sj.ConnectUser, redact.Secret(sj.ConnectPassword), sj.CAFile
+		s.SourceClient, s.TargetClient = sj.SourceClient, sj.TargetClient
+	}
+	return s.WithDefaults()
 }
 
 // measureSize sets up n partitions and runs the rounds.
@@ -85,7 +94,8 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 	}
 	group := fmt.Sprintf("%s-n%d", o.prefix, n)
 	base := job{Source: h.sb.Source().Bootstrap(), Target: h.sb.Target().Bootstrap(), ConnectURL: h.sb.ConnectURL(),
-		Group: group, Topics: topics, PerTopic: per, Window: o.window, Cutover: h.cutover, PropsFile: h.props, TasksMax: o.tasksMax}
+		Group: group, Topics: topics, PerTopic: per, Window: o.window, Cutover: h.cutover, PropsFile: h.props, TasksMax: o.tasksMax,
+		Secure: h.secure}
 	if base.TasksMax == 0 { // what the cutover chooses: the pre-created connector, the library and the CLI agree
 		base.TasksMax = connect.TasksFor(int(per) * len(topics))
 	}
@@ -93,13 +103,13 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 
 	start := time.Now()
 	log.Info("setting up", "partitions", n, "topics", len(topics))
-	if err := setUp(ctx, base); err != nil {
+	if err := setUp(ctx, h, base); err != nil {
 		return res, fmt.Errorf("set up: %w", err)
 	}
 	log.Info("set up", "partitions", n, "took", time.Since(start).Round(time.Millisecond))
 	if !o.keep {
 		defer func() {
-			if err := tearDown(context.WithoutCancel(ctx), base); err != nil {
+			if err := tearDown(context.WithoutCancel(ctx), h, base); err != nil {
 				log.Warn("deleting the topics", "error", err)
 			}
 		}()
@@ -109,7 +119,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 		return res, err
 	}
 	defer os.RemoveAll(dir)
-	c, err := connect.New(base.ConnectURL)
+	c, err := app.OpenConnect(settings(base, nil))
 	if err != nil {
 		return res, err
 	}
@@ -117,7 +127,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 	var libT, libPlan, libApply, cliT, cliPlan, cliApply, rawT, statusT []time.Duration
 	var libRuns, cliRuns, rawRuns []childResult
 	for r := -o.warmup; r < o.rounds; r++ {
-		modes := []string{"lib", "cli", "raw"}
+		modes := slices.Clone(o.paths)
 		k := (r + o.warmup) % len(modes) // every path goes first, second and last in turn
 		modes = append(modes[k:], modes[:k]...)
 		for _, mode := range modes {
@@ -184,7 +194,8 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 	res.Ratio = ratio(res.Lib, res.Raw)
 	res.CLI, res.CLIPlan, res.CLIApply = median(cliT), median(cliPlan), median(cliApply)
 	res.CLIRatio = ratio(res.CLI, res.Raw)
-	res.CLISteps = medianRun(cliRuns, res.CLI).Steps
+	res.CLISteps, res.CLICosts = medianRun(cliRuns, res.CLI).Steps, medianRun(cliRuns, res.CLI).Costs
+	res.RawCosts = medianRun(rawRuns, res.Raw).Costs
 	res.Steps = medianRun(libRuns, res.Lib).Steps
 	res.RawSteps = medianRun(rawRuns, res.Raw).Steps
 
@@ -325,19 +336,19 @@ func runJob(ctx context.Context, j job) (childResult, error) {
 
 // setUp creates the topics on both clusters (if missing) with two records
 // per source partition, and commits the group's offsets.
-func setUp(ctx context.Context, j job) error {
-	src, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{j.Source}, ClientID: "scalebench-setup"})
+func setUp(ctx context.Context, h *held, j job) error {
+	src, err := kafkaadmin.NewClient(j.kafkaConfig(j.Source, "scalebench-setup", true))
 	if err != nil {
 		return err
 	}
-	tgt, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{j.Target}, ClientID: "scalebench-setup"})
+	tgt, err := kafkaadmin.NewClient(j.kafkaConfig(j.Target, "scalebench-setup", false))
 	if err != nil {
 		return err
 	}
 	for _, side := range []struct {
-		r         *kafkaadmin.Client
-		bootstrap string
-	}{{src, j.Source}, {tgt, j.Target}} {
+		r  *kafkaadmin.Client
+		sb *sandbox.Broker
+	}{{src, h.sb.Source()}, {tgt, h.sb.Target()}} {
 		have, err := side.r.Topics(ctx, j.Topics...)
 		var ute *kafkaadmin.UnknownTopicsError
 		if err != nil && !errors.As(err, &ute) {
@@ -350,7 +361,7 @@ func setUp(ctx context.Context, j job) error {
 			case ok:
 				return fmt.Errorf("topic %s exists with %d partitions, want %d", t, n, j.PerTopic)
 			default:
-				if err := sandbox.CreateTopic(ctx, side.bootstrap, t, j.PerTopic); err != nil {
+				if err := side.sb.CreateTopic(ctx, t, j.PerTopic); err != nil {
 					return err
 				}
 			}
@@ -373,7 +384,7 @@ func setUp(ctx context.Context, j job) error {
 		}
 	}
 	if len(msgs) > 0 {
-		if err := produce(j.Source, msgs); err != nil {
+		if err := produce(h.sb.Source(), msgs); err != nil {
 			return err
 		}
 	}
@@ -384,11 +395,11 @@ func setUp(ctx context.Context, j job) error {
 	return src.CommitOffsets(ctx, j.Group, offs)
 }
 
-func produce(bootstrap string, msgs []*sarama.ProducerMessage) error {
-	cfg := sandbox.NewSaramaConfig()
+func produce(b *sandbox.Broker, msgs []*sarama.ProducerMessage) error {
+	cfg := b.SaramaConfig()
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	cfg.Producer.Flush.MaxMessages = 5000
-	p, err := sarama.NewSyncProducer([]string{bootstrap}, cfg)
+	p, err := sarama.NewSyncProducer(b.Addrs(), cfg)
 	if err != nil {
 		return err
 	}
@@ -397,10 +408,11 @@ func produce(bootstrap string, msgs []*sarama.ProducerMessage) error {
 }
 
 // tearDown deletes the topics on both clusters and the group.
-func tearDown(ctx context.Context, j job) error {
+func tearDown(ctx context.Context, h *held, j job) error {
 	var errs []error
-	for _, bootstrap := range []string{j.Source, j.Target} {
-		admin, err := sarama.NewClusterAdmin([]string{bootstrap}, sandbox.NewSaramaConfig())
+	for _, b := range []*sandbox.Broker{h.sb.Source(), h.sb.Target()} {
+		bootstrap := b.Bootstrap()
+		admin, err := sarama.NewClusterAdmin(b.Addrs(), b.SaramaConfig())
 		if err != nil {
 			errs = append(errs, err)
 			continue

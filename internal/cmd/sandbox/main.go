@@ -36,6 +36,7 @@ func main() {
 	flag.StringVar(&cfg.WorkerHeap, "worker-heap", "", "maximum heap of each worker, as 2g or 1536m (default 768m, the brokers')")
 	flag.BoolVar(&cfg.Secure, "secure", false, "SASL_SSL brokers (SCRAM, PLAIN) and HTTPS + basic-auth workers, credentials generated at start")
 	flag.BoolVar(&cfg.Kerberos, "kerberos", false, "with -secure: an MIT Kerberos KDC and a GSSAPI listener per broker; the workers log in from a keytab")
+	flag.DurationVar(&cfg.Latency, "latency", 0, "round trip added to every client connection to a broker or worker, by a proxy in front of each (no state file then)")
 	hold := flag.Bool("hold", false, "keep the sandbox running until interrupted instead of running the smoke demo")
 	statePath := flag.String("state", "", "with -hold: write the sandbox state file here (for "+sandbox.StateEnv+")")
 	asJSON := flag.Bool("json", false, "print the result as JSON")
