@@ -278,7 +278,10 @@ func (s *operatorSite) settings(t *testing.T, co cutover, connector, cluster str
 		"MM2CUTOVER_SOURCE_SECURITY_PROTOCOL=PLAINTEXT",
 		"MM2CUTOVER_TARGET_SECURITY_PROTOCOL=PLAINTEXT",
 		"MM2CUTOVER_CONNECT_URL=" + s.restURL,
-		"MM2CUTOVER_CONNECTOR=" + connector,
+		// Quoted: Strimzi's KafkaMirrorMaker2 names its connector
+		// "source->target.MirrorSourceConnector", and a shell (which
+		// the settings file is read as) would take > for a redirection.
+		"MM2CUTOVER_CONNECTOR='" + connector + "'",
 		"MM2CUTOVER_GROUP=" + co.group,
 		"MM2CUTOVER_TOPICS=" + co.topicList(),
 		"MM2CUTOVER_STABILITY_WINDOW=2s",
