@@ -110,10 +110,10 @@ var commonFlags = []string{"config", "source-bootstrap", "target-bootstrap", "so
 	"source-client-config", "target-client-config", "connect-url", "connect-user", "connect-ca", "connect-client-config",
 	"request-timeout", "retry-timeout", "connector", "source-alias", "target-alias", "group", "topics", "policy", "tasks-max",
 	"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor",
-	"strimzi-cluster", "strimzi-namespace", "json", "log-level"}
+	"exactly-once", "strimzi-cluster", "strimzi-namespace", "json", "log-level"}
 
 var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-file-overrides-group", "flink-source-uid",
-	"flink-rest", "flink-job", "accept-expired", "accepted-by", "savepoint", "stability-window", "stopped-window", "worker-producer-max-request-size", "plan", "audit"}
+	"flink-rest", "flink-job", "accept-expired", "accepted-by", "savepoint", "stability-window", "stopped-window", "worker-producer-max-request-size", "worker-group", "worker-principal", "plan", "audit"}
 
 var steps = []step{
 	{"precheck", "read-only checks of the clusters, the group, the target topics and Connect: what would block the cutover", planFlags},

@@ -97,6 +97,15 @@ type Settings struct {
 	// Extra connector settings (the -connector-properties file): written
 	// under the keys the cutover requires, which they may not change.
 	Extra map[string]string
+	// ExactlyOnce creates the connector with Kafka Connect's exactly-once
+	// source support (connect.MirrorSource.ExactlyOnce); WorkerGroup is then
+	// the workers' group.id (the image's CONNECT_GROUP_ID), which REST does
+	// not show: the precheck asks every worker of that group and names the
+	// task producers' transactional IDs by it. WorkerPrincipal is the
+	// principal the workers' producer authenticates as on the target
+	// ("User:mm2"), when the connector does not override it.
+	ExactlyOnce                  bool
+	WorkerGroup, WorkerPrincipal string
 	// OffsetSyncs is the explicit decision, for a worker below Kafka 3.9, of
 	// where the offset-syncs topic goes; nil for 3.9+ (no offset syncs).
 	OffsetSyncs *connect.OffsetSyncsTopic
@@ -280,6 +289,7 @@ func (s Settings) MirrorSource() connect.MirrorSource {
 		ReplicationPolicy: s.flagPolicy(),
 		IsolationLevel:    "read_committed",
 		OffsetSyncs:       s.OffsetSyncs,
+		ExactlyOnce:       s.ExactlyOnce,
 		Extra:             s.Extra,
 	}
 }
