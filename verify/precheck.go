@@ -209,6 +209,21 @@ type PrecheckSpec struct {
 	// (the workers' *.storage.topic settings, which REST does not show);
 	// they are checked on the workers' cluster ("connect-internal-topics").
 	WorkerStorage *WorkerStorage
+	// WorkerGroup is the Connect workers' group.id (the image's
+	// CONNECT_GROUP_ID), which REST does not show. A configuration that
+	// requires exactly-once (connect.ExactlyOnceOf) needs it: the
+	// precheck lists the group's members on the target and asks each
+	// worker whether it runs with exactly-once source support
+	// (exactly-once-workers), and names the task producers' transactional
+	// IDs, <group.id>-<connector>-<task>, by it (exactly-once-acls).
+	WorkerGroup string
+	// WorkerPrincipal is the principal the workers' own clients
+	// authenticate as on the target ("User:mm2"), which REST does not
+	// show: exactly-once-acls checks it where the connector does not
+	// override its producer's, admin's or consumer's SASL settings, and
+	// for the leader's transactional ID connect-cluster-<group.id>. Empty
+	// leaves those unchecked (a warning).
+	WorkerPrincipal string
 	// Strimzi says the connector will be defined by a Strimzi custom
 	// resource and its offsets written by the operator (plan.WriteStrimzi),
 	// never over REST: the strimzi-managed check then passes where it sees
@@ -310,7 +325,14 @@ func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
 // create fit the brokers of their clusters (replication-factor), and, when
 // spec names them, Connect's internal topics (connect-internal-topics); it
 // warns when the Connect REST API is plain HTTP off loopback
-// (connect-rest-exposure). The target topics are those the configuration's
+// (connect-rest-exposure). It warns when the old job's last writes to the
+// target were transactional and the connector does not run exactly-once
+// (old-job-transactions). For a configuration that requires exactly-once
+// (connect.ExactlyOnceOf) it checks that every worker of the group
+// spec.WorkerGroup runs with exactly-once source support, asking each
+// worker at the URL it advertises (exactly-once-workers), and that the
+// target's ACLs let the connector's principals write its transactional IDs
+// and offsets topic (exactly-once-acls). The target topics are those the configuration's
 // replication policy names (offsets.PolicyOf).
 //
 // An error is returned only when a check could not run at all; failed
@@ -465,7 +487,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	// configs, Connect's validation and connectors, the cutover's own
 	// connector) and each writes only its own checks: they run at once,
 	// and their checks join the report in this order.
-	var parts [7]Checks
+	var parts [10]Checks
 	if targetsOK {
 		wg.Go(func() {
 			if endsBefore != nil {
@@ -475,11 +497,13 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 			}
 		})
 		wg.Go(func() { precheckRecordSizes(ctx, &parts[1], source, target, spec) })
+		wg.Go(func() { precheckOldJobTransactions(ctx, &parts[7], target, spec, r.TargetEnds) })
 	} else {
 		parts[0].add("target-quiet", Warn, "not checked: the target topics failed their check")
 	}
 	if r.WorkerVersion != "" {
-		exp := connect.LintExpectations{SourceAlias: offsets.SourceAliasOf(spec.Config), HasClearedPartition: hasZero(r.Group), Topics: spec.Topics}
+		exp := connect.LintExpectations{SourceAlias: offsets.SourceAliasOf(spec.Config), HasClearedPartition: hasZero(r.Group), Topics: spec.Topics,
+			ExactlyOnce: connect.ExactlyOnceOf(spec.Config)}
 		if callerPolicy != (offsets.ReplicationPolicy{}) {
 			exp.Policy = &callerPolicy
 		}
@@ -490,6 +514,12 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		wg.Go(func() { precheckConnectors(ctx, &parts[3], c, source, target, spec, r.WorkerVersion) })
 		wg.Go(func() { precheckReplicationFactors(ctx, &parts[4], source, target, spec, r.WorkerVersion, targets) })
 		wg.Go(func() { precheckOwnConnector(ctx, &parts[5], c, spec, r) })
+		if connect.ExactlyOnceOf(spec.Config) {
+			wg.Go(func() { precheckExactlyOnceWorkers(ctx, &parts[8], c, target, spec) })
+		}
+	}
+	if connect.ExactlyOnceOf(spec.Config) {
+		wg.Go(func() { precheckExactlyOnceACLs(ctx, &parts[9], target, spec) })
 	}
 	wg.Go(func() { precheckWorkerStorage(ctx, &parts[6], target, spec, writers, r.TargetClusterID) })
 	wg.Wait()
