@@ -403,3 +403,45 @@ func precheckOldJobTransactions(ctx context.Context, cs *Checks, target *kafkaad
 // old-job-transactions check reads: enough to pass a transaction's
 // markers (one per transaction) to its last data record.
 const oldJobTail = 16
+
+// precheckConnectorOffsetsTopic checks the connector's own offsets topic,
+// when its configuration names one (offsets.storage.topic): on the
+// workers' cluster, the target, it must be compacted like the workers'
+// own (connector-offsets-topic). Connect creates it, compacted, when it
+// first writes the connector's offsets (the cutover's PATCH).
+func precheckConnectorOffsetsTopic(ctx context.Context, cs *Checks, target *kafkaadmin.Client, spec PrecheckSpec) {
+	const name = "connector-offsets-topic"
+	own := strings.TrimSpace(spec.Config[connect.OffsetsStorageTopicKey])
+	if own == "" {
+		return
+	}
+	layouts, err := target.TopicLayouts(ctx, own)
+	if err != nil {
+		cs.add(name, Warn, "cannot read the connector's offsets topic %s: %v", own, err)
+		return
+	}
+	policy := ""
+	if _, ok := layouts[own]; ok {
+		cfgs, err := target.TopicConfigs(ctx, []string{own}, "cleanup.policy")
+		if err != nil {
+			cs.add(name, Warn, "cannot read the cleanup.policy of the connector's offsets topic %s: %v", own, err)
+			return
+		}
+		policy = cfgs[own].Values["cleanup.policy"].Value
+	}
+	connectorOffsetsTopicRule(cs, own, layouts[own], policy)
+}
+
+// connectorOffsetsTopicRule judges the connector's own offsets topic; a
+// zero layout means it does not exist. It reads nothing.
+func connectorOffsetsTopicRule(cs *Checks, topic string, l kafkaadmin.TopicLayout, policy string) {
+	const name = "connector-offsets-topic"
+	switch {
+	case l.Partitions == 0:
+		cs.add(name, Pass, "the connector keeps its offsets in a topic of its own, %s, which Connect creates (compacted) on the target when the plan's offsets are written; the cutover reads them through Connect", topic)
+	case strings.ReplaceAll(policy, " ", "") != "compact":
+		cs.add(name, Fail, "the connector's offsets topic %s has cleanup.policy %q, not compact: Connect loses the offsets deletion removes, and MM2 would start over from the earliest record", topic, policy)
+	default:
+		cs.add(name, Pass, "the connector keeps its offsets in %s, compacted, on the target", topic)
+	}
+}

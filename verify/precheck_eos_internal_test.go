@@ -155,3 +155,22 @@ func TestPrincipalOfJAAS(t *testing.T) {
 		}
 	}
 }
+
+func TestConnectorOffsetsTopicRule(t *testing.T) {
+	for _, tc := range []struct {
+		l      kafkaadmin.TopicLayout
+		policy string
+		want   Verdict
+	}{
+		{kafkaadmin.TopicLayout{}, "", Pass},
+		{kafkaadmin.TopicLayout{Partitions: 25, ReplicationFactor: 3}, "compact", Pass},
+		{kafkaadmin.TopicLayout{Partitions: 25, ReplicationFactor: 3}, "delete", Fail},
+		{kafkaadmin.TopicLayout{Partitions: 25, ReplicationFactor: 3}, "compact,delete", Fail},
+	} {
+		var cs Checks
+		connectorOffsetsTopicRule(&cs, "orders-offsets", tc.l, tc.policy)
+		if len(cs) != 1 || cs[0].Verdict != tc.want || !strings.Contains(cs[0].Detail, "orders-offsets") {
+			t.Errorf("%+v %q: %v, want %s", tc.l, tc.policy, cs, tc.want)
+		}
+	}
+}

@@ -112,7 +112,7 @@ var commonFlags = []string{"config", "source-bootstrap", "target-bootstrap", "so
 	"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor",
 	"exactly-once", "strimzi-cluster", "strimzi-namespace", "json", "log-level"}
 
-var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-file-overrides-group", "flink-source-uid",
+var planFlags = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-connector-topic", "offsets-file-overrides-group", "flink-source-uid",
 	"flink-rest", "flink-job", "accept-expired", "accepted-by", "savepoint", "stability-window", "stopped-window", "worker-producer-max-request-size", "worker-group", "worker-principal", "plan", "audit"}
 
 var steps = []step{

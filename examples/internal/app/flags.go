@@ -90,6 +90,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&s.FlinkSourceUID, "flink-source-uid", "", "the uid of the Flink job's KafkaSource in the savepoint (needed when the job has several sources)")
 	fs.StringVar(&s.OffsetsAlias, "offsets-alias", "", "with -offsets-from mm2:TOPIC: the old MirrorMaker's source cluster alias, under which its offsets are stored")
 	fs.StringVar(&s.OffsetsConnector, "offsets-connector", "MirrorSourceConnector", "with -offsets-from mm2:TOPIC: the old connector's name (dedicated mode names it MirrorSourceConnector)")
+	fs.StringVar(&s.OffsetsConnectorTopic, "offsets-connector-topic", "", "with -offsets-from mm2:TOPIC: the old connector's own offsets topic, when its configuration sets offsets.storage.topic (an exactly-once connector may): read with TOPIC, its entries winning, as Connect reads them")
 	fs.BoolVar(&s.OffsetsFileOverridesGroup, "offsets-file-overrides-group", false, "the -offsets-from file holds positions chosen on purpose (e.g. --to-datetime): do not require the group's commits to equal them")
 	fs.StringVar(&f.syncsLocation, "offset-syncs-location", "", "Kafka Connect below 3.9 only, which always writes offset syncs: the cluster that holds the offset-syncs topic, source or target")
 	fs.IntVar(&f.syncsRF, "offset-syncs-replication-factor", 0, "with -offset-syncs-location: the replication factor of the offset-syncs topic MM2 creates (default 3)")

@@ -123,6 +123,10 @@ type Settings struct {
 	// Its offsets are those of OffsetsConnector stored under the source
 	// alias OffsetsAlias; C = M+1.
 	OffsetsTopic, OffsetsConnector, OffsetsAlias string
+	// OffsetsConnectorTopic is the old connector's own offsets topic, when
+	// its configuration sets offsets.storage.topic: read with OffsetsTopic,
+	// its entries winning (verify.ConnectorOffsets.ConnectorTopic).
+	OffsetsConnectorTopic string
 
 	// OffsetsSavepoint, when set, is where C comes from instead: a Flink
 	// job's final savepoint directory (-offsets-from flink-savepoint:DIR),
@@ -188,6 +192,9 @@ func (s Settings) Validate() error {
 	}
 	if s.OffsetsFileOverridesGroup && s.OffsetsFile == "" {
 		return fmt.Errorf("%w: -offsets-file-overrides-group needs -offsets-from csv:FILE", ErrSettings)
+	}
+	if s.OffsetsConnectorTopic != "" && s.OffsetsTopic == "" {
+		return fmt.Errorf("%w: -offsets-connector-topic needs -offsets-from mm2:TOPIC (the workers' offsets topic)", ErrSettings)
 	}
 	if s.OffsetsTopic != "" && (s.OffsetsAlias == "" || s.OffsetsConnector == "") {
 		return fmt.Errorf("%w: -offsets-from mm2:%s needs -offsets-alias (the old MirrorMaker's source cluster alias) and -offsets-connector", ErrSettings, s.OffsetsTopic)
