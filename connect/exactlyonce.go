@@ -71,6 +71,13 @@ const workerExactlyOnceDisabled = "does not have exactly-once source support ena
 var (
 	versionExactlyOnce       = kafkaVersion{3, 3}
 	versionExactlyOnceMirror = kafkaVersion{3, 5}
+	// versionChainedTombstones is the first release whose
+	// ConnectorOffsetBackingStore writes null offsets of a connector with
+	// an offsets topic of its own to the workers' topic first and to its
+	// own in the callback (KAFKA-15018): with exactly-once, Worker has
+	// committed the offsets write's transaction by then, and the write
+	// never completes (4.3.1 included).
+	versionChainedTombstones = kafkaVersion{3, 8}
 )
 
 // ExactlyOnceOf reports whether a connector configuration asks Connect to
@@ -188,6 +195,10 @@ func lintExactlyOnce(config map[string]string, workerVersion string, exp LintExp
 			"use transaction.boundary=poll, one transaction per batch")
 	default:
 		add(SeverityError, TransactionBoundaryKey, fmt.Sprintf("is %q, not poll, interval or connector", b), "set transaction.boundary=poll")
+	}
+	if v, err := parseKafkaVersion(workerVersion); err == nil && v.atLeast(versionChainedTombstones) && strings.TrimSpace(config[OffsetsStorageTopicKey]) != "" {
+		add(SeverityWarning, OffsetsStorageTopicKey, fmt.Sprintf("is set on an exactly-once connector: Kafka Connect %s cannot write a null offset for it (the write never completes: the PATCH or DELETE of its offsets gets no answer), so a rollback before resume cannot delete its offsets (DELETE /connectors/{name}/offsets); the cutover's PATCH leaves out the deletions that change nothing", workerVersion),
+			"leave offsets.storage.topic unset (the workers' offsets topic) to keep the rollback before resume")
 	}
 	for _, k := range []string{"producer.override.transactional.id", "producer.override.enable.idempotence"} {
 		if _, ok := config[k]; ok {

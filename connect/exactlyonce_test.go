@@ -115,6 +115,14 @@ func TestLintExactlyOnce(t *testing.T) {
 		{name: "interval boundary", version: "4.3.1", exp: asked, edit: func(c map[string]string) { c["transaction.boundary"] = "Interval" },
 			want: []keySev{{"transaction.boundary", SeverityWarning}}},
 		{name: "no boundary is poll", version: "4.3.1", exp: asked, edit: func(c map[string]string) { delete(c, "transaction.boundary") }},
+		{name: "an offsets topic of its own on 4.3", version: "4.3.1", exp: asked, edit: func(c map[string]string) { c["offsets.storage.topic"] = "own" },
+			want: []keySev{{"offsets.storage.topic", SeverityWarning}}},
+		{name: "an offsets topic of its own on 3.7", version: "3.7.2", exp: asked, edit: func(c map[string]string) {
+			c["offsets.storage.topic"] = "own"
+			c["offset-syncs.topic.location"] = "target"
+			c["offset-syncs.topic.replication.factor"] = "1"
+			delete(c, "emit.offset-syncs.enabled")
+		}, want: []keySev{{"offset-syncs.topic.location", SeverityWarning}}},
 		{name: "a producer override Connect replaces", version: "4.3.1", exp: asked, edit: func(c map[string]string) { c["producer.override.transactional.id"] = "x" },
 			want: []keySev{{"producer.override.transactional.id", SeverityWarning}}},
 	} {

@@ -126,7 +126,9 @@ func HasErrors(findings []Finding) bool {
 // transaction.boundary=interval (records reach read_committed readers
 // only as each interval's transaction commits); producer.override.
 // transactional.id or enable.idempotence, which Connect replaces for
-// exactly-once tasks.
+// exactly-once tasks; offsets.storage.topic on a 3.8+ worker, which cannot
+// write a null offset for an exactly-once connector with an offsets topic
+// of its own (its offsets cannot be deleted: no rollback before resume).
 //
 // Warnings: producer.override.bootstrap.servers, which writes MM2's records
 // elsewhere than the workers' own cluster (verify.Precheck checks which

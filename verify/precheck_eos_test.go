@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +94,7 @@ func TestPrecheckExactlyOnceWorkers(t *testing.T) {
 	}
 
 	w := sb.Workers()[1]
-	if err := w.Stop(ctx); err != nil {
+	if err := w.Stop(ctx); err != nil && !errors.Is(err, sandbox.ErrStopHung) { // 4.3.1 now and then hangs on SIGTERM: killed, as a Pod is
 		t.Fatal(err)
 	}
 	if err := w.SetEnv("CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT=disabled"); err != nil {
