@@ -225,6 +225,15 @@ func (p *Plan) strimziSteps(b []byte, kind StrimziKind, r StrimziResources) []by
 	lines := []string{
 		fmt.Sprintf("Strimzi resources for plan %s, connector %q (%s %s; Strimzi 1.2.0 or newer).", p.Fingerprint, p.ConnectorName, kind, r.Cluster),
 		"1. kubectl apply --server-side -f THIS FILE: the connector is created STOPPED (spec.state: stopped).",
+	}
+	if strings.EqualFold(strings.TrimSpace(p.ConnectorConfig["exactly.once.support"]), "required") {
+		// The connector requires exactly-once: Connect refuses to create it
+		// on a worker without the support, and a worker without it would run
+		// its tasks at least once.
+		lines = append(lines, "   Exactly-once: first set exactly.once.source.support: enabled in the Connect cluster's config (spec.config"+
+			" of the KafkaConnect, the Connect cluster's config of the KafkaMirrorMaker2) and let every worker restart with it.")
+	}
+	lines = append(lines,
 		fmt.Sprintf("2. when kubectl get %s%s -o jsonpath='%s' says STOPPED:", res, ns, state),
 		fmt.Sprintf("   kubectl annotate %s%s "+annotate, res, ns, "alter"),
 		"3. when Strimzi has removed that annotation (the offsets are written):",
@@ -233,7 +242,7 @@ func (p *Plan) strimziSteps(b []byte, kind StrimziKind, r StrimziResources) []by
 		"   cutover verify -strimzi-offsets listed.json: the read-back, 100% equal to the plan or no resume.",
 		fmt.Sprintf("5. resume: kubectl patch %s%s %s", res, ns, strimziResumePatch(kind)),
 		"   then cutover verify (boundary records, lag, acceptance) as after any resume.",
-	}
+	)
 	for _, l := range lines {
 		b = append(b, "# "...)
 		b = append(b, l...)
