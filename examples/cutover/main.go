@@ -161,7 +161,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (string, error) {
 func usage(w io.Writer, fs *flag.FlagSet, st *step) {
 	if st == nil {
 		fmt.Fprintln(w, "usage: cutover <step> [flags]    (flags may also come before the step)")
-		fmt.Fprintln(w, "       cutover -sandbox [-json] [-go-replicator]")
+		fmt.Fprintln(w, "       cutover -sandbox [-json] [-go-replicator] [-exactly-once]")
 		fmt.Fprintln(w, "       cutover -sandbox -secure [-kerberos]")
 		fmt.Fprintln(w, "\nsteps:")
 		for _, s := range steps {
@@ -229,6 +229,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.strimziOffsets, "strimzi-offsets", "", "verify before resume: the ConfigMap Strimzi listed the connector's offsets into, as kubectl get configmap NAME -o json writes it")
 	name, err := parseArgs(fs, args)
 	st, known := findStep(name)
+	exactlyOnce := fs.Lookup("exactly-once").Value.String() == "true" // the settings' flag; -sandbox reads it too
 	asJSON := o.asJSON || os.Getenv("MM2CUTOVER_JSON") == "true"
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -266,6 +267,9 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 	case o.secure && !o.sandbox:
 		fmt.Fprintln(stderr, "cutover: -secure goes with -sandbox (a real cluster's security comes from the settings)")
 		return app.ExitUsage
+	case exactlyOnce && o.sandbox && o.secure:
+		fmt.Fprintln(stderr, "cutover: -exactly-once goes with -sandbox, not with -secure")
+		return app.ExitUsage
 	case o.kerberos && !(o.sandbox && o.secure):
 		fmt.Fprintln(stderr, "cutover: -kerberos goes with -sandbox -secure (a real cluster's Kerberos settings come from the client properties files)")
 		return app.ExitUsage
@@ -291,7 +295,7 @@ func runSafe(args []string, stdout, stderr io.Writer) int {
 		return report(stderr, runSecureSandbox(ctx, log, stdout, stderr, o.kerberos))
 	}
 	if o.sandbox {
-		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator, o.fromGroup))
+		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator, o.fromGroup, exactlyOnce))
 	}
 	s, err := flags.Settings() // also reads -plan, -audit, ... from the environment
 	if err != nil {
