@@ -347,6 +347,28 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 // the body (a connector configuration) to whatever origin the answer names.
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
+// At returns a client for another worker of the same Connect cluster, at
+// workerURL (a worker's advertised REST URL, as it names itself to its
+// group, such as "http://10.0.3.7:8083"), with this client's credentials,
+// TLS settings, timeouts and retries. A request to it is answered by that
+// worker: what Connect does not forward (validate, GET /) says what that
+// one worker has. The credentials go to workerURL: give it only URLs of
+// the Connect cluster's own workers. It returns an error for a URL that
+// is not absolute http or https.
+func (c *Client) At(workerURL string) (*Client, error) {
+	u, err := url.Parse(workerURL)
+	if err != nil {
+		return nil, errors.New("connect: worker url does not parse")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("connect: worker url %q must be absolute http or https, without user, query or fragment", u.Redacted())
+	}
+	return &Client{
+		base: strings.TrimRight(u.String(), "/"), httpClient: c.httpClient, username: c.username, password: c.password,
+		basicAuth: c.basicAuth, userAgent: c.userAgent, timeout: c.timeout, logger: c.logger, policy: c.policy, pollMax: c.pollMax,
+	}, nil
+}
+
 // String describes the client without credentials.
 func (c *Client) String() string { return "connect.Client(" + c.base + ")" }
 

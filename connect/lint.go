@@ -74,6 +74,11 @@ type LintExpectations struct {
 	// must name them alike ([offsets.ReplicationPolicy.Same]). Nil skips the check; a caller
 	// that derives its policy from the configuration needs none.
 	Policy *offsets.ReplicationPolicy
+	// ExactlyOnce is true when the cutover was asked to run the connector
+	// exactly-once ([MirrorSource.ExactlyOnce]): the configuration must
+	// then require it. Without it, a configuration that requires it is
+	// still checked as one.
+	ExactlyOnce bool
 }
 
 // HasErrors reports whether any finding has SeverityError.
@@ -110,6 +115,20 @@ func HasErrors(findings []Finding) bool {
 // other than earliest while the plan clears a partition.
 //
 // GSSAPI settings of MM2's source and target clients: see lintKerberos.
+//
+// Exactly-once (exactly.once.support=required, or exp.ExactlyOnce), errors:
+// not required while exp.ExactlyOnce; a worker below Kafka 3.5, whose
+// MirrorSourceConnector cannot run exactly-once; an effective source
+// consumer isolation level other than read_committed; a
+// transaction.boundary of connector (MM2 defines none) or not a boundary.
+// Warnings: exactly.once.support=requested (exactly-once only where a
+// worker happens to support it, at least once elsewhere, silently);
+// transaction.boundary=interval (records reach read_committed readers
+// only as each interval's transaction commits); producer.override.
+// transactional.id or enable.idempotence, which Connect replaces for
+// exactly-once tasks; offsets.storage.topic on a 3.8+ worker, which cannot
+// write a null offset for an exactly-once connector with an offsets topic
+// of its own (its offsets cannot be deleted: no rollback before resume).
 //
 // Warnings: producer.override.bootstrap.servers, which writes MM2's records
 // elsewhere than the workers' own cluster (verify.Precheck checks which
@@ -192,6 +211,7 @@ func Lint(config map[string]string, workerVersion string, exp LintExpectations) 
 
 	lintDiversions(config, workerVersion, exp, add)
 	lintKerberos(config, add)
+	lintExactlyOnce(config, workerVersion, exp, add)
 
 	alias := offsets.SourceAliasOf(config)
 	if exp.SourceAlias != "" && alias != exp.SourceAlias {

@@ -69,7 +69,23 @@ type MirrorSource struct {
 	// Nil renders emit.offset-syncs.enabled=false.
 	OffsetSyncs *OffsetSyncsTopic
 
-	// Extra keys are written last and override everything above.
+	// ExactlyOnce runs the connector with Kafka Connect's exactly-once
+	// source support (KIP-618): exactly.once.support=required (Connect
+	// then refuses to validate or create it on a worker without
+	// exactly.once.source.support=enabled, or in a configuration it cannot
+	// run exactly-once), transaction.boundary=poll (one transaction per
+	// batch: MirrorSourceConnector defines no boundaries of its own) and
+	// source.consumer.isolation.level=read_committed, without which
+	// MirrorSourceConnector does not support it (KAFKA-14021, Kafka 3.5+).
+	// Each task then writes its records and its source offsets in one
+	// transaction: a restart or a lost worker copies nothing twice for a
+	// read_committed reader of the target. Every worker of the group must
+	// run with exactly.once.source.support=enabled (a worker without it
+	// runs the tasks it is given at least once); verify.Precheck asks each.
+	ExactlyOnce bool
+
+	// Extra keys are written last. They may add settings, never change
+	// one the builder sets (ErrExtraClash).
 	Extra map[string]string
 }
 
@@ -182,7 +198,11 @@ func (m MirrorSource) Config() (map[string]string, error) {
 		errs = append(errs, errors.New("no topics: list the topics to replicate"))
 	}
 	switch m.IsolationLevel {
-	case "", "read_committed", "read_uncommitted":
+	case "", "read_committed":
+	case "read_uncommitted":
+		if m.ExactlyOnce {
+			errs = append(errs, errors.New("isolation level read_uncommitted with ExactlyOnce: MirrorSourceConnector runs exactly-once only when its source consumer reads read_committed"))
+		}
 	default:
 		errs = append(errs, fmt.Errorf("isolation level %q is not read_committed or read_uncommitted", m.IsolationLevel))
 	}
@@ -253,6 +273,11 @@ func (m MirrorSource) Config() (map[string]string, error) {
 	if m.IsolationLevel != "" {
 		cfg["source.consumer.isolation.level"] = m.IsolationLevel
 	}
+	if m.ExactlyOnce {
+		cfg[ExactlyOnceSupportKey] = "required"
+		cfg[TransactionBoundaryKey] = "poll"
+		cfg["source.consumer.isolation.level"] = "read_committed"
+	}
 	if m.OffsetSyncs != nil {
 		m.OffsetSyncs.apply(cfg)
 	}
@@ -269,6 +294,8 @@ func (m MirrorSource) Config() (map[string]string, error) {
 			clash = append(clash, k+" (a client setting: SourceClient or TargetClient)")
 		case ok && have != v:
 			clash = append(clash, k) // names only: a value may be a secret
+		case !ok && exactlyOnceOwned[k]:
+			clash = append(clash, k+" (exactly-once settings come from ExactlyOnce)")
 		}
 	}
 	if len(clash) > 0 {
@@ -281,11 +308,18 @@ func (m MirrorSource) Config() (map[string]string, error) {
 	return cfg, nil
 }
 
+// exactlyOnceOwned are the exactly-once keys only [MirrorSource.ExactlyOnce]
+// sets: Extra may not set them, whether or not the builder did.
+var exactlyOnceOwned = map[string]bool{ExactlyOnceSupportKey: true, TransactionBoundaryKey: true, TransactionBoundaryIntervalKey: true}
+
 // ErrExtraClash matches the error of [MirrorSource.Config] for Extra
 // settings that would change a key the builder sets from the fields (the
 // connector's name, class, aliases, bootstrap servers, topics, tasks.max,
 // replication policy, converters, the offset-syncs decision, the source
-// consumer's reset and isolation) or the settings the cutover fixes (no
+// consumer's reset and isolation, the exactly-once settings of
+// ExactlyOnce — exactly.once.support, transaction.boundary and
+// transaction.boundary.interval.ms, refused in Extra even when the
+// builder leaves them unset) or the settings the cutover fixes (no
 // topic configuration or ACL sync), or that hold a client setting
 // (source.cluster.* or target.cluster.*: SourceClient and TargetClient
 // carry those, where bootstrap.servers is refused). A key set to the

@@ -52,3 +52,36 @@ func TestEarlyCapture(t *testing.T) {
 		t.Errorf("the new capture = %+v, %v; want b-0's record at C", records, err)
 	}
 }
+
+// TestWithoutNoopDeletions: only for an exactly-once connector with an
+// offsets topic of its own, the deletions of partitions that hold no
+// offset are left out of the PATCH (Connect 3.8 to 4.3 cannot write them
+// for such a connector); a deletion of a partition that holds one stays.
+func TestWithoutNoopDeletions(t *testing.T) {
+	part := func(n int32) offsets.ConnectPartition {
+		return offsets.ConnectPartition{Cluster: "source", Topic: "orders", Partition: n}
+	}
+	patch := []offsets.ConnectOffset{{Partition: part(0), Offset: offsets.NewMirrorOffset(41)}, {Partition: part(1)}, {Partition: part(2)}}
+	held := []offsets.ConnectOffset{{Partition: part(2), Offset: offsets.NewMirrorOffset(7)}}
+	eosOwn := map[string]string{"exactly.once.support": "required", "offsets.storage.topic": "orders-offsets"}
+	for _, tc := range []struct {
+		name   string
+		config map[string]string
+		want   int
+	}{
+		{"exactly-once, own offsets topic", eosOwn, 2},
+		{"exactly-once, the workers' offsets topic", map[string]string{"exactly.once.support": "required"}, 3},
+		{"at least once, own offsets topic", map[string]string{"offsets.storage.topic": "orders-offsets"}, 3},
+	} {
+		got := withoutNoopDeletions(tc.config, patch, held)
+		if len(got) != tc.want {
+			t.Errorf("%s: %v, want %d entries", tc.name, got, tc.want)
+		}
+	}
+	if got := withoutNoopDeletions(eosOwn, patch, held); got[0] != patch[0] || got[1] != patch[2] {
+		t.Errorf("kept %v, want the set offset and the deletion of a held partition", got)
+	}
+	if len(patch) != 3 {
+		t.Error("the plan's list was changed")
+	}
+}

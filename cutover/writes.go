@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/errkind"
@@ -94,6 +95,19 @@ func (nopConfig) Config(context.Context, string) (map[string]string, error) {
 // refused (verify.ErrNoProof). An error matching connect.ErrOutcomeUnknown
 // means the PATCH may have been applied: run the apply again, whose guard
 // finds the offsets applied or applies them.
+//
+// For an exactly-once connector with an offsets topic of its own
+// (exactly.once.support=required and offsets.storage.topic), the PATCH
+// leaves out the deletions (null offsets, for partitions with C = 0) of
+// partitions the guard found without an offset, which are no-ops:
+// Kafka Connect 3.8 to 4.3 cannot write a null offset for such a
+// connector. Its Worker commits the PATCH's transaction right after it
+// hands the offsets over, while ConnectorOffsetBackingStore writes the
+// workers' topic first and the connector's own only once that write
+// completes (KAFKA-15018), by then outside any transaction ("Cannot add
+// partition ... to transaction while in state READY"): the PATCH never
+// answers. With no null left the PATCH holds only what the plan sets; a
+// plan of nothing but deletions sends none.
 func Patch(ctx context.Context, c *connect.Client, g verify.Guarded, reached verify.Reached) (int, error) {
 	p := g.Plan()
 	if p == nil {
@@ -106,6 +120,10 @@ func Patch(ctx context.Context, c *connect.Client, g verify.Guarded, reached ver
 	if err != nil {
 		return 0, err
 	}
+	patch = withoutNoopDeletions(p.ConnectorConfig, patch, g.Backup())
+	if len(patch) == 0 {
+		return 0, nil
+	}
 	err = confirmThen(ctx, c, p, reached, "the PATCH", "alter offsets of", func() error {
 		_, err := c.AlterMirrorOffsets(ctx, p.ConnectorName, patch)
 		return err
@@ -114,6 +132,21 @@ func Patch(ctx context.Context, c *connect.Client, g verify.Guarded, reached ver
 		return 0, err
 	}
 	return len(patch), nil
+}
+
+// withoutNoopDeletions drops, for an exactly-once connector with an
+// offsets topic of its own, the null entries of patch whose partitions
+// hold no offset in backup (see Patch). Any other patch is returned as it
+// is.
+func withoutNoopDeletions(config map[string]string, patch, backup []offsets.ConnectOffset) []offsets.ConnectOffset {
+	if !connect.ExactlyOnceOf(config) || connect.OffsetsTopicOf(config, "") == "" {
+		return patch
+	}
+	held := make(map[offsets.ConnectPartition]bool, len(backup))
+	for _, o := range backup {
+		held[o.Partition] = true
+	}
+	return slices.DeleteFunc(slices.Clone(patch), func(o offsets.ConnectOffset) bool { return !o.Offset.Present() && !held[o.Partition] })
 }
 
 // Resume is step 8 once approved, after verify.CheckResumable (whose

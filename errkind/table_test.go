@@ -153,6 +153,8 @@ func table() []kindRow {
 		{"kafkaadmin.ErrSecurityProtocol", kafkaadmin.ErrSecurityProtocol, errkind.Rejected},
 		{"kafkaadmin.ErrMalformedOffsetRecord", kafkaadmin.ErrMalformedOffsetRecord, errkind.CheckFailed},
 		{"kafkaadmin.ErrNoRecord", kafkaadmin.ErrNoRecord, errkind.CheckFailed},
+		{"kafkaadmin.ErrACLsUnreadable", kafkaadmin.ErrACLsUnreadable, errkind.Rejected},
+		{"kafkaadmin.ErrNoAuthorizer", kafkaadmin.ErrNoAuthorizer, errkind.CheckFailed},
 		{"kafkaadmin.SecurityError", &kafkaadmin.SecurityError{Addr: "b:9093", Kind: kafkaadmin.ErrAuthentication, Reason: "rejected"}, errkind.Rejected},
 		{"kafkaadmin.TokenEndpointError", &kafkaadmin.TokenEndpointError{URL: "https://idp", StatusCode: 401}, errkind.Rejected},
 		{"kafkaadmin.ConfigError", &kafkaadmin.ConfigError{}, errkind.Rejected},

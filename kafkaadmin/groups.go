@@ -215,7 +215,7 @@ func classicGroup(group string, d *sarama.GroupDescription) (Group, error) {
 	}
 	out := Group{ID: group, State: GroupState(d.State), Type: GroupTypeClassic, ProtocolType: d.ProtocolType, Protocol: d.Protocol}
 	for _, m := range d.Members {
-		mem := Member{ID: m.MemberId, ClientID: m.ClientId, ClientHost: m.ClientHost}
+		mem := Member{ID: m.MemberId, ClientID: m.ClientId, ClientHost: m.ClientHost, Metadata: m.MemberMetadata}
 		if m.GroupInstanceId != nil {
 			mem.InstanceID = *m.GroupInstanceId
 		}

@@ -23,6 +23,10 @@ type Record struct {
 	Value     []byte // nil for a null value (a tombstone)
 	Headers   []Header
 	Timestamp time.Time
+	// Transactional is true for a record written in a transaction (by a
+	// transactional producer: an exactly-once sink, Kafka Streams, an
+	// exactly-once MirrorMaker 2).
+	Transactional bool
 }
 
 // Header is one record header.
@@ -455,7 +459,7 @@ func toRecord(batch *sarama.RecordBatch, r *sarama.Record, off int64) Record {
 	if batch.LogAppendTime {
 		ts = batch.MaxTimestamp
 	}
-	rec := Record{Offset: off, Key: r.Key, Value: r.Value, Timestamp: ts}
+	rec := Record{Offset: off, Key: r.Key, Value: r.Value, Timestamp: ts, Transactional: batch.IsTransactional}
 	for _, h := range r.Headers {
 		rec.Headers = append(rec.Headers, Header{Key: string(h.Key), Value: h.Value})
 	}

@@ -109,6 +109,10 @@ type Member struct {
 	ClientID string
 	// ClientHost is the address the member connected from.
 	ClientHost string
+	// Metadata is the member's metadata for the group's protocol, as the
+	// coordinator holds it (classic groups only): for a Kafka Connect
+	// worker, its advertised REST URL among others (ConnectWorkerURL).
+	Metadata []byte `json:"-"`
 }
 
 // Active reports whether the group has members. A group with members owns

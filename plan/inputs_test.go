@@ -38,6 +38,27 @@ func TestConfigDigest(t *testing.T) {
 	}
 }
 
+// TestConfigDigestExactlyOnce: the exactly-once settings are part of the
+// digest: a connector stored without them (or with any of them changed) is
+// not the plan's, and the steps refuse to write it.
+func TestConfigDigestExactlyOnce(t *testing.T) {
+	eos := map[string]string{"topics": "orders", "exactly.once.support": "required", "transaction.boundary": "poll",
+		"source.consumer.isolation.level": "read_committed"}
+	d := plan.ConfigDigest(eos)
+	for k, v := range map[string]string{"exactly.once.support": "requested", "transaction.boundary": "interval",
+		"source.consumer.isolation.level": "read_uncommitted", "offsets.storage.topic": "own-offsets", "consumer.isolation.level": "read_uncommitted"} {
+		other := maps.Clone(eos)
+		other[k] = v
+		if plan.ConfigDigest(other) == d {
+			t.Errorf("%s=%s did not change the digest", k, v)
+		}
+		delete(other, k)
+		if _, was := eos[k]; was && plan.ConfigDigest(other) == d {
+			t.Errorf("dropping %s did not change the digest", k)
+		}
+	}
+}
+
 // TestConfigDigestPasswordRotation: a password equal to an ordinary value
 // (a topic named like it) or inside one (a URL holding it) is rotated; the
 // configuration is the same, and so is its digest.

@@ -242,6 +242,13 @@ func (p *Plan) strimziSteps(b []byte, kind StrimziKind, r StrimziResources) []by
 	if kind == StrimziKafkaMirrorMaker2 {
 		lines = append(lines, strimziMirrorConfigNote...)
 	}
+	if strings.EqualFold(strings.TrimSpace(p.ConnectorConfig["exactly.once.support"]), "required") {
+		// The connector requires exactly-once: Connect refuses to create it
+		// on a worker without the support, and a worker without it would run
+		// its tasks at least once.
+		lines = append(lines, "   Exactly-once: first set exactly.once.source.support: enabled in the Connect cluster's config (spec.config"+
+			" of the KafkaConnect, the Connect cluster's config of the KafkaMirrorMaker2) and let every worker restart with it.")
+	}
 	lines = append(lines, []string{
 		fmt.Sprintf("2. when kubectl get %s%s -o jsonpath='%s' says STOPPED:", res, ns, state),
 		fmt.Sprintf("   kubectl annotate %s%s "+annotate, res, ns, "alter"),

@@ -280,3 +280,27 @@ func TestF11NegativeReplicasRefused(t *testing.T) {
 		t.Errorf("replicas 2: %v\n%s", err, b.String())
 	}
 }
+
+// TestStrimziExactlyOnce: the connector of an exactly-once plan is rendered
+// with its exactly-once settings, and the steps say that the Connect
+// cluster's workers need exactly.once.source.support first; an
+// at-least-once plan's steps do not.
+func TestStrimziExactlyOnce(t *testing.T) {
+	for _, eos := range []bool{false, true} {
+		cfg := strimziConfig("mirror-orders")
+		if eos {
+			cfg["exactly.once.support"], cfg["transaction.boundary"], cfg["source.consumer.isolation.level"] = "required", "poll", "read_committed"
+		}
+		var b strings.Builder
+		if err := strimziPlan(t, "mirror-orders", cfg).WriteStrimzi(&b, strimziResources(cfg)); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if got := strings.Contains(out, "exactly.once.source.support: enabled"); got != eos {
+			t.Errorf("exactly-once %v: the steps name the workers' setting: %v", eos, got)
+		}
+		if got := strings.Contains(out, `"exactly.once.support": "required"`); got != eos {
+			t.Errorf("exactly-once %v: the connector's config requires exactly-once: %v\n%s", eos, got, out)
+		}
+	}
+}

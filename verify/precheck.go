@@ -122,26 +122,45 @@ func (f FileOffsets) Read(context.Context) (offsets.GroupOffsets, error) {
 // mm2-offsets.<alias>.internal on the target, under the connector name
 // MirrorSourceConnector — and turns them into C = M+1 for the topics in
 // scope (offsets.Reverse). Alias is that connector's source.cluster.alias.
+//
+// ConnectorTopic is that connector's own offsets topic, when its
+// configuration sets offsets.storage.topic (KIP-618; an exactly-once
+// connector may): Connect then reads the connector's offsets from the
+// workers' topic (Topic) and from its own, its own winning per partition
+// (ConnectorOffsetBackingStore.get; a tombstone in its own topic leaves the
+// workers' value), and so does Read.
 type ConnectorOffsets struct {
-	Reader    ConnectOffsetsReader
-	Topic     string
-	Connector string
-	Alias     string
-	Topics    []string
+	Reader         ConnectOffsetsReader
+	Topic          string
+	ConnectorTopic string
+	Connector      string
+	Alias          string
+	Topics         []string
 }
 
-// Source records the topic, connector and alias read.
+// Source records the topics, connector and alias read.
 func (c ConnectorOffsets) Source() plan.OffsetsSource {
-	return plan.OffsetsSource{Kind: plan.FromConnectorOffsets, Ref: fmt.Sprintf("mm2:%s connector=%s alias=%s", c.Topic, c.Connector, c.Alias)}
+	topic := c.Topic
+	if c.ConnectorTopic != "" {
+		topic += "+" + c.ConnectorTopic
+	}
+	return plan.OffsetsSource{Kind: plan.FromConnectorOffsets, Ref: fmt.Sprintf("mm2:%s connector=%s alias=%s", topic, c.Connector, c.Alias)}
 }
 
-// Read reads the offsets topic. An entry under another alias is an error
-// (offsets.ErrAliasMismatch): most likely the alias given is not the old
-// connector's.
+// Read reads the offsets topic (and the connector's own). An entry under
+// another alias is an error (offsets.ErrAliasMismatch): most likely the
+// alias given is not the old connector's.
 func (c ConnectorOffsets) Read(ctx context.Context) (offsets.GroupOffsets, error) {
 	list, err := c.Reader.ReadConnectOffsets(ctx, c.Topic, c.Connector)
 	if err != nil {
 		return nil, err
+	}
+	if c.ConnectorTopic != "" && c.ConnectorTopic != c.Topic {
+		own, err := c.Reader.ReadConnectOffsets(ctx, c.ConnectorTopic, c.Connector)
+		if err != nil {
+			return nil, err
+		}
+		list = MergeConnectOffsets(list, own)
 	}
 	var inScope []offsets.ConnectOffset
 	for _, o := range list {
@@ -150,6 +169,28 @@ func (c ConnectorOffsets) Read(ctx context.Context) (offsets.GroupOffsets, error
 		}
 	}
 	return offsets.Reverse(c.Alias, inScope)
+}
+
+// MergeConnectOffsets returns the offsets a source connector with an
+// offsets topic of its own reads, as Connect reads them
+// (ConnectorOffsetBackingStore.get): those of the workers' topic, each
+// replaced by the entry of the connector's own topic for the same
+// partition. Both lists are as kafkaadmin.Client.ReadConnectOffsets
+// returns them (a tombstone removes a partition: the workers' value then
+// stands). It is pure.
+func MergeConnectOffsets(worker, own []offsets.ConnectOffset) []offsets.ConnectOffset {
+	mine := make(map[offsets.ConnectPartition]bool, len(own))
+	for _, o := range own {
+		mine[o.Partition] = true
+	}
+	out := slices.Clone(own)
+	for _, o := range worker {
+		if !mine[o.Partition] {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, offsets.CompareConnectOffsets)
+	return out
 }
 
 // PrecheckSpec says what Precheck checks.
@@ -209,6 +250,21 @@ type PrecheckSpec struct {
 	// (the workers' *.storage.topic settings, which REST does not show);
 	// they are checked on the workers' cluster ("connect-internal-topics").
 	WorkerStorage *WorkerStorage
+	// WorkerGroup is the Connect workers' group.id (the image's
+	// CONNECT_GROUP_ID), which REST does not show. A configuration that
+	// requires exactly-once (connect.ExactlyOnceOf) needs it: the
+	// precheck lists the group's members on the target and asks each
+	// worker whether it runs with exactly-once source support
+	// (exactly-once-workers), and names the task producers' transactional
+	// IDs, <group.id>-<connector>-<task>, by it (exactly-once-acls).
+	WorkerGroup string
+	// WorkerPrincipal is the principal the workers' own clients
+	// authenticate as on the target ("User:mm2"), which REST does not
+	// show: exactly-once-acls checks it where the connector does not
+	// override its producer's, admin's or consumer's SASL settings, and
+	// for the leader's transactional ID connect-cluster-<group.id>. Empty
+	// leaves those unchecked (a warning).
+	WorkerPrincipal string
 	// Strimzi says the connector will be defined by a Strimzi custom
 	// resource and its offsets written by the operator (plan.WriteStrimzi),
 	// never over REST: the strimzi-managed check then passes where it sees
@@ -310,7 +366,16 @@ func (r *PrecheckReport) PlanSnapshot() (plan.Snapshot, error) {
 // create fit the brokers of their clusters (replication-factor), and, when
 // spec names them, Connect's internal topics (connect-internal-topics); it
 // warns when the Connect REST API is plain HTTP off loopback
-// (connect-rest-exposure). The target topics are those the configuration's
+// (connect-rest-exposure). It warns when the old job's last writes to the
+// target were transactional and the connector does not run exactly-once
+// (old-job-transactions). For a configuration that requires exactly-once
+// (connect.ExactlyOnceOf) it checks that every worker of the group
+// spec.WorkerGroup runs with exactly-once source support, asking each
+// worker at the URL it advertises (exactly-once-workers), and that the
+// target's ACLs let the connector's principals write its transactional IDs
+// and offsets topic (exactly-once-acls). A connector offsets topic of its
+// own (offsets.storage.topic) must be compacted (connector-offsets-topic).
+// The target topics are those the configuration's
 // replication policy names (offsets.PolicyOf).
 //
 // An error is returned only when a check could not run at all; failed
@@ -469,7 +534,7 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	// configs, Connect's validation and connectors, the cutover's own
 	// connector) and each writes only its own checks: they run at once,
 	// and their checks join the report in this order.
-	var parts [7]Checks
+	var parts [11]Checks
 	if targetsOK {
 		wg.Go(func() {
 			if endsBefore != nil {
@@ -479,11 +544,13 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 			}
 		})
 		wg.Go(func() { precheckRecordSizes(ctx, &parts[1], source, target, spec) })
+		wg.Go(func() { precheckOldJobTransactions(ctx, &parts[7], target, spec, r.TargetEnds) })
 	} else {
 		parts[0].add("target-quiet", Warn, "not checked: the target topics failed their check")
 	}
 	if r.WorkerVersion != "" {
-		exp := connect.LintExpectations{SourceAlias: offsets.SourceAliasOf(spec.Config), HasClearedPartition: hasZero(r.Group), Topics: spec.Topics}
+		exp := connect.LintExpectations{SourceAlias: offsets.SourceAliasOf(spec.Config), HasClearedPartition: hasZero(r.Group), Topics: spec.Topics,
+			ExactlyOnce: connect.ExactlyOnceOf(spec.Config)}
 		if callerPolicy != (offsets.ReplicationPolicy{}) {
 			exp.Policy = &callerPolicy
 		}
@@ -494,8 +561,15 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 		wg.Go(func() { precheckConnectors(ctx, &parts[3], c, source, target, spec, r.WorkerVersion) })
 		wg.Go(func() { precheckReplicationFactors(ctx, &parts[4], source, target, spec, r.WorkerVersion, targets) })
 		wg.Go(func() { precheckOwnConnector(ctx, &parts[5], c, spec, r) })
+		if connect.ExactlyOnceOf(spec.Config) {
+			wg.Go(func() { precheckExactlyOnceWorkers(ctx, &parts[8], c, target, spec) })
+		}
+	}
+	if connect.ExactlyOnceOf(spec.Config) {
+		wg.Go(func() { precheckExactlyOnceACLs(ctx, &parts[9], target, spec) })
 	}
 	wg.Go(func() { precheckWorkerStorage(ctx, &parts[6], target, spec, writers, r.TargetClusterID) })
+	wg.Go(func() { precheckConnectorOffsetsTopic(ctx, &parts[10], target, spec) })
 	wg.Wait()
 	for _, p := range parts {
 		*cs = append(*cs, p...)

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -70,6 +72,7 @@ func TestEntrypointRefusesBadEnvironment(t *testing.T) {
 		{"default protocol is sasl", base[:2], "CONNECT_SASL_JAAS_CONFIG is required with CONNECT_SECURITY_PROTOCOL=SASL_PLAINTEXT"},
 		{"unknown protocol", append(base, "CONNECT_SECURITY_PROTOCOL=TLS"), "must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"},
 		{"replication factor", append(base, "CONNECT_REPLICATION_FACTOR=0"), "CONNECT_REPLICATION_FACTOR must be a positive integer"},
+		{"exactly-once misspelt", append(base, "CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT=enable"), "CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT must be disabled, preparing or enabled, got 'enable'"},
 		{"not a kafka home", []string{"KAFKA_HOME=" + t.TempDir(), "CONNECT_BOOTSTRAP_SERVERS=x:1"}, "no connect-mirror jar"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -273,7 +276,7 @@ func TestEntrypointRefusesBadSecuritySettings(t *testing.T) {
 func fakeJava(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	script := "#!/bin/sh\nfor a in \"$@\"; do echo \"ARG $a\"; done\necho '--- config'\neval last=\\${$#}\ncat \"$last\"\n"
+	script := "#!/bin/sh\nfor a in \"$@\"; do echo \"ARG $a\"; done\necho \"ENV CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT=$CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT\"\necho '--- config'\neval last=\\${$#}\ncat \"$last\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "java"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -423,6 +426,35 @@ func TestEntrypointMapsAnyWorkerSetting(t *testing.T) {
 		"POD_IP=127.0.0.1", "CONNECT_PRODUCER__=x")
 	if code != 64 || !strings.Contains(stderr, "CONNECT_PRODUCER__ does not name a worker setting") {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestEntrypointExactlyOnce: the worker's exactly.once.source.support is
+// CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT, disabled by default, in any case,
+// read through ${env:...} in the image's file. Before, the file held
+// "exactly.once.source.support=disabled" as a fixed line, and nothing
+// shipped could run an exactly-once connector.
+func TestEntrypointExactlyOnce(t *testing.T) {
+	conf, err := os.ReadFile("connect-mm2.properties")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := regexp.MustCompile(`(?m)^exactly\.once\.source\.support=.*$`).FindAllString(string(conf), -1); len(lines) != 1 || lines[0] != "exactly.once.source.support=${env:CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT}" {
+		t.Errorf("connect-mm2.properties sets exactly.once.source.support as %q, want one ${env:CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT} line", lines)
+	}
+	base := []string{"KAFKA_HOME=" + fakeKafkaHome(t), "CONNECT_BOOTSTRAP_SERVERS=x:1", "CONNECT_SECURITY_PROTOCOL=PLAINTEXT", "POD_IP=127.0.0.1", "TMPDIR=" + t.TempDir()}
+	for _, tc := range []struct{ set, want string }{{"", "disabled"}, {"enabled", "enabled"}, {"Enabled", "enabled"}, {"preparing", "preparing"}} {
+		env := base
+		if tc.set != "" {
+			env = append(slices.Clone(base), "CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT="+tc.set)
+		}
+		out := runWithFakeJava(t, env...)
+		if !strings.Contains(out, "ENV CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT="+tc.want+"\n") {
+			t.Errorf("CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT=%q: the worker gets another value:\n%s", tc.set, out)
+		}
+		if strings.Contains(out, "exactly.once.source.support=${env:CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT}\n# ") || strings.Count(out, "\nexactly.once.source.support=") != 1 {
+			t.Errorf("CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT=%q was mapped again as a worker setting:\n%s", tc.set, out)
+		}
 	}
 }
 

@@ -47,7 +47,7 @@ func (sc *scenario) startRealFlink(ctx context.Context) (err error) {
 	name := sc.topicNames()[0]
 	job, err := flinkjob.Start(ctx, flinkjob.Config{Dir: filepath.Join(sc.dir, "flink"), Source: src, Target: tgt,
 		Group: sc.group, Topics: sc.topicNames(), TargetPrefix: strings.TrimSuffix(sc.targetTopic(name), name),
-		CheckpointInterval: 2 * time.Second, Logger: sc.log})
+		CheckpointInterval: 2 * time.Second, ExactlyOnce: sc.exactlyOnce, Logger: sc.log})
 	if err != nil {
 		return err
 	}

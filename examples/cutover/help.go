@@ -50,19 +50,21 @@ var (
 	// connectorFlags make the connector's configuration, which every step
 	// that reaches Connect builds to compare with the plan's.
 	connectorFlags = []string{"connector", "topics", "source-alias", "target-alias", "policy", "tasks-max",
-		"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor"}
+		"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor",
+		"exactly-once"}
 	// mm2Input is read again by the steps after the plan when the plan was
 	// made from an old MirrorMaker's offsets topic (mm2:TOPIC).
-	mm2Input = []string{"offsets-from", "offsets-alias", "offsets-connector"}
+	mm2Input = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-connector-topic"}
 	// shared are the flags every step that reaches the clusters reads:
 	// its help lists them by name, 'cutover options' describes them.
 	shared = flagList(connection, connectorFlags, mm2Input)
 	// planInput is where the plan's offsets come from, and the precheck's
 	// settings.
-	planInput = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-file-overrides-group",
+	planInput = []string{"offsets-from", "offsets-alias", "offsets-connector", "offsets-connector-topic", "offsets-file-overrides-group",
 		"savepoint", "flink-source-uid", "flink-rest", "flink-job", "stability-window", "stopped-window",
 		"accept-expired", "accepted-by", "strimzi-cluster",
-		"worker-producer-max-request-size", "worker-config-topic", "worker-offset-topic", "worker-status-topic", "worker-storage-replication-factor"}
+		"worker-producer-max-request-size", "worker-config-topic", "worker-offset-topic", "worker-status-topic", "worker-storage-replication-factor",
+		"worker-group", "worker-principal"}
 	// files are the plan and the audit file of every step (the audit file
 	// is named after the plan file by default).
 	files = []string{"plan", "audit"}
@@ -240,11 +242,12 @@ var flagGroups = []flagGroup{
 		"source-sasl-username", "target-sasl-username", "source-tls-ca", "target-tls-ca"}},
 	{"Connect", []string{"connect-url", "connect-user", "connect-ca", "connect-client-config", "request-timeout", "retry-timeout"}},
 	{"Connector", []string{"connector", "topics", "source-alias", "target-alias", "policy", "tasks-max",
-		"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor"}},
-	{"Plan", []string{"group", "offsets-from", "offsets-alias", "offsets-connector", "offsets-file-overrides-group",
+		"mm2-source-client", "mm2-target-client", "connector-properties", "offset-syncs-location", "offset-syncs-replication-factor",
+		"exactly-once"}},
+	{"Plan", []string{"group", "offsets-from", "offsets-alias", "offsets-connector", "offsets-connector-topic", "offsets-file-overrides-group",
 		"savepoint", "flink-source-uid", "flink-rest", "flink-job", "stability-window", "stopped-window", "accept-expired", "accepted-by"}},
 	{"Connect workers (what their REST API does not show)", []string{"worker-producer-max-request-size", "worker-config-topic",
-		"worker-offset-topic", "worker-status-topic", "worker-storage-replication-factor"}},
+		"worker-offset-topic", "worker-status-topic", "worker-storage-replication-factor", "worker-group", "worker-principal"}},
 	{"Strimzi", []string{"strimzi-cluster", "strimzi-namespace", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap",
 		"strimzi-replicas", "strimzi-group-id", "strimzi-offsets", "strimzi-kubectl"}},
 	{"Safety", []string{"yes", "dry-run", "rollback-group", "readback-timeout", "catchup-timeout"}},
@@ -511,6 +514,8 @@ Steps:
 The sandbox (a binary built with -tags sandbox: go run -tags sandbox ./examples/cutover -sandbox):
   cutover -sandbox [-json] [-go-replicator | -from-group]
                       the whole cutover on local real Kafka and Connect
+  cutover -sandbox -exactly-once [-go-replicator]
+                      the same with an old job and a MirrorMaker 2 that both write exactly-once
   cutover -sandbox -secure [-kerberos]
                       the same on SASL_SSL clusters and HTTPS Connect with basic auth (-kerberos: GSSAPI)
 

@@ -161,6 +161,7 @@ func runSafe(args []string, stdout, stderr io.Writer, status *app.Status) int {
 	// set too (before version, which reads the settings for Connect's).
 	flags.AlsoFromEnv("plan", "audit", "rollback-group", "json", "output", "log-level", "strimzi-out", "strimzi-alter-configmap", "strimzi-list-configmap", "strimzi-replicas", "strimzi-group-id", "strimzi-offsets", "strimzi-kubectl", "report-out")
 	st, known := findStep(name)
+	exactlyOnce := fs.Lookup("exactly-once").Value.String() == "true" // the settings' flag; -sandbox reads it too
 	asJSON := wantJSON(args, flags)
 	o.asJSON = asJSON
 	usageErr := func(step string, err error) int {
@@ -207,6 +208,8 @@ func runSafe(args []string, stdout, stderr io.Writer, status *app.Status) int {
 		return app.ExitOK
 	case o.secure && !o.sandbox:
 		return usageErr(name, errors.New("-secure goes with -sandbox (a real cluster's security comes from the settings)"))
+	case exactlyOnce && o.sandbox && o.secure:
+		return usageErr(name, errors.New("-exactly-once goes with -sandbox, not with -secure"))
 	case o.kerberos && !(o.sandbox && o.secure):
 		return usageErr(name, errors.New("-kerberos goes with -sandbox -secure (a real cluster's Kerberos settings come from the client properties files)"))
 	case o.sandbox:
@@ -235,7 +238,7 @@ func runSafe(args []string, stdout, stderr io.Writer, status *app.Status) int {
 		return report(stderr, runSecureSandbox(ctx, log, stdout, stderr, o.kerberos))
 	}
 	if o.sandbox {
-		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator, o.fromGroup))
+		return report(stderr, runSandbox(ctx, log, stdout, o.asJSON, o.goReplicator, o.fromGroup, exactlyOnce))
 	}
 	if !st.cluster { // reads files only: no cluster settings, no Connect
 		if err := flags.ReadEnv(); err != nil { // -plan, -audit, ... from the environment

@@ -21,7 +21,7 @@ import (
 // errNoSandbox says how to get the demo.
 var errNoSandbox = fmt.Errorf("%w: this cutover binary is built without the sandbox demo; run it from the repository with: go run -tags sandbox ./examples/cutover -sandbox", app.ErrSettings)
 
-func runSandbox(context.Context, *slog.Logger, io.Writer, bool, bool, bool) error {
+func runSandbox(context.Context, *slog.Logger, io.Writer, bool, bool, bool, bool) error {
 	return errNoSandbox
 }
 

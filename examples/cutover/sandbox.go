@@ -22,10 +22,14 @@ import (
 )
 
 // runSandbox is -sandbox: start real Kafka and Connect, play the old job,
-// run the whole cutover, and prove no record was lost or duplicated.
-func runSandbox(ctx context.Context, log *slog.Logger, out io.Writer, asJSON, goReplicator, fromGroup bool) error {
+// run the whole cutover, and prove no record was lost or duplicated. With
+// exactlyOnce (-sandbox -exactly-once) the old job writes exactly-once (a
+// transaction per checkpoint), the workers run with exactly-once source
+// support and the cutover creates an exactly-once connector; the target
+// is counted read_committed.
+func runSandbox(ctx context.Context, log *slog.Logger, out io.Writer, asJSON, goReplicator, fromGroup, exactlyOnce bool) error {
 	cfg := sandbox.ConfigFromEnv()
-	cfg.Workers, cfg.Logger = 2, log
+	cfg.Workers, cfg.Logger, cfg.ExactlyOnce = 2, log, exactlyOnce
 	start := time.Now()
 	sb, err := sandbox.Start(ctx, cfg)
 	if err != nil {
@@ -38,7 +42,7 @@ func runSandbox(ctx context.Context, log *slog.Logger, out io.Writer, asJSON, go
 		return err
 	}
 	defer os.RemoveAll(sc.dir)
-	sc.realFlink, sc.fromGroup = !goReplicator, fromGroup
+	sc.realFlink, sc.fromGroup, sc.exactlyOnce = !goReplicator, fromGroup, exactlyOnce
 	if err := sc.start(ctx); err != nil {
 		return err
 	}
@@ -79,8 +83,11 @@ type scenario struct {
 	// records it wrote past its last group commit, expectedDup the
 	// duplicates the cutover is expected to make: groupLag from the group,
 	// none from the savepoint.
-	realFlink, fromGroup  bool
-	savepoint             string
+	realFlink, fromGroup bool
+	savepoint            string
+	// exactlyOnce: the old job writes in transactions and the cutover
+	// creates an exactly-once connector on workers with the support.
+	exactlyOnce           bool
 	groupLag, expectedDup map[offsets.SourcePartition]int
 }
 
@@ -159,7 +166,7 @@ func (sc *scenario) start(ctx context.Context) error {
 		return err
 	}
 	job, err := flinklike.Start(ctx, flinklike.Config{Source: src, Target: tgt, Group: sc.group,
-		Topics: sc.topicNames(), Checkpoint: 500 * time.Millisecond, TargetTopic: sc.targetTopic})
+		Topics: sc.topicNames(), Checkpoint: 500 * time.Millisecond, TargetTopic: sc.targetTopic, ExactlyOnce: sc.exactlyOnce})
 	if err != nil {
 		return err
 	}
@@ -218,6 +225,8 @@ func (sc *scenario) settings() app.Settings {
 		// The sandbox's clusters have one broker each.
 		Extra:       map[string]string{"replication.factor": "1"},
 		OffsetSyncs: sc.offsetSyncs,
+		ExactlyOnce: sc.exactlyOnce,
+		WorkerGroup: sandbox.WorkerGroupID,
 	}.WithDefaults()
 }
 
@@ -234,6 +243,14 @@ func (sc *scenario) offsetsSavepoint() string {
 func (sc *scenario) cutover(ctx context.Context) error {
 	if err := sc.newCLI(); err != nil {
 		return err
+	}
+	if sc.exactlyOnce {
+		// The checks an exactly-once cutover adds, shown as an operator
+		// sees them first: the old job's transactions, every worker's
+		// support, the target's ACLs.
+		if err := sc.cli.precheck(ctx); err != nil {
+			return err
+		}
 	}
 	return sc.cli.runAll(ctx)
 }

@@ -130,7 +130,7 @@ func (c *cli) recheckReadOnly(ctx context.Context, p *plan.Plan) error {
 	var input verify.OffsetsInput
 	switch {
 	case p.OffsetsFrom.Kind == plan.FromConnectorOffsets && c.s.OffsetsTopic != "":
-		input = verify.ConnectorOffsets{Reader: c.env.Target, Topic: c.s.OffsetsTopic, Connector: c.s.OffsetsConnector, Alias: c.s.OffsetsAlias, Topics: c.s.Topics}
+		input = verify.ConnectorOffsets{Reader: c.env.Target, Topic: c.s.OffsetsTopic, ConnectorTopic: c.s.OffsetsConnectorTopic, Connector: c.s.OffsetsConnector, Alias: c.s.OffsetsAlias, Topics: c.s.Topics}
 	case p.OffsetsFrom.Kind == plan.FromFlinkSavepoint:
 		sp, err := verify.FlinkSavepointOfPlan(p)
 		if err != nil {

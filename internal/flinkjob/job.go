@@ -96,6 +96,13 @@ type Config struct {
 	// the process), until Close.
 	KeepCluster bool
 
+	// ExactlyOnce makes the job's KafkaSink exactly-once
+	// (DeliveryGuarantee.EXACTLY_ONCE): each checkpoint's records are
+	// written in Kafka transactions (transactional ID prefix <group>-sink)
+	// committed when the checkpoint completes, so that a read_committed
+	// reader of the target never sees a record twice.
+	ExactlyOnce bool
+
 	// HeapMax is the JVM's -Xmx (default "384m").
 	HeapMax string
 	// Logger receives progress; nil discards it.
@@ -201,6 +208,7 @@ func Start(ctx context.Context, cfg Config) (*Job, error) {
 		"--savepoint-dir", "file://" + savepoints,
 		"--from-savepoint", cfg.FromSavepoint,
 		"--keep-cluster", strconv.FormatBool(cfg.KeepCluster),
+		"--exactly-once", strconv.FormatBool(cfg.ExactlyOnce),
 	}
 	if cfg.StateFiles {
 		args = append(args, "--state-files", "file://"+filepath.Join(cfg.Dir, "checkpoints"))

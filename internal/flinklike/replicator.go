@@ -26,6 +26,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/mm2cutover/mm2cutover/internal/kafkaretry"
+	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 )
 
 // Config says what to replicate.
@@ -42,6 +43,12 @@ type Config struct {
 	// configured with isolation.level=read_committed does: records of
 	// aborted transactions are never copied.
 	ReadCommitted bool
+	// ExactlyOnce writes each checkpoint's records in one Kafka
+	// transaction committed before the checkpoint's offsets, as a Flink
+	// KafkaSink with DeliveryGuarantee.EXACTLY_ONCE does: a read_committed
+	// reader of the target never sees a record twice, and every
+	// transaction ends with a commit marker on each partition it wrote.
+	ExactlyOnce bool
 }
 
 // Stats counts what the replicator did.
@@ -211,7 +218,8 @@ type job struct {
 	cfg      Config
 	client   sarama.Client
 	consumer sarama.Consumer
-	producer sarama.SyncProducer
+	producer sarama.SyncProducer // nil with ExactlyOnce
+	txn      *sandbox.TxnProducer
 }
 
 func newJob(ctx context.Context, cfg Config) (*job, error) {
@@ -228,9 +236,13 @@ func newJob(ctx context.Context, cfg Config) (*job, error) {
 		client.Close()
 		return nil, err
 	}
-	var producer sarama.SyncProducer
+	j := &job{cfg: cfg, client: client, consumer: consumer}
 	err = kafkaretry.Do(ctx, func() error {
-		producer, err = sarama.NewSyncProducer([]string{cfg.Target}, saramaConfig("flinklike-sink"))
+		if cfg.ExactlyOnce {
+			j.txn, err = sandbox.NewTxnProducer(cfg.Target, cfg.Group+"-sink")
+		} else {
+			j.producer, err = sarama.NewSyncProducer([]string{cfg.Target}, saramaConfig("flinklike-sink"))
+		}
 		return err
 	})
 	if err != nil {
@@ -238,11 +250,25 @@ func newJob(ctx context.Context, cfg Config) (*job, error) {
 		client.Close()
 		return nil, err
 	}
-	return &job{cfg: cfg, client: client, consumer: consumer, producer: producer}, nil
+	return j, nil
+}
+
+// write writes a checkpoint's records: in one committed transaction with
+// ExactlyOnce (retried whole: an aborted attempt leaves nothing a
+// read_committed reader sees), else as a batch.
+func (j *job) write(ctx context.Context, msgs []*sarama.ProducerMessage) error {
+	if j.txn == nil {
+		return kafkaretry.SendMessages(ctx, j.producer, msgs)
+	}
+	return kafkaretry.Do(ctx, func() error { return j.txn.Send(ctx, true, msgs...) })
 }
 
 func (j *job) close() {
-	j.producer.Close()
+	if j.txn != nil {
+		j.txn.Close()
+	} else {
+		j.producer.Close()
+	}
 	j.consumer.Close()
 	j.client.Close()
 }
@@ -337,7 +363,7 @@ func (j *job) run(ctx context.Context, mu *sync.Mutex, stats *Stats) error {
 	defer ticker.Stop()
 	checkpoint := func() error {
 		if len(buf) > 0 {
-			if err := kafkaretry.SendMessages(final, j.producer, buf); err != nil {
+			if err := j.write(final, buf); err != nil {
 				return fmt.Errorf("write to target: %w", err)
 			}
 		}

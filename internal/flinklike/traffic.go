@@ -14,6 +14,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/mm2cutover/mm2cutover/internal/kafkaretry"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 )
 
 // Traffic keeps producing to the given partitions until stopped: each
@@ -239,52 +240,36 @@ func sameHeaders(a, b []*sarama.RecordHeader) bool {
 	return true
 }
 
-// ReadAll reads a partition from its log start to its current end.
+// ReadAll reads a partition from its log start to its current end as a
+// read_committed consumer does: records of aborted transactions and
+// transaction markers are skipped, so that a target written in
+// transactions (an exactly-once sink, an exactly-once MirrorMaker 2) is
+// counted as its readers see it.
 func ReadAll(ctx context.Context, bootstrap, topic string, partition int32) ([]*sarama.ConsumerMessage, error) {
-	client, err := newClient(ctx, bootstrap, saramaConfig("flinklike-check"))
+	r, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{bootstrap}, ClientID: "flinklike-check"})
 	if err != nil {
 		return nil, err
 	}
-	defer client.Close()
-	end, err := getOffset(ctx, client, topic, partition, sarama.OffsetNewest)
-	if err != nil {
-		return nil, err
-	}
-	start, err := getOffset(ctx, client, topic, partition, sarama.OffsetOldest)
-	if err != nil {
-		return nil, err
-	}
-	if end <= start {
-		return nil, nil
-	}
-	c, err := sarama.NewConsumerFromClient(client)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	var pc sarama.PartitionConsumer
-	if err := kafkaretry.Do(ctx, func() error {
-		pc, err = c.ConsumePartition(topic, partition, start)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	defer pc.AsyncClose()
-	out := make([]*sarama.ConsumerMessage, 0, end-start)
-	for {
-		select {
-		case m := <-pc.Messages():
-			out = append(out, m)
-			if m.Offset >= end-1 {
-				return out, nil
-			}
-		case err := <-pc.Errors():
-			if kafkaretry.Retriable(err.Err) {
-				continue // sarama finds the partition's leader again
-			}
-			return out, err
-		case <-ctx.Done():
-			return out, fmt.Errorf("%s-%d: read %d records up to offset %d: %w", topic, partition, len(out), end, ctx.Err())
+	tp := kafkaadmin.TopicPartition{Topic: topic, Partition: partition}
+	var recs map[kafkaadmin.TopicPartition][]kafkaadmin.Record
+	err = kafkaretry.Do(ctx, func() error {
+		b, err := r.LogBounds(ctx, []kafkaadmin.TopicPartition{tp})
+		if err != nil {
+			return err
 		}
+		recs, err = r.ReadSpans(ctx, map[kafkaadmin.TopicPartition]kafkaadmin.Span{tp: {From: b[tp].Start, Until: b[tp].StableEnd}}, kafkaadmin.ReadCommitted)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tp, err)
 	}
+	out := make([]*sarama.ConsumerMessage, 0, len(recs[tp]))
+	for _, rec := range recs[tp] {
+		m := &sarama.ConsumerMessage{Topic: topic, Partition: partition, Offset: rec.Offset, Key: rec.Key, Value: rec.Value, Timestamp: rec.Timestamp}
+		for _, h := range rec.Headers {
+			m.Headers = append(m.Headers, &sarama.RecordHeader{Key: []byte(h.Key), Value: h.Value})
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }

@@ -263,6 +263,8 @@ func (c *container) tail(n int) string { return tailFile(c.log, n) }
 func (c *container) label() string   { return c.name }
 func (c *container) logPath() string { return c.log }
 
+func (c *container) setEnv(kv []string) { c.spec.Env = withEnv(c.spec.Env, kv) }
+
 func (c *container) remove() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

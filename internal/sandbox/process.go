@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,7 +26,20 @@ type runner interface {
 	tail(n int) string
 	label() string
 	logPath() string
-	remove() error // forget the runner's resources after it stopped
+	remove() error      // forget the runner's resources after it stopped
+	setEnv(kv []string) // replace or add environment variables of the next start
+}
+
+// withEnv returns env with each "NAME=value" of kv replacing the variable
+// of that name, or added.
+func withEnv(env, kv []string) []string {
+	out := slices.Clone(env)
+	for _, v := range kv {
+		name, _, _ := strings.Cut(v, "=")
+		out = slices.DeleteFunc(out, func(e string) bool { return strings.HasPrefix(e, name+"=") })
+		out = append(out, v)
+	}
+	return out
 }
 
 // process is one JVM the sandbox started: its own process group, stdout and
@@ -161,9 +176,10 @@ func (p *process) kill() error {
 	return nil
 }
 
-func (p *process) label() string   { return p.name }
-func (p *process) logPath() string { return p.log }
-func (p *process) remove() error   { return nil }
+func (p *process) label() string      { return p.name }
+func (p *process) logPath() string    { return p.log }
+func (p *process) remove() error      { return nil }
+func (p *process) setEnv(kv []string) { p.env = withEnv(p.env, kv) }
 
 // tail returns the last n lines of the process's log.
 func (p *process) tail(n int) string { return tailFile(p.log, n) }

@@ -42,6 +42,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -149,6 +150,10 @@ type Config struct {
 	// /opt/kafka (at least its libs/), java and bash on PATH. It is never
 	// pulled when the engine already has it.
 	DockerImage string
+	// ExactlyOnce starts every worker with exactly-once source support
+	// (the image's CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT=enabled, KIP-618).
+	// Worker.SetEnv changes it for one worker's next start.
+	ExactlyOnce bool
 	// JMXExporter starts every worker with the Prometheus JMX exporter agent
 	// (JMXExporterAgent) and the image's jmx-exporter.yaml, each on a free
 	// port: Worker.MetricsURL is its endpoint.
@@ -232,6 +237,12 @@ type Sandbox struct {
 	proxies   []*latencyproxy.Proxy // Config.Latency's, closed last by Close
 
 	jmxAgent string // the JMX exporter agent jar in the work directory; "" without Config.JMXExporter
+
+	exactlyOnce bool // Config.ExactlyOnce
+
+	dist, heap string    // the Kafka distribution and the workers' heap flags, for AddWorkers
+	env        []string  // the base environment of every process
+	groups     []*Worker // the workers of AddWorkers' groups
 
 	cacheDir   string   // Config.CacheDir, resolved
 	java       string   // the java binary of local JVMs; "" with the Docker backend
@@ -346,6 +357,7 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		return nil, errors.New("sandbox: Authorizer needs Secure (ACLs name SASL users)")
 	}
 	s.authz = cfg.Authorizer
+	s.exactlyOnce = cfg.ExactlyOnce
 	java, dist := "java", dockerKafkaHome
 	if cfg.Docker {
 		s.version = cfg.KafkaVersion
@@ -419,6 +431,7 @@ func start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	}
 	log.Info("kafka clusters ready", "source", s.source.bootstrap, "target", s.target.bootstrap)
 
+	s.dist, s.heap, s.env = dist, workerHeap(cfg.WorkerHeap), env
 	for i := range cfg.Workers {
 		w, err := s.newWorker(i, dist, confDir, workerHeap(cfg.WorkerHeap), env)
 		if err != nil {
@@ -538,6 +551,9 @@ func (s *Sandbox) newWorker(i int, dist, confDir, heap string, env []string) (*W
 		"KAFKA_JVM_PERFORMANCE_OPTS="+jvmFlags,
 	)
 	env = append(env, s.WorkerEnv(host, ports[0])...)
+	if s.exactlyOnce {
+		env = append(env, "CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT=enabled")
+	}
 	w := &Worker{url: fmt.Sprintf("http://%s:%d", host, ports[0]), client: s.HTTPClient()}
 	restAddr := net.JoinHostPort(host, strconv.Itoa(ports[0])) // where clients reach the REST API
 	if s.latency > 0 {
@@ -653,7 +669,7 @@ func (s *Sandbox) LogTails(n int) string {
 
 func (s *Sandbox) processes() []runner {
 	var ps []runner
-	for _, w := range s.workers {
+	for _, w := range slices.Concat(s.workers, s.groups) {
 		if w.proc != nil {
 			ps = append(ps, w.proc)
 		}
@@ -713,7 +729,7 @@ func (s *Sandbox) Close() error {
 	stopAll(s.prometheus)
 	ps := s.processes()
 	nw := 0
-	for _, w := range s.workers {
+	for _, w := range slices.Concat(s.workers, s.groups) {
 		if w.proc != nil {
 			nw++
 		}
@@ -798,6 +814,63 @@ func (w *Worker) Stop(ctx context.Context) error {
 	}
 	return nil
 }
+
+// SetEnv sets environment variables ("NAME=value") of the worker's next
+// Start, replacing those of the same names: a worker stopped, given
+// CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT=disabled and started again is a
+// group's one worker without exactly-once support.
+func (w *Worker) SetEnv(kv ...string) error {
+	if w.proc == nil {
+		return ErrNotOwner
+	}
+	w.proc.setEnv(kv)
+	return nil
+}
+
+// AddWorkers starts n more Connect workers in a Connect group of their
+// own on the target (group.id group, internal topics <group>-configs,
+// -offsets and -status), with exactly-once source support when
+// exactlyOnce: a second Connect cluster beside the first on the same Kafka
+// clusters (say, an at-least-once one beside an exactly-once one). They
+// are not among Workers; Close stops them. Not in a secure sandbox.
+func (s *Sandbox) AddWorkers(ctx context.Context, group string, n int, exactlyOnce bool) ([]*Worker, error) {
+	if !s.owned {
+		return nil, ErrNotOwner
+	}
+	if s.sec != nil {
+		return nil, errors.New("sandbox: AddWorkers is not supported in a secure sandbox")
+	}
+	if group == "" || group == workerGroupID {
+		return nil, fmt.Errorf("sandbox: AddWorkers needs a group other than %q", workerGroupID)
+	}
+	confDir := filepath.Join(s.workDir, "mm2")
+	var added []*Worker
+	for range n {
+		w, err := s.newWorker(len(s.workers)+len(s.groups), s.dist, confDir, s.heap, s.env)
+		if err != nil {
+			return nil, err
+		}
+		support := "disabled"
+		if exactlyOnce {
+			support = "enabled"
+		}
+		w.proc.setEnv([]string{"CONNECT_GROUP_ID=" + group, "CONNECT_CONFIG_STORAGE_TOPIC=" + group + "-configs",
+			"CONNECT_OFFSET_STORAGE_TOPIC=" + group + "-offsets", "CONNECT_STATUS_STORAGE_TOPIC=" + group + "-status",
+			"CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT=" + support})
+		s.groups = append(s.groups, w)
+		added = append(added, w)
+	}
+	errs := make([]error, len(added))
+	var wg sync.WaitGroup
+	for i, w := range added {
+		wg.Go(func() { errs[i] = w.Start(ctx) })
+	}
+	wg.Wait()
+	return added, errors.Join(errs...)
+}
+
+// WorkerGroupID is the group.id of the sandbox's Connect workers.
+const WorkerGroupID = workerGroupID
 
 // Kill sends SIGKILL to the worker: no task stop, no offset commit.
 func (w *Worker) Kill() error {

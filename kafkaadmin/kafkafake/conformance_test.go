@@ -174,6 +174,9 @@ func TestConformance(t *testing.T) {
 	fake.Produce(u0, 0, 2, nil)
 	fake.Lock()
 	fake.Bounds[u0] = offsets.LogBounds{End: 3, StableEnd: 3}
+	for i := range fake.Records[u0] {
+		fake.Records[u0][i].Transactional = true // written in a transaction, as the real ones
+	}
 	fake.Unlock()
 
 	// The Connect offsets topic: the fake's records, written to the real

@@ -12,5 +12,5 @@ import "github.com/mm2cutover/mm2cutover/verify"
 
 // mm2Input is the old MirrorMaker's offsets topic as the precheck's input.
 func mm2Input(env *Env, s Settings) verify.ConnectorOffsets {
-	return verify.ConnectorOffsets{Reader: env.Target, Topic: s.OffsetsTopic, Connector: s.OffsetsConnector, Alias: s.OffsetsAlias, Topics: s.Topics}
+	return verify.ConnectorOffsets{Reader: env.Target, Topic: s.OffsetsTopic, ConnectorTopic: s.OffsetsConnectorTopic, Connector: s.OffsetsConnector, Alias: s.OffsetsAlias, Topics: s.Topics}
 }

@@ -51,7 +51,7 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 	spec := verify.PrecheckSpec{
 		Group: s.Group, Topics: s.Topics, StabilityWindow: s.StabilityWindow, StoppedWindow: s.StoppedWindow,
 		Config: cfg, AcceptExpired: s.AcceptExpired, Logger: s.Logger, Connector: s.Connector,
-		Strimzi: s.StrimziCluster != "",
+		Strimzi: s.StrimziCluster != "", WorkerGroup: s.WorkerGroup, WorkerPrincipal: s.WorkerPrincipal,
 	}
 	if ws := s.WorkerStorage; ws != (verify.WorkerStorage{}) {
 		spec.WorkerStorage = &ws

@@ -96,6 +96,15 @@ type Settings struct {
 	// Extra connector settings (the -connector-properties file): written
 	// under the keys the cutover requires, which they may not change.
 	Extra map[string]string
+	// ExactlyOnce creates the connector with Kafka Connect's exactly-once
+	// source support (connect.MirrorSource.ExactlyOnce); WorkerGroup is then
+	// the workers' group.id (the image's CONNECT_GROUP_ID), which REST does
+	// not show: the precheck asks every worker of that group and names the
+	// task producers' transactional IDs by it. WorkerPrincipal is the
+	// principal the workers' producer authenticates as on the target
+	// ("User:mm2"), when the connector does not override it.
+	ExactlyOnce                  bool
+	WorkerGroup, WorkerPrincipal string
 	// OffsetSyncs is the explicit decision, for a worker below Kafka 3.9, of
 	// where the offset-syncs topic goes; nil for 3.9+ (no offset syncs).
 	OffsetSyncs *connect.OffsetSyncsTopic
@@ -113,6 +122,10 @@ type Settings struct {
 	// Its offsets are those of OffsetsConnector stored under the source
 	// alias OffsetsAlias; C = M+1.
 	OffsetsTopic, OffsetsConnector, OffsetsAlias string
+	// OffsetsConnectorTopic is the old connector's own offsets topic, when
+	// its configuration sets offsets.storage.topic: read with OffsetsTopic,
+	// its entries winning (verify.ConnectorOffsets.ConnectorTopic).
+	OffsetsConnectorTopic string
 
 	// OffsetsSavepoint, when set, is where C comes from instead: a Flink
 	// job's final savepoint directory (-offsets-from flink-savepoint:DIR),
@@ -195,6 +208,9 @@ func (s Settings) Validate() error {
 	}
 	if s.OffsetsFileOverridesGroup && s.OffsetsFile == "" {
 		return fmt.Errorf("%w: -offsets-file-overrides-group needs -offsets-from csv:FILE", ErrSettings)
+	}
+	if s.OffsetsConnectorTopic != "" && s.OffsetsTopic == "" {
+		return fmt.Errorf("%w: -offsets-connector-topic needs -offsets-from mm2:TOPIC (the workers' offsets topic)", ErrSettings)
 	}
 	if s.OffsetsTopic != "" && (s.OffsetsAlias == "" || s.OffsetsConnector == "") {
 		return fmt.Errorf("%w: -offsets-from mm2:%s needs -offsets-alias (the old MirrorMaker's source cluster alias) and -offsets-connector", ErrSettings, s.OffsetsTopic)
@@ -299,6 +315,7 @@ func (s Settings) MirrorSource() connect.MirrorSource {
 		ReplicationPolicy: s.flagPolicy(),
 		IsolationLevel:    "read_committed",
 		OffsetSyncs:       s.OffsetSyncs,
+		ExactlyOnce:       s.ExactlyOnce,
 		Extra:             s.Extra,
 	}
 }

@@ -280,11 +280,13 @@ func pauseRun(ctx context.Context, j job) childResult {
 	return res
 }
 
-// watchFirstRecord reads the end offsets of the job's target partitions
-// and then polls them every 20 ms until ctx ends; the channel gets, from
-// the tracer's start, when their sum first grew: the first record MM2
-// copied. The polls are ListOffsets of every partition on the target
-// broker, which MM2's start shares.
+// watchFirstRecord reads the last stable offsets of the job's target
+// partitions and then polls them every 20 ms until ctx ends; the channel
+// gets, from the tracer's start, when their sum first grew: the first
+// record MM2 copied that a read_committed reader sees (for an exactly-once
+// connector, once its first transaction committed). The polls are
+// ListOffsets of every partition on the target broker (three per leader:
+// log start, end and last stable offset), which MM2's start shares.
 func watchFirstRecord(ctx context.Context, j job, tr *tracer) (<-chan time.Duration, error) {
 	tgt, err := kafkaadmin.NewClient(j.kafkaConfig(j.Target, "scalebench-watch", false))
 	if err != nil {
@@ -296,11 +298,14 @@ func watchFirstRecord(ctx context.Context, j job, tr *tracer) (<-chan time.Durat
 			tps = append(tps, kafkaadmin.TopicPartition{Topic: t, Partition: p})
 		}
 	}
+	// The last stable offsets: what a read_committed reader sees, the same
+	// as the ends without transactions, and for an exactly-once connector
+	// the first record once its transaction committed.
 	sum := func() (int64, error) {
-		ends, err := tgt.EndOffsets(ctx, tps)
+		bounds, err := tgt.LogBounds(ctx, tps)
 		var n int64
-		for _, e := range ends {
-			n += e
+		for _, b := range bounds {
+			n += b.StableEnd
 		}
 		return n, err
 	}

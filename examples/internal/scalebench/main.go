@@ -25,6 +25,13 @@
 // pause: from the group's last commit to the connector RUNNING at C
 // (MakePlan, Apply and Resume with approval, in one child).
 //
+// With -exactly-once it measures the operator pause a second time per
+// size and tasks.max, with an exactly-once connector (Kafka Connect's
+// exactly-once source support) on a second Connect group of the sandbox's
+// clusters whose workers run with it, side by side with the at-least-once
+// pause of the first group: a worker with the support runs every source
+// task exactly-once, so the two need groups of their own.
+//
 // It prints per size the median of each path, their ratio, how many runs
 // succeeded, and the peak RSS of the library's child process (its rusage
 // maxrss, which counts the Go runtime and everything the process touched).
@@ -43,6 +50,7 @@
 // is given.
 //
 //	go run ./examples/internal/scalebench -sizes 1000,10000,50000 -rounds 3
+//	go run ./examples/internal/scalebench -sizes 10000 -rounds 1 -pause 3 -exactly-once
 package main
 
 import (
@@ -101,6 +109,9 @@ type options struct {
 	// SASL_SSL (SCRAM-SHA-512) with Connect over HTTPS.
 	latency time.Duration
 	secure  bool
+	// exactlyOnce also measures the pause with an exactly-once connector,
+	// on a second Connect group with exactly-once support.
+	exactlyOnce bool
 }
 
 // partitionsPerBroker is what one sandbox broker holds here with room to
@@ -128,6 +139,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	pauseTasks := fs.String("pause-tasks", "", "more tasks.max values to measure the operator pause with, comma separated (e.g. 20,40): each gets -pause runs after those with the connectors' own")
 	fs.StringVar(&o.prefix, "prefix", "scalebench", "prefix of the names of the topics, group and connectors it creates")
 	fs.IntVar(&o.brokers, "brokers", 0, "brokers of each cluster of the sandbox it starts, the partitions spread over them (replication factor 1); 0: one per 15,000 partitions of the largest size")
+	fs.BoolVar(&o.exactlyOnce, "exactly-once", false, "also measure the operator pause with an exactly-once connector, on a second Connect group (as many workers as -workers) of the sandbox's clusters with exactly-once support, beside the at-least-once one")
 	fs.StringVar(&o.workerHeap, "worker-heap", "2g", "maximum heap of the workers of the sandbox it starts, as the Kubernetes example's (a worker starting 50 tasks at 50,000 partitions ran out of 768m)")
 	fs.DurationVar(&o.latency, "latency", 0, "round trip added to every client connection to the sandbox's brokers and workers, by a proxy in front of each (the brokers advertise it); 20ms is a network between regions")
 	fs.BoolVar(&o.secure, "secure", false, "a sandbox of SASL_SSL brokers (SCRAM-SHA-512 for the tool, the floor and MM2) and HTTPS workers with basic auth")
@@ -264,6 +276,9 @@ type held struct {
 	cutover, props string
 	// secure is what a job needs on a secure sandbox; nil on a plain one.
 	secure *secureJob
+	// eosURL is a worker of the exactly-once Connect group (-exactly-once),
+	// eosGroup its group.id.
+	eosURL, eosGroup string
 }
 
 func (h *held) close() error {
@@ -276,6 +291,9 @@ func (h *held) close() error {
 func openSandbox(ctx context.Context, o options, log *slog.Logger) (*held, error) {
 	base := runBase(o.prefix)
 	if path := os.Getenv(sandbox.StateEnv); path != "" && o.latency == 0 && !o.secure {
+		if o.exactlyOnce {
+			return nil, errors.New("-exactly-once starts a Connect group of its own: run it on a sandbox it starts, not a held one")
+		}
 		sb, err := sandbox.Attach(ctx, path)
 		if err != nil {
 			return nil, err
@@ -301,7 +319,18 @@ func openSandbox(ctx context.Context, o options, log *slog.Logger) (*held, error
 	if err != nil {
 		return nil, err
 	}
-	return &held{sb: sb, own: true, base: base}, nil
+	h := &held{sb: sb, own: true, base: base}
+	if o.exactlyOnce {
+		h.eosGroup = "scalebench-eos"
+		log.Info("starting the exactly-once Connect group", "workers", o.workers, "group", h.eosGroup)
+		ws, err := sb.AddWorkers(ctx, h.eosGroup, o.workers, true)
+		if err != nil {
+			sb.Close()
+			return nil, err
+		}
+		h.eosURL = ws[0].URL()
+	}
+	return h, nil
 }
 
 // runBase prefixes the connectors of one run: Connect keeps a connector's
@@ -372,8 +401,10 @@ type sizeResult struct {
 // successful runs.
 type pauseResult struct {
 	TasksMax int `json:"tasks_max"`
-	Runs     int `json:"runs"`
-	OK       int `json:"ok"`
+	// ExactlyOnce is true for the pause of an exactly-once connector.
+	ExactlyOnce bool `json:"exactly_once,omitempty"`
+	Runs        int  `json:"runs"`
+	OK          int  `json:"ok"`
 	// Pause is from the group's last commit to the connector RUNNING.
 	Pause time.Duration `json:"pause_ns"`
 	// ToResume is the part of Pause until the resume request: the
@@ -496,19 +527,24 @@ func printTable(w io.Writer, rep report, o options) {
 // MM2's first copied record.
 func printPauses(w io.Writer, rs []sizeResult, window time.Duration) {
 	fmt.Fprintf(w, "\noperator pause, median (ms): the stability window, the tool's reads and writes after it, Connect starting\n"+
-		"MM2 (resume request to RUNNING), the first copied record on the target (resume request to the record), total\n")
-	fmt.Fprintf(w, "%-6s %5s %5s %8s %8s %8s %8s %8s\n", "N", "tasks", "ok", "window", "tool", "connect", "record", "total")
+		"MM2 (resume request to RUNNING), the first copied record on the target a read_committed reader sees (resume request to\n"+
+		"the record), total; mode: at-least-once, or exactly-once (Connect's exactly-once source support, a Connect group of its own)\n")
+	fmt.Fprintf(w, "%-6s %5s %-13s %5s %8s %8s %8s %8s %8s\n", "N", "tasks", "mode", "ok", "window", "tool", "connect", "record", "total")
 	for _, r := range rs {
 		for _, pr := range r.Pauses {
+			mode := "at-least-once"
+			if pr.ExactlyOnce {
+				mode = "exactly-once"
+			}
 			if pr.OK == 0 {
-				fmt.Fprintf(w, "%-6d %5d %5s\n", r.Partitions, pr.TasksMax, fmt.Sprintf("0/%d", pr.Runs))
+				fmt.Fprintf(w, "%-6d %5d %-13s %5s\n", r.Partitions, pr.TasksMax, mode, fmt.Sprintf("0/%d", pr.Runs))
 				continue
 			}
 			rec, total := "-", "-"
 			if pr.FirstRecord > 0 {
 				rec, total = ms(pr.FirstRecord-pr.ToResume), ms(pr.FirstRecord)
 			}
-			fmt.Fprintf(w, "%-6d %5d %5s %8s %8s %8s %8s %8s\n", r.Partitions, pr.TasksMax, fmt.Sprintf("%d/%d", pr.OK, pr.Runs),
+			fmt.Fprintf(w, "%-6d %5d %-13s %5s %8s %8s %8s %8s %8s\n", r.Partitions, pr.TasksMax, mode, fmt.Sprintf("%d/%d", pr.OK, pr.Runs),
 				ms(window), ms(pr.ToResume-window), ms(pr.Pause-pr.ToResume), rec, total)
 		}
 	}

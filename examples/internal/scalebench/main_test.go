@@ -129,8 +129,8 @@ func TestSmallRun(t *testing.T) {
 	t.Logf("\n%s", table.String())
 }
 
-// TestPrintPauses: the pause table has a row per size and tasks.max
-// measured, window, tool, Connect, first record and total in ms, and says
+// TestPrintPauses: the pause table has a row per size, tasks.max and mode
+// (at-least-once, exactly-once) measured, window, tool, Connect, first record and total in ms, and says
 // when no run of a tasks.max succeeded.
 func TestPrintPauses(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -138,22 +138,24 @@ func TestPrintPauses(t *testing.T) {
 		{TasksMax: 10, Runs: 2, OK: 2, Pause: ms(9000), ToResume: ms(2500), FirstRecord: ms(11000)},
 		{TasksMax: 20, Runs: 2, OK: 2, Pause: ms(7000), ToResume: ms(2400), FirstRecord: ms(8000)},
 		{TasksMax: 40, Runs: 2},
+		{TasksMax: 20, Runs: 2, OK: 2, Pause: ms(7500), ToResume: ms(2400), FirstRecord: ms(8700), ExactlyOnce: true},
 	}}}
 	var b strings.Builder
 	printPauses(&b, rs, ms(1))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	want := [][]string{
-		{"N", "tasks", "ok", "window", "tool", "connect", "record", "total"},
-		{"10000", "10", "2/2", "1ms", "2499ms", "6500ms", "8500ms", "11000ms"},
-		{"10000", "20", "2/2", "1ms", "2399ms", "4600ms", "5600ms", "8000ms"},
-		{"10000", "40", "0/2"},
+		{"N", "tasks", "mode", "ok", "window", "tool", "connect", "record", "total"},
+		{"10000", "10", "at-least-once", "2/2", "1ms", "2499ms", "6500ms", "8500ms", "11000ms"},
+		{"10000", "20", "at-least-once", "2/2", "1ms", "2399ms", "4600ms", "5600ms", "8000ms"},
+		{"10000", "40", "at-least-once", "0/2"},
+		{"10000", "20", "exactly-once", "2/2", "1ms", "2399ms", "5100ms", "6300ms", "8700ms"},
 	}
-	if len(lines) != 2+len(want) {
-		t.Fatalf("table:\n%s\nwant %d lines", b.String(), 2+len(want))
+	if len(lines) != 3+len(want) {
+		t.Fatalf("table:\n%s\nwant %d lines", b.String(), 3+len(want))
 	}
 	for i, w := range want {
-		if got := strings.Fields(lines[2+i]); !cmp.Equal(got, w) {
-			t.Errorf("line %d = %q, want %q", 2+i, got, w)
+		if got := strings.Fields(lines[3+i]); !cmp.Equal(got, w) {
+			t.Errorf("line %d = %q, want %q", 3+i, got, w)
 		}
 	}
 }

@@ -52,6 +52,11 @@ type job struct {
 	TasksMax int `json:"tasks_max,omitempty"`
 	// Secure is set on a secure sandbox (-secure).
 	Secure *secureJob `json:"secure,omitempty"`
+	// ExactlyOnce creates the connector exactly-once (the cutover's
+	// -exactly-once) on the Connect group WorkerGroup, whose worker
+	// ConnectURL is.
+	ExactlyOnce bool   `json:"exactly_once,omitempty"`
+	WorkerGroup string `json:"worker_group,omitempty"`
 }
 
 // connectorProps is what the -connector-properties file of a cli job
@@ -75,7 +80,9 @@ func settings(j job, log *slog.Logger) app.Settings {
 		ToolVersion:     "scalebench",
 		Logger:          log,
 		// The sandbox's clusters have one broker each.
-		Extra: map[string]string{"replication.factor": "1"},
+		Extra:       map[string]string{"replication.factor": "1"},
+		ExactlyOnce: j.ExactlyOnce,
+		WorkerGroup: j.WorkerGroup,
 	}
 	if sj := j.Secure; sj != nil {
 		s.ConnectUser, s.ConnectPassword, s.ConnectCAFile = sj.ConnectUser, redact.Secret(sj.ConnectPassword), sj.CAFile
@@ -209,6 +216,21 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 			}
 			res.Pauses = append(res.Pauses, pr.pauseResult)
 			res.Errors = append(res.Errors, pr.errors...)
+			if h.eosURL == "" {
+				continue
+			}
+			// The same pause, exactly-once, on the group with the support.
+			eos, err := connect.New(h.eosURL)
+			if err != nil {
+				return res, err
+			}
+			j.ExactlyOnce, j.WorkerGroup, j.ConnectURL = true, h.eosGroup, h.eosURL
+			if pr, err = measurePause(ctx, eos, o, j, h.base+"-eos", log); err != nil {
+				return res, err
+			}
+			pr.ExactlyOnce = true
+			res.Pauses = append(res.Pauses, pr.pauseResult)
+			res.Errors = append(res.Errors, pr.errors...)
 		}
 	}
 	return res, nil
@@ -238,7 +260,7 @@ func measurePause(ctx context.Context, c *connect.Client, o options, j job, runB
 		if err != nil {
 			return out, err
 		}
-		log.Info("operator pause", "partitions", n, "tasks.max", j.TasksMax, "ok", cr.OK, "pause", cr.Elapsed.Round(time.Millisecond), "error", cr.Error)
+		log.Info("operator pause", "partitions", n, "tasks.max", j.TasksMax, "exactly_once", j.ExactlyOnce, "ok", cr.OK, "pause", cr.Elapsed.Round(time.Millisecond), "error", cr.Error)
 		if cr.OK {
 			out.OK++
 			pause = append(pause, cr.Elapsed)

@@ -199,6 +199,14 @@ func Dedicated(t testing.TB, cfg sandbox.Config) *sandbox.Sandbox {
 	return sb
 }
 
+// RequireIntegration skips t under -short (fails it with CI=true), as every
+// sandbox helper here does, for a test that starts a sandbox itself (the
+// CLI's -sandbox demo).
+func RequireIntegration(t testing.TB) {
+	t.Helper()
+	requireIntegration(t)
+}
+
 func inCI() bool { return os.Getenv("CI") == "true" }
 
 func requireIntegration(t testing.TB) {

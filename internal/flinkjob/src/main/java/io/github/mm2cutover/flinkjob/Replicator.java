@@ -111,6 +111,7 @@ public final class Replicator {
         String extra = a.getOrDefault("extra-source", "");
         String stateFiles = a.getOrDefault("state-files", "");
         boolean keepCluster = Boolean.parseBoolean(a.getOrDefault("keep-cluster", "false"));
+        boolean exactlyOnce = Boolean.parseBoolean(a.getOrDefault("exactly-once", "false"));
 
         Configuration conf = new Configuration();
         // Small and quiet: the sandbox shares two cores with Kafka and Connect.
@@ -149,10 +150,16 @@ public final class Replicator {
         }
         Properties producer = load(a.get("target-properties"));
         producer.setProperty("acks", "all");
+        if (exactlyOnce) {
+            // The sink's default (one hour) is above the brokers' default
+            // transaction.max.timeout.ms (15 minutes): InitProducerId would fail.
+            producer.setProperty("transaction.timeout.ms", "600000");
+        }
         KafkaSink<Rec> sink = KafkaSink.<Rec>builder()
                 .setBootstrapServers(target)
                 .setKafkaProducerConfig(producer)
-                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                .setDeliveryGuarantee(exactlyOnce ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE)
+                .setTransactionalIdPrefix(group + "-sink")
                 .setRecordSerializer(new RecSerializer(prefix))
                 .build();
         records.map(new Positions()).uid("positions").name("positions")
