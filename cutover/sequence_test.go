@@ -122,8 +122,11 @@ func TestSequenceRefusals(t *testing.T) {
 		w.source.Produce(orders, 20, 22, nil)
 		stale := w.p
 		w.p = buildPlanAt(12, 22)
-		if _, err := w.open(t, ctx, &recorder{}, true).Apply(ctx); !errors.Is(err, plan.ErrStaleOffsets) {
-			t.Errorf("Apply of a second plan = %v, want plan.ErrStaleOffsets", err)
+		// The first plan's apply created the connector, and its claim
+		// refuses the second before the guard reads the offsets.
+		var fe *verify.ForeignConnectorError
+		if _, err := w.open(t, ctx, &recorder{}, true).Apply(ctx); !errors.As(err, &fe) || fe.Check != "plan" {
+			t.Errorf("Apply of a second plan = %v, want a refusal naming another plan's claim", err)
 		}
 		w.p = stale
 		if _, err := w.open(t, ctx, &recorder{}, true).Resume(ctx); errkind.Of(err) != errkind.Refused {

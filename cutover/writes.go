@@ -59,7 +59,7 @@ func CreateOrAdopt(ctx context.Context, c *connect.Client, p *plan.Plan, config 
 	_, err = c.Connector(ctx, name)
 	switch {
 	case errors.Is(err, connect.ErrNotFound):
-		if _, err := c.Create(ctx, name, config, connect.InitialStopped); err != nil {
+		if _, err := c.Create(ctx, name, p.WithClaim(config), connect.InitialStopped); err != nil {
 			return false, fmt.Errorf("create connector %s: %w", name, err)
 		}
 		// The steps after this one read the connector's configuration
@@ -72,7 +72,11 @@ func CreateOrAdopt(ctx context.Context, c *connect.Client, p *plan.Plan, config 
 	case err != nil:
 		return false, fmt.Errorf("connector %s: %w", name, err)
 	}
-	if _, err := verify.ConfirmConnector(ctx, c, p, name, reached); err != nil {
+	cfg, err := verify.ConfirmConnector(ctx, c, p, name, reached)
+	if err == nil {
+		err = verify.CheckClaim(p, name, cfg)
+	}
+	if err != nil {
 		return false, fmt.Errorf("connector %s exists and is not the plan's (another flow's, another plan's, or changed since): %w", name, err)
 	}
 	return false, nil
@@ -124,7 +128,7 @@ func Patch(ctx context.Context, c *connect.Client, g verify.Guarded, reached ver
 	if len(patch) == 0 {
 		return 0, nil
 	}
-	err = confirmThen(ctx, c, p, reached, "the PATCH", "alter offsets of", func() error {
+	err = confirmClaimThen(ctx, c, p, reached, "the PATCH", "alter offsets of", func() error {
 		_, err := c.AlterMirrorOffsets(ctx, p.ConnectorName, patch)
 		return err
 	})
@@ -159,7 +163,7 @@ func Resume(ctx context.Context, c *connect.Client, r verify.Resumable, reached 
 	if p == nil {
 		return fmt.Errorf("%w: the connector was not proven resumable", verify.ErrNoProof)
 	}
-	return confirmThen(ctx, c, p, reached, "the resume", "resume", func() error { return c.Resume(ctx, p.ConnectorName) })
+	return confirmClaimThen(ctx, c, p, reached, "the resume", "resume", func() error { return c.Resume(ctx, p.ConnectorName) })
 }
 
 // RemoveConnector is the rollback before resume, after verify.CheckNeverRan
@@ -275,6 +279,25 @@ func CommitReverse(ctx context.Context, c *connect.Client, source SourceCommitte
 // ..."), verb in the write's error ("stop X: ...").
 func confirmThen(ctx context.Context, c *connect.Client, p *plan.Plan, reached verify.Reached, before, verb string, write func() error) error {
 	if _, err := verify.ConfirmConnector(ctx, c, p, p.ConnectorName, reached); err != nil {
+		return fmt.Errorf("connector %s before %s: %w", p.ConnectorName, before, err)
+	}
+	if err := write(); err != nil {
+		return fmt.Errorf("%s %s: %w", verb, p.ConnectorName, err)
+	}
+	return nil
+}
+
+// confirmClaimThen is confirmThen for the writes only the plan whose apply
+// created the connector may make (the PATCH, the resume): the connector's
+// configuration must also carry no other plan's claim (verify.CheckClaim).
+// The rollback's writes do not ask it: a connector that never ran is
+// removed, and one that ran is stopped, whichever plan created it.
+func confirmClaimThen(ctx context.Context, c *connect.Client, p *plan.Plan, reached verify.Reached, before, verb string, write func() error) error {
+	cfg, err := verify.ConfirmConnector(ctx, c, p, p.ConnectorName, reached)
+	if err == nil {
+		err = verify.CheckClaim(p, p.ConnectorName, cfg)
+	}
+	if err != nil {
 		return fmt.Errorf("connector %s before %s: %w", p.ConnectorName, before, err)
 	}
 	if err := write(); err != nil {

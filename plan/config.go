@@ -100,7 +100,7 @@ func (d ConfigDifference) String() string {
 // configDifferences lists, sorted by key, the keys in which config differs
 // from recorded, both compared as recordConfig records them.
 func configDifferences(recorded, config map[string]string) []ConfigDifference {
-	have := recordedForm(config)
+	have := recordedForm(withoutClaim(config))
 	keys := slices.AppendSeq(slices.Collect(maps.Keys(recorded)), maps.Keys(have))
 	slices.Sort(keys)
 	var out []ConfigDifference

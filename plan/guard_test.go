@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,4 +129,32 @@ func ExamplePlan_Guard() {
 	// apply
 	// already-applied
 	// refused: stale offsets
+}
+
+// TestClaim: a plan's claim names what its apply writes: the same plan
+// made again has it, a plan that writes another offset has another, and
+// the configuration an apply creates the connector with (WithClaim) is
+// still the plan's configuration.
+func TestClaim(t *testing.T) {
+	p := mustBuild(t, spec(), applicableSnapshot())
+	again := mustBuild(t, spec(), applicableSnapshot())
+	if p.Claim() != again.Claim() {
+		t.Errorf("the same plan made twice has claims %s and %s", p.Claim(), again.Claim())
+	}
+	if !strings.HasPrefix(p.Claim(), "sha256:") || len(p.Claim()) != len("sha256:")+64 {
+		t.Errorf("claim %q, want sha256: and 64 hex digits", p.Claim())
+	}
+	snap := applicableSnapshot()
+	snap.Group[sp("orders", 0)] = 43
+	moved := mustBuild(t, spec(), snap)
+	if moved.Claim() == p.Claim() {
+		t.Error("a plan that writes another offset has the same claim")
+	}
+	created := p.WithClaim(p.ConnectorConfig)
+	if created[plan.ClaimKey] != p.Claim() || p.ConnectorConfig[plan.ClaimKey] != "" {
+		t.Errorf("WithClaim: %v; the plan's own configuration must not change", created)
+	}
+	if err := p.CheckConfig(created); err != nil {
+		t.Errorf("CheckConfig of the configuration with the claim: %v", err)
+	}
 }

@@ -19,11 +19,13 @@ import (
 // the digest of what GET /connectors/{name}/config returns. Two
 // configurations that differ only in secret values have the same digest,
 // so a digest never leaks or confirms a secret and a password rotation
-// never changes it; changing any other key or value changes it. This is the
+// never changes it; changing any other key or value changes it. It leaves
+// out "name" and [ClaimKey] (the claim of the apply that created the
+// connector, which is not the plan's to predict). This is the
 // rule of schema versions 3 and 4; [Plan.CheckConfig] applies each older version's
 // own rule.
 func ConfigDigest(config map[string]string) string {
-	c := redact.KeysOnly(config, nil)
+	c := redact.KeysOnly(withoutClaim(config), nil)
 	delete(c, "name")
 	b, _ := json.Marshal(c) // a map[string]string always marshals
 	return digest(b)
@@ -49,6 +51,7 @@ func configDigestV1(config map[string]string) string {
 
 // configDigestOf is the digest rule of a plan's schema version.
 func configDigestOf(version int, config map[string]string) string {
+	config = withoutClaim(config)
 	switch version {
 	case 1:
 		return configDigestV1(config)

@@ -30,7 +30,8 @@ type ForeignConnectorError struct {
 	// connector), "source-cluster" or "target-cluster" (the plan was built
 	// on other clusters), "config" (the worker has no configuration for
 	// it), "source.cluster.alias", "topics" (it does not replicate every
-	// topic of the plan) or "config_digest" (any other key or value).
+	// topic of the plan), "config_digest" (any other key or value) or
+	// "plan" (an apply of another plan created it: CheckClaim).
 	Check string
 	// Plan and Have are the plan's value and the connector's (or the
 	// cluster's) of what Check names; digests for "config_digest".
@@ -50,6 +51,8 @@ func (e *ForeignConnectorError) Error() string {
 		s = fmt.Sprintf("verify: the plan for connector %q was built on %s %q, the step reaches %q", e.Connector, strings.TrimSuffix(e.Check, "-cluster")+" cluster", e.Plan, e.Have)
 	case "config":
 		s = fmt.Sprintf("verify: connector %q has no configuration to compare with the plan's", e.Connector)
+	case "plan":
+		s = fmt.Sprintf("verify: connector %q was created by the apply of another plan (claim %s; this plan's is %s): apply that plan, or roll the connector back with it (before resume) and apply this plan again", e.Connector, e.Have, e.Plan)
 	}
 	if e.Topics != "" {
 		s += fmt.Sprintf(" (it replicates topics %q)", e.Topics)
@@ -153,6 +156,26 @@ func planTopics(p *plan.Plan) []string {
 		}
 	}
 	return topics
+}
+
+// CheckClaim refuses, with a *ForeignConnectorError whose Check is "plan",
+// a connector configuration that records the claim of another plan's apply
+// under plan.ClaimKey: that apply created the connector, and only its plan
+// may write the connector's offsets or resume it. Of two applies of
+// different plans racing for one connector, one creates it and the other
+// is refused here (or its create is answered 409), so at most one reports
+// success. A configuration without the key (a connector created by hand,
+// by an operator such as Strimzi, or by an older version of this module)
+// passes: its other checks are CheckConnector's.
+func CheckClaim(p *plan.Plan, name string, config map[string]string) error {
+	have, ok := config[plan.ClaimKey]
+	if !ok {
+		return nil
+	}
+	if want := p.Claim(); have != want {
+		return &ForeignConnectorError{Connector: name, Check: "plan", Plan: want, Have: have, Topics: config["topics"]}
+	}
+	return nil
 }
 
 // ConnectorConfigReader reads a connector's configuration, as

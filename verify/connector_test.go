@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin/kafkafake"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -89,6 +90,9 @@ func TestCheckConnector(t *testing.T) {
 		{"topics Go cannot read", "mm2-orders", with(func(c map[string]string) { c["topics"] = `(?<=x)orders` }), ours, "topics"},
 		{"a superset of the topics", "mm2-orders", with(func(c map[string]string) { c["topics"] = ".*" }), ours, "config_digest"},
 		{"any other key changed", "mm2-orders", with(func(c map[string]string) { c["tasks.max"] = "4" }), ours, "config_digest"},
+		// The claim is CheckClaim's: CheckConnector and the digest leave it out.
+		{"the plan's connector as its apply created it", "mm2-orders", p.WithClaim(config()), ours, ""},
+		{"a connector another plan's apply created", "mm2-orders", with(func(c map[string]string) { c[plan.ClaimKey] = "sha256:" + strings.Repeat("0", 64) }), ours, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := verify.CheckConnector(p, verify.ConnectorFacts{Name: tc.connector, Config: tc.config, Clusters: tc.clusters})
@@ -116,6 +120,32 @@ func TestCheckConnector(t *testing.T) {
 	secret := with(func(c map[string]string) { c["topics"] = "invoices" })
 	if err := verify.CheckConnector(p, verify.ConnectorFacts{Name: "mm2-orders", Config: secret, Clusters: ours}); strings.Contains(err.Error(), "secret-1") {
 		t.Errorf("the refusal shows a secret: %v", err)
+	}
+}
+
+// TestCheckClaim: only a configuration that records another plan's claim
+// is refused; the plan's own claim and no claim at all pass.
+func TestCheckClaim(t *testing.T) {
+	p, config := connectorPlan(t)
+	other := config()
+	other[plan.ClaimKey] = "sha256:" + strings.Repeat("0", 64)
+	for _, tc := range []struct {
+		name    string
+		config  map[string]string
+		refused bool
+	}{
+		{"created by this plan's apply", p.WithClaim(config()), false},
+		{"created without a claim (by hand, by an operator, by an older version)", config(), false},
+		{"created by another plan's apply", other, true},
+	} {
+		err := verify.CheckClaim(p, "mm2-orders", tc.config)
+		var fe *verify.ForeignConnectorError
+		switch {
+		case !tc.refused && err != nil:
+			t.Errorf("%s: %v, want nil", tc.name, err)
+		case tc.refused && (!errors.As(err, &fe) || fe.Check != "plan" || errkind.Of(err) != errkind.Refused || fe.Advice() == ""):
+			t.Errorf("%s: %v, want a refusal whose check is plan", tc.name, err)
+		}
 	}
 }
 
