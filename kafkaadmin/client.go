@@ -345,10 +345,11 @@ func (r *Client) retry(ctx context.Context, op string, fn func(attempt int) erro
 
 // unanswered reports an error that no broker answered: a connection that
 // failed or broke, a timeout, no broker left to ask; never an error code a
-// broker sent.
+// broker sent, nor a Kerberos login whose KDC did not answer (the broker
+// answered the SASL handshake; the retries are the KDC's).
 func unanswered(err error) bool {
 	var k sarama.KError
-	if errors.As(err, &k) {
+	if errors.As(err, &k) || errors.Is(err, errKDCUnreachable) {
 		return false
 	}
 	var ne net.Error
