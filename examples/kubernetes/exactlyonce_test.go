@@ -46,7 +46,7 @@ func TestExactlyOnceVariant(t *testing.T) {
 		if err := yaml.UnmarshalStrict(data, &k); err != nil {
 			t.Fatalf("%s: %v", dir, err)
 		}
-		want := map[string]string{"exactly-once": "..", "exactly-once/cutover": "../../cutover"}[dir]
+		want := map[string]string{"exactly-once": "../connect", "exactly-once/cutover": "../../cutover"}[dir]
 		if k.Kind != "Kustomization" || len(k.Resources) != 1 || k.Resources[0] != want {
 			t.Errorf("%s: resources %v, want only %s", dir, k.Resources, want)
 		}
