@@ -14,12 +14,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/mm2cutover/mm2cutover/internal/containers"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
@@ -515,6 +517,9 @@ func TestCutoverOnKubernetes(t *testing.T) {
 		{"leader worker deleted during the PATCH", func(t *testing.T) { s.checkWorkerDeletedDuringPatch(ctx, t) }},
 		{"podFailurePolicy", func(t *testing.T) { s.checkFailurePolicy(ctx, t) }},
 		{"drain stops at the PDB", func(t *testing.T) { s.checkDrain(ctx, t) }},
+		// Last: from here on the workers run every source task in
+		// transactions.
+		{"exactly-once: rollout restart under traffic", func(t *testing.T) { s.checkExactlyOnceRestart(ctx, t) }},
 	}
 	for _, st := range steps {
 		start := time.Now()
@@ -684,6 +689,17 @@ func (s *site) checkCutover(ctx context.Context, t *testing.T) cutover {
 // Connect's offsets: no record lost, the duplicates counted and bounded by
 // what arrived during the restart.
 func (s *site) checkRolloutRestart(ctx context.Context, t *testing.T, co cutover) {
+	if n, dup := s.restartUnderTraffic(ctx, t, co, "at-least-once"); int64(dup) > n {
+		t.Errorf("%d duplicates, more than the %d records produced during the restart", dup, n)
+	}
+}
+
+// restartUnderTraffic: with records arriving on co's partitions, `kubectl
+// rollout restart` replaces every worker, one at a time; then it waits
+// until the target holds every source record (none lost) and returns the
+// records produced meanwhile and the duplicates on the target.
+func (s *site) restartUnderTraffic(ctx context.Context, t *testing.T, co cutover, mode string) (produced int64, dup int) {
+	t.Helper()
 	traffic, err := flinklike.StartTraffic(ctx, s.sb.Source().Bootstrap(), co.partitions(), 1, 200*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
@@ -697,20 +713,79 @@ func (s *site) checkRolloutRestart(ctx context.Context, t *testing.T, co cutover
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := s.workerPods(ctx, t)
-	for _, p := range after {
+	for _, p := range s.workerPods(ctx, t) {
 		if slices.ContainsFunc(before, func(b corev1.Pod) bool { return b.UID == p.UID }) {
 			t.Errorf("worker %s was not replaced", p.Name)
 		}
 	}
-	dup := 0
 	for _, r := range s.checkRecords(ctx, t, co) {
-		t.Logf("%s-%d: %d source records, %d on the target, %d lost, %d duplicated", r.Topic, r.Partition, r.Source, r.Target, r.Lost, r.Duplicated)
+		t.Logf("%s-%d: %d source records, %d on the target (read_committed), %d lost, %d duplicated", r.Topic, r.Partition, r.Source, r.Target, r.Lost, r.Duplicated)
 		dup += r.Duplicated
 	}
-	t.Logf("rollout restart in %v with %d records produced meanwhile: 0 lost, %d duplicated", took.Round(time.Second), n, dup)
-	if int64(dup) > n {
-		t.Errorf("%d duplicates, more than the %d records produced during the restart", dup, n)
+	t.Logf("%s: rollout restart in %v with %d records produced meanwhile: 0 lost, %d duplicated", mode, took.Round(time.Second), n, dup)
+	return n, dup
+}
+
+// checkExactlyOnceRestart moves the workers to the exactly-once variant
+// (examples/kubernetes/exactly-once) as its comment says a running cluster
+// goes there: a rolling restart with preparing, then one with its own
+// patch (enabled). A cutover through the offset Job and the resume Job with
+// the variant's Job settings (exactly-once/cutover) creates an exactly-once
+// connector; then, with records arriving, `kubectl rollout restart`
+// replaces the workers one at a time, and the target, read read_committed,
+// holds every source record once. The at-least-once connector of "rollout
+// restart after catch-up" went through the same restart on the same
+// workers before they changed; its duplicates are logged there.
+func (s *site) checkExactlyOnceRestart(ctx context.Context, t *testing.T) {
+	patch := mustRead(t, "exactly-once/configmap-patch.yaml")
+	if !strings.Contains(patch, `CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT: "enabled"`) {
+		t.Fatalf("exactly-once/configmap-patch.yaml does not enable exactly-once:\n%s", patch)
+	}
+	for _, support := range []string{"preparing", "enabled"} {
+		start := time.Now()
+		s.writeOverlay(t, "workers-eos", filepath.Join(s.dir, "workers"), "\n  - path: configmap-patch.yaml\n")
+		edited := strings.Replace(patch, `"enabled"`, strconv.Quote(support), 1)
+		if err := os.WriteFile(filepath.Join(s.dir, "workers-eos", "configmap-patch.yaml"), []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.kubectl(ctx, t, "apply", "-k", filepath.Join(s.dir, "workers-eos"))
+		s.kubectl(ctx, t, "-n", ns, "rollout", "restart", "deployment/mm2-connect")
+		s.rolledOut(ctx, t)
+		t.Logf("workers restarted with exactly.once.source.support=%s in %v", support, time.Since(start).Round(time.Second))
+	}
+
+	var jobPatch corev1.ConfigMap
+	if err := yaml.UnmarshalStrict([]byte(mustRead(t, "exactly-once/cutover/configmap-patch.yaml")), &jobPatch); err != nil {
+		t.Fatal(err)
+	}
+	co := s.newCutover(ctx, t, "eos", 40)
+	s.hold(ctx, t, "")
+	start := time.Now()
+	s.applyJob(ctx, t, co, jobPatch.Data)
+	o := s.waitJob(ctx, t, offsetsJob, 5*time.Minute)
+	if o.reason != "" || len(o.results) != 1 || o.results[0].Result != "applied" || !o.results[0].Created {
+		logs, _ := s.c.Kubectl(ctx, "-n", ns, "logs", "job/"+offsetsJob, "--tail=30")
+		t.Fatalf("offset Job with the exactly-once settings: failed %q, results %+v\n%s", o.reason, o.results, logs)
+	}
+	if _, out := httpDo(ctx, t, http.MethodGet, s.restURL+"/connectors/"+co.name+"/config", ""); !strings.Contains(out, `"exactly.once.support":"required"`) ||
+		!strings.Contains(out, `"source.consumer.isolation.level":"read_committed"`) {
+		t.Fatalf("the connector the Job created is not exactly-once: %s", out)
+	}
+	s.writeOverlay(t, "resume", "cutover/resume", "")
+	s.kubectl(ctx, t, "apply", "-k", filepath.Join(s.dir, "resume"))
+	if ro := s.waitJob(ctx, t, resumeJob, 10*time.Minute); ro.reason != "" {
+		logs, _ := s.c.Kubectl(ctx, "-n", ns, "logs", "job/"+resumeJob, "--all-containers", "--tail=30")
+		t.Fatalf("resume Job failed (%s):\n%s", ro.reason, logs)
+	}
+	t.Logf("exactly-once cutover (offset Job, resume Job) in %v", time.Since(start).Round(time.Second))
+	for _, r := range s.checkRecords(ctx, t, co) {
+		if r.Duplicated > 0 {
+			t.Errorf("%s-%d: %d duplicated after the cutover", r.Topic, r.Partition, r.Duplicated)
+		}
+	}
+
+	if _, dup := s.restartUnderTraffic(ctx, t, co, "exactly-once"); dup > 0 {
+		t.Errorf("%d duplicates on the exactly-once connector's target through a rolling restart; want 0", dup)
 	}
 }
 
