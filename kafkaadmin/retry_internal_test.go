@@ -3,9 +3,13 @@ package kafkaadmin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
+	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,5 +55,27 @@ func TestRetry(t *testing.T) {
 	r.cfg.RetryTimeout = time.Minute
 	if err := r.retry(cctx, "op", func(int) error { return sarama.ErrNotLeaderForPartition }); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("context ends while retrying: %v, want its error", err)
+	}
+}
+
+// TestUnanswered: what counts as no broker answering (the fail-fast rule)
+// and what does not: an error code a broker sent, or a Kerberos login whose
+// KDC did not answer though the broker answered the SASL handshake (sarama
+// wraps that in ErrOutOfBrokers).
+func TestUnanswered(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"connection refused", refused, true},
+		{"out of brokers", fmt.Errorf("cluster id: %w", sarama.ErrOutOfBrokers), true},
+		{"a broker's error code", sarama.ErrClusterAuthorizationFailed, false},
+		{"no KDC answered", fmt.Errorf("%w: %w", sarama.ErrOutOfBrokers, fmt.Errorf("%w (broker b:9092): %w", errKDCUnreachable, refused)), false},
+	} {
+		if got := unanswered(tc.err); got != tc.want {
+			t.Errorf("%s: unanswered = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
