@@ -365,6 +365,7 @@ func (f *flow) settle(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, le
 	t.Helper()
 	start := time.Now()
 	deadline := start.Add(8 * time.Minute)
+	restarts := 0
 	for {
 		st, err := f.c.Status(ctx, f.connector)
 		if err != nil {
@@ -373,9 +374,25 @@ func (f *flow) settle(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, le
 		running := err == nil && st.Connector.State == connect.StateRunning && len(st.Tasks) > 0
 		for _, task := range st.Tasks {
 			running = running && task.State.State == connect.StateRunning
-			if task.State.State == connect.StateFailed {
-				t.Fatalf("%s after %s: task %d FAILED on %s:\n%s", f.name, fault, task.ID, task.WorkerID, task.Trace)
+			if task.State.State != connect.StateFailed {
+				continue
 			}
+			// An exactly-once task that starts on a worker which has
+			// not read the group's session key yet (one just started
+			// again) fails: its zombie fencing, forwarded to the leader,
+			// is refused, and Connect does not retry it. The operator's
+			// remedy (MM2TaskFailed) is to restart the failed task,
+			// which is what this does, up to three times a fault; any
+			// other failure ends the test.
+			if restarts < 3 && strings.Contains(task.Trace, "has not been able to read a session key") {
+				restarts++
+				t.Logf("%s after %s: task %d FAILED on %s at its start (the session key not read yet); restarting the failed tasks", f.name, fault, task.ID, task.WorkerID)
+				if _, err := f.c.Restart(ctx, f.connector, connect.RestartOptions{IncludeTasks: true, OnlyFailed: true}); err != nil {
+					t.Errorf("%s: restart the failed tasks: %v", f.name, err)
+				}
+				continue
+			}
+			t.Fatalf("%s after %s: task %d FAILED on %s:\n%s", f.name, fault, task.ID, task.WorkerID, task.Trace)
 		}
 		n, cerr := countLedger(ctx, sb, led, topics, f.target)
 		if running && cerr == nil && n.lost == 0 {
