@@ -23,6 +23,23 @@ import (
 
 func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
+// sandboxClients returns clients of the sandbox's two clusters and its
+// Connect cluster.
+func sandboxClients(t *testing.T, sb *sandbox.Sandbox) (source, target *kafkaadmin.Client, c *connect.Client) {
+	t.Helper()
+	var err error
+	if source, err = kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{sb.Source().Bootstrap()}}); err != nil {
+		t.Fatal(err)
+	}
+	if target, err = kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{sb.Target().Bootstrap()}}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = connect.New(sb.ConnectURL()); err != nil {
+		t.Fatal(err)
+	}
+	return source, target, c
+}
+
 // TestSequenceOnSandbox runs a Cutover's steps on real Kafka and a real
 // worker with the real MirrorSourceConnector: a plan built by the precheck
 // from a group at C = 3 of 5 records (the old job copied r0-r2); applied
@@ -32,18 +49,7 @@ func TestSequenceOnSandbox(t *testing.T) {
 	sb := sandboxtest.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	source, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{sb.Source().Bootstrap()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{sb.Target().Bootstrap()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := connect.New(sb.ConnectURL())
-	if err != nil {
-		t.Fatal(err)
-	}
+	source, target, c := sandboxClients(t, sb)
 	suffix := strconv.FormatInt(time.Now().UnixNano()%1_000_000_000, 36)
 	topic, group, name := "seq-"+suffix, "seq-flink-"+suffix, "seq-"+suffix
 	for _, b := range []string{sb.Source().Bootstrap(), sb.Target().Bootstrap()} {
@@ -156,18 +162,7 @@ func TestT41RacingAppliesOfDifferentPlans(t *testing.T) {
 	sb := sandboxtest.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	source, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{sb.Source().Bootstrap()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := kafkaadmin.NewClient(kafkaadmin.Config{BootstrapServers: []string{sb.Target().Bootstrap()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := connect.New(sb.ConnectURL())
-	if err != nil {
-		t.Fatal(err)
-	}
+	source, target, c := sandboxClients(t, sb)
 	suffix := strconv.FormatInt(time.Now().UnixNano()%1_000_000_000, 36)
 	topic, group := "race-"+suffix, "race-flink-"+suffix
 	for _, b := range []string{sb.Source().Bootstrap(), sb.Target().Bootstrap()} {
