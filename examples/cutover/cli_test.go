@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/term"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
 )
 
@@ -142,7 +143,7 @@ func TestCLIEscapesNames(t *testing.T) {
 			t.Fatal(err)
 		}
 		for what, text := range map[string]string{"stdout": out.String(), "stderr": errb.String(), "audit": string(audit)} {
-			if i := strings.IndexFunc(text, app.Unsafe); i >= 0 {
+			if i := strings.IndexFunc(text, term.Unsafe); i >= 0 {
 				t.Errorf("-json=%v: %s holds %q raw:\n%s", asJSON, what, text[i:i+1], text)
 			}
 		}

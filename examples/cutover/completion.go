@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/didyoumean"
 )
 
 // completionData is what a completion script completes, from the flag set
@@ -75,7 +76,7 @@ func completion(stdout, stderr io.Writer, fs *flag.FlagSet, shell string) int {
 	case "zsh":
 		d.zsh(stdout)
 	default:
-		fmt.Fprintf(stderr, "cutover: completion %q: want bash or zsh%s\n", shell, app.DidYouMean(shell, []string{"bash", "zsh"}, ""))
+		fmt.Fprintf(stderr, "cutover: completion %q: want bash or zsh%s\n", shell, didyoumean.Hint(shell, []string{"bash", "zsh"}, ""))
 		return app.ExitUsage
 	}
 	return app.ExitOK

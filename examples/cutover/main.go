@@ -56,6 +56,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mm2cutover/mm2cutover/examples/internal/didyoumean"
+	"github.com/mm2cutover/mm2cutover/examples/internal/term"
 	"io"
 	"log/slog"
 	"os"
@@ -134,7 +136,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (string, error) {
 }
 
 // run runs the command line. Everything it prints goes through a
-// app.SafeWriter: names from a plan or the clusters never reach the
+// term.SafeWriter: names from a plan or the clusters never reach the
 // terminal with control characters raw.
 //
 // On a terminal, stderr has a status line: the long waits (the stability
@@ -142,19 +144,19 @@ func parseArgs(fs *flag.FlagSet, args []string) (string, error) {
 // await, how far they are and an estimate of the time left, rewritten in
 // place; elsewhere they log a line every five seconds.
 func run(args []string, stdout, stderr io.Writer) int {
-	var status *app.Status
-	if width, ok := app.Terminal(stderr); ok {
-		status = app.NewStatus(stderr, width)
+	var status *term.Status
+	if width, ok := term.Terminal(stderr); ok {
+		status = term.NewStatus(stderr, width)
 		defer status.Clear()
 		stdout, stderr = status.Clearing(stdout), status
 	}
-	out, errw := app.NewSafeWriter(stdout), app.NewSafeWriter(stderr)
+	out, errw := term.NewSafeWriter(stdout), term.NewSafeWriter(stderr)
 	defer out.Flush()
 	defer errw.Flush()
 	return runSafe(args, out, errw, status)
 }
 
-func runSafe(args []string, stdout, stderr io.Writer, status *app.Status) int {
+func runSafe(args []string, stdout, stderr io.Writer, status *term.Status) int {
 	fs, flags, o := commandLine()
 	name, err := parseArgs(fs, args)
 	// The command line's own flags that the environment and -config may
@@ -224,7 +226,7 @@ func runSafe(args []string, stdout, stderr io.Writer, status *app.Status) int {
 	}
 	var level slog.LevelVar // -log-level, or MM2CUTOVER_LOG_LEVEL once Settings has read the environment
 	level.Set(o.logLevel)
-	log := slog.New(app.NewLogHandler(stderr, status, &slog.HandlerOptions{Level: &level}))
+	log := slog.New(term.NewLogHandler(stderr, status, &slog.HandlerOptions{Level: &level}))
 	ctx, stop := app.InterruptContext(func() {
 		err := fmt.Errorf("interrupted by a signal: the step did not end within %s of it: %w", app.InterruptGrace, context.Canceled)
 		fmt.Fprintln(stderr, "cutover:", err)
@@ -386,7 +388,7 @@ func checkOutput(format string, asJSON bool) error {
 	switch {
 	case format == "":
 	case !slices.Contains(outputFormats, format):
-		return fmt.Errorf("%w: -o %q: want %s%s", app.ErrSettings, format, strings.Join(outputFormats, " or "), app.DidYouMean(format, outputFormats, ""))
+		return fmt.Errorf("%w: -o %q: want %s%s", app.ErrSettings, format, strings.Join(outputFormats, " or "), didyoumean.Hint(format, outputFormats, ""))
 	case format == "text" && asJSON:
 		return fmt.Errorf("%w: -o text and -json: choose one", app.ErrSettings)
 	}
@@ -449,12 +451,12 @@ func flagError(err error, step string) error {
 			candidates = append(candidates, a)
 		}
 	}
-	return fmt.Errorf("unknown flag -%s%s", typo, app.DidYouMean(typo, slices.Compact(slices.Sorted(slices.Values(candidates))), "-"))
+	return fmt.Errorf("unknown flag -%s%s", typo, didyoumean.Hint(typo, slices.Compact(slices.Sorted(slices.Values(candidates))), "-"))
 }
 
 // unknownStep says that name is no step, and which it may have meant.
 func unknownStep(name string) error {
-	if s := app.DidYouMean(name, stepNames(), ""); s != "" {
+	if s := didyoumean.Hint(name, stepNames(), ""); s != "" {
 		return fmt.Errorf("unknown step %q%s", name, s)
 	}
 	return fmt.Errorf("unknown step %q; run 'cutover help' for the steps", name)

@@ -23,6 +23,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/cutover"
 	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/term"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -209,7 +210,7 @@ func (c *cli) audit() (*app.Audit, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("audit file: %w", err)
 	}
-	w := app.NewSafeWriter(f) // so that cat shows no control character raw either
+	w := term.NewSafeWriter(f) // so that cat shows no control character raw either
 	return app.NewAudit(w), func() { w.Flush(); f.Close() }, nil
 }
 

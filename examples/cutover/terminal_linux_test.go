@@ -10,7 +10,7 @@ import (
 )
 
 // TestCLIOnATerminal: with stderr a terminal the command line takes its
-// terminal path (a status line below the log, app.Status); what it prints
+// terminal path (a status line below the log, term.Status); what it prints
 // there still arrives whole, no status line is left behind, and stdout,
 // not a terminal, receives no terminal control sequence.
 func TestCLIOnATerminal(t *testing.T) {

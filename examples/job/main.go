@@ -44,6 +44,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/mm2cutover/mm2cutover/examples/internal/term"
 	"io"
 	"log/slog"
 	"os"
@@ -97,10 +98,10 @@ func main() {
 }
 
 // run runs the Job. Everything it prints goes through a
-// app.SafeWriter: names from a plan or the clusters never reach a log
+// term.SafeWriter: names from a plan or the clusters never reach a log
 // with control characters raw.
 func run(args []string, stdout, stderr io.Writer) int {
-	out, errw := app.NewSafeWriter(stdout), app.NewSafeWriter(stderr)
+	out, errw := term.NewSafeWriter(stdout), term.NewSafeWriter(stderr)
 	defer out.Flush()
 	defer errw.Flush()
 	stdout, stderr = out, errw

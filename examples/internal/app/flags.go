@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
+	"github.com/mm2cutover/mm2cutover/examples/internal/didyoumean"
 	"github.com/mm2cutover/mm2cutover/redact"
 
 	"github.com/mm2cutover/mm2cutover/connect"
@@ -319,7 +320,7 @@ func checkEnv(environ []string, names map[string]bool) error {
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(k, "MM2CUTOVER_") && !known[k] {
-			if s := Suggest(k, slices.Sorted(maps.Keys(known))); len(s) > 0 {
+			if s := didyoumean.Suggest(k, slices.Sorted(maps.Keys(known))); len(s) > 0 {
 				k += " (did you mean " + strings.Join(s, " or ") + "?)"
 			}
 			bad = append(bad, k)

@@ -1,4 +1,6 @@
-package app
+// Package didyoumean names what a mistyped name may have meant: the
+// flags, steps, settings and values of the examples' command lines.
+package didyoumean
 
 import (
 	"cmp"
@@ -43,10 +45,10 @@ func Suggest(name string, candidates []string) []string {
 	return out[:min(len(out), 3)]
 }
 
-// DidYouMean is "; did you mean X?" (or "X or Y", "X, Y or Z") with the
+// Hint is "; did you mean X?" (or "X or Y", "X, Y or Z") with the
 // Suggest of name among candidates, each written after prefix ("-" for a
 // flag); "" when none is close.
-func DidYouMean(name string, candidates []string, prefix string) string {
+func Hint(name string, candidates []string, prefix string) string {
 	s := Suggest(name, candidates)
 	if len(s) == 0 {
 		return ""

@@ -1,4 +1,8 @@
-package app
+// Package term is what the examples' binaries write to a person: stderr
+// on a terminal with a status line that shows the wait in progress
+// (Status, NewLogHandler), and writers that show no control character
+// from a plan or the clusters raw (SafeWriter).
+package term
 
 import (
 	"context"

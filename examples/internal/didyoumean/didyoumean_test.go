@@ -1,10 +1,7 @@
-package app
+package didyoumean
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -79,7 +76,7 @@ func TestSuggest(t *testing.T) {
 	}
 }
 
-func TestDidYouMean(t *testing.T) {
+func TestHint(t *testing.T) {
 	for _, tc := range []struct {
 		name, prefix string
 		candidates   []string
@@ -91,27 +88,8 @@ func TestDidYouMean(t *testing.T) {
 		{"off", "-", []string{"offsets-from", "offsets-alias", "offsets-connector"}, "; did you mean -offsets-from, -offsets-alias or -offsets-connector?"},
 		{"launch", "", []string{"apply", "plan"}, ""},
 	} {
-		if got := DidYouMean(tc.name, tc.candidates, tc.prefix); got != tc.want {
-			t.Errorf("DidYouMean(%q) = %q, want %q", tc.name, got, tc.want)
+		if got := Hint(tc.name, tc.candidates, tc.prefix); got != tc.want {
+			t.Errorf("Hint(%q) = %q, want %q", tc.name, got, tc.want)
 		}
-	}
-}
-
-// TestTyposInSettingsSayWhatTheyMean: a mistyped variable in the
-// environment or in a -config file is refused, as before, and named with
-// the setting it may have meant.
-func TestTyposInSettingsSayWhatTheyMean(t *testing.T) {
-	names := map[string]bool{"group": true, "topics": true, "stability-window": true}
-	err := checkEnv([]string{"MM2CUTOVER_GRUOP=g", "MM2CUTOVER_TOPICS=t", "MM2CUTOVER_NOTHING_LIKE_IT=x"}, names)
-	if err == nil || !strings.Contains(err.Error(), "MM2CUTOVER_GRUOP (did you mean MM2CUTOVER_GROUP?)") ||
-		!strings.Contains(err.Error(), "MM2CUTOVER_NOTHING_LIKE_IT") || strings.Contains(err.Error(), "MM2CUTOVER_NOTHING_LIKE_IT (did") {
-		t.Errorf("checkEnv: %v", err)
-	}
-	path := filepath.Join(t.TempDir(), "cutover.env")
-	if err := os.WriteFile(path, []byte("MM2CUTOVER_GROUP=g\nMM2CUTOVER_STABILITY_WINDOWS=1m\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := readConfigFile(path, names); err == nil || !strings.Contains(err.Error(), ":2: MM2CUTOVER_STABILITY_WINDOWS names no setting; did you mean MM2CUTOVER_STABILITY_WINDOW?") {
-		t.Errorf("readConfigFile: %v", err)
 	}
 }
