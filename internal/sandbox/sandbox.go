@@ -46,6 +46,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	mm2 "github.com/mm2cutover/mm2cutover/docker/mm2"
@@ -878,6 +879,20 @@ func (w *Worker) Kill() error {
 		return ErrNotOwner
 	}
 	return w.proc.kill()
+}
+
+// DumpThreads has the worker's JVM write a thread dump to its log (SIGQUIT),
+// for a test to show what a worker that stopped making progress is doing.
+// The Docker backend does not support it (errors.ErrUnsupported).
+func (w *Worker) DumpThreads() error {
+	if w.proc == nil {
+		return ErrNotOwner
+	}
+	p, ok := w.proc.(*process)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	return p.signal(syscall.SIGQUIT)
 }
 
 // Log returns the path of the worker's log file ("" when attached).

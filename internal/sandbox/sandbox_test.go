@@ -85,6 +85,26 @@ func TestFaultHandles(t *testing.T) {
 	if err := w.Start(ctx); err != nil {
 		t.Fatalf("restart worker: %v", err)
 	}
+	// A thread dump lands in the log, and the worker goes on answering.
+	err := w.DumpThreads()
+	if err != nil && !errors.Is(err, errors.ErrUnsupported) { // the Docker backend's
+		t.Fatalf("thread dump: %v", err)
+	}
+	for i := 0; err == nil; i++ {
+		b, err := os.ReadFile(w.Log())
+		if err == nil && strings.Contains(string(b), "Full thread dump") && strings.Contains(string(b), `"DistributedHerder-`) {
+			break
+		}
+		if i == 40 {
+			t.Fatalf("no thread dump with the herder's thread in %s (%v)", w.Log(), err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if resp, err := http.Get(w.URL() + "/"); err != nil {
+		t.Fatalf("the worker does not answer after its thread dump: %v", err)
+	} else {
+		resp.Body.Close()
+	}
 	if err := w.Kill(); err != nil {
 		t.Fatalf("kill worker: %v", err)
 	}
