@@ -1,26 +1,20 @@
-// Package cutover composes the library's packages into the steps of the
-// cutover, for the example binaries examples/cutover (the CLI) and
-// examples/job (the Kubernetes Job): precheck, plan, apply, verify, resume,
-// status and rollback. It is what a platform team's own tool would write: no
-// step here knows anything the library packages do not expose.
+// Package app is the example binaries' own code, shared by
+// examples/cutover (the CLI) and examples/job (the Kubernetes Job): the
+// settings (flags, environment, the -config file: Settings, Flags), the
+// clients they open (Env), the JSONL audit (Audit), the exit statuses
+// (ExitStatus, a table over errkind.Of), and one function per step that
+// calls the library.
 //
-// What it owns: the settings (flags, environment, files: Settings, Env),
-// the audit file (Audit), the approval of a resume or rollback
-// (ErrNotApproved), the order of the library's calls in each step, the
-// wording of what it prints, and the exit statuses (ExitStatus, a table over
-// errkind.Of). Every rule that protects data is the library's: the
-// guards and writes of apply, resume and rollback are verify's step
-// functions (verify.CreateOrAdopt, GuardOffsets, Patch, ReadBack,
-// CheckResumable, Resume, CheckNeverRan, RemoveConnector, StopForRollback,
-// ReversePlan, CommitReverse), the STOPPED guard is
-// (*connect.Client).RequireStopped, the reverse offsets of a rollback are
-// plan.Plan.ReverseOffsets, the reuse of a recent observation is
-// verify.RecheckRecent and stall detection is verify.ProgressOf.
+// It holds no rule that protects data: apply, resume, verify-after-resume
+// and rollback are package cutover's sequences (cutover.Open, then one
+// method per step), the read-only proofs and the precheck are package
+// verify's, the plan and its guards package plan's. What the binaries
+// print, and how, is theirs.
 //
-// The steps reach Kafka through Cluster, the small interfaces of verify,
-// so that their tests (steps_test.go) run apply, resume and rollback
-// against connect/connectfake and clusters in memory (kafkaadmin/kafkafake),
-// with no JVM; the precheck and the acceptance after resume take the
+// The steps reach Kafka through Cluster (cutover.Cluster), so that their
+// tests (steps_test.go) run apply, resume and rollback against
+// connect/connectfake and clusters in memory (kafkaadmin/kafkafake), with
+// no JVM; the precheck and the acceptance after resume take the
 // kafkaadmin clients themselves.
 package app
 
