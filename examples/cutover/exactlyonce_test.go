@@ -406,11 +406,11 @@ func (f *flow) settle(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, le
 	start := time.Now()
 	// Connect gives a departed worker scheduled.rebalance.max.delay.ms (5
 	// minutes in the image) to come back before another worker takes its
-	// tasks. A flow still stuck well past that is what the not-running
-	// alerts show an operator, who restarts the connector and its tasks:
-	// so does this, once a fault, after it has shown what the workers'
-	// threads are doing (a connector left UNASSIGNED after the target
-	// broker's restart was seen on loaded machines, cause open).
+	// tasks. A flow still stuck well past that, every worker up, is what
+	// MM2TasksMissing's runbook has an operator restart (the connector and
+	// its tasks): so does this, once a fault, after it has shown what the
+	// workers' threads are doing (a connector left UNASSIGNED after the
+	// target broker's restart was seen on loaded machines, cause open).
 	remedyAt, deadline := start.Add(6*time.Minute+30*time.Second), start.Add(10*time.Minute)
 	remedied := false
 	restarts := 0
