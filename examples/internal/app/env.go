@@ -156,10 +156,6 @@ func CheckConnect(ctx context.Context, env *Env, s Settings) error {
 	return err
 }
 
-// speaksTLS reports whether a TLS handshake with the endpoint at host
-// completes. It sends nothing over the connection and trusts nothing it
-// learns: it only tells an operator who gave http:// for an https endpoint
-// what went wrong.
 // CheckKafka is the first contact with the two clusters, one after the
 // other: a cluster that does not answer ends the step here, in seconds and
 // with one line (kafkaadmin's UnreachableError), rather than behind the
@@ -174,6 +170,10 @@ func CheckKafka(ctx context.Context, env *Env) error {
 	return nil
 }
 
+// speaksTLS reports whether a TLS handshake with the endpoint at host
+// completes. It sends nothing over the connection and trusts nothing it
+// learns: it only tells an operator who gave http:// for an https endpoint
+// what went wrong.
 func speaksTLS(ctx context.Context, host string) bool {
 	if _, _, err := net.SplitHostPort(host); err != nil {
 		host = net.JoinHostPort(host, "80")
