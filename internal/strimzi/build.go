@@ -28,12 +28,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/internal/filelock"
+	"github.com/mm2cutover/mm2cutover/internal/javahome"
 )
 
 // Version is the Strimzi release built: the one whose CRDs the project
@@ -268,50 +267,13 @@ func gitDir(repo string) string {
 	return repo
 }
 
-// FindJava21 returns the home of a JDK of version 21 or newer:
-// MM2CUTOVER_JAVA21_HOME, JAVA_HOME, or the newest under /usr/lib/jvm,
-// judged by its release file; it must have javac and jlink.
+// FindJava21 returns the home of the newest JDK of version 21 or newer
+// (javahome.Find, with javac and jlink).
 func FindJava21() (string, error) {
-	var homes []string
-	for _, env := range []string{"MM2CUTOVER_JAVA21_HOME", "JAVA_HOME"} {
-		if h := os.Getenv(env); h != "" {
-			homes = append(homes, h)
-		}
+	if h := javahome.Find(21, "javac", "jlink"); h != "" {
+		return h, nil
 	}
-	if m, _ := filepath.Glob("/usr/lib/jvm/*"); len(m) > 0 {
-		homes = append(homes, m...)
-	}
-	best, bestMajor := "", 0
-	for _, h := range homes {
-		if major := javaMajor(h); major >= 21 && major > bestMajor {
-			if _, err := os.Stat(filepath.Join(h, "bin", "javac")); err != nil {
-				continue
-			}
-			if _, err := os.Stat(filepath.Join(h, "bin", "jlink")); err != nil {
-				continue
-			}
-			best, bestMajor = h, major
-		}
-	}
-	if best == "" {
-		return "", ErrNoJava21
-	}
-	return best, nil
-}
-
-var javaVersion = regexp.MustCompile(`(?m)^JAVA_VERSION="(\d+)`)
-
-func javaMajor(home string) int {
-	b, err := os.ReadFile(filepath.Join(home, "release"))
-	if err != nil {
-		return 0
-	}
-	m := javaVersion.FindSubmatch(b)
-	if m == nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(string(m[1]))
-	return n
+	return "", ErrNoJava21
 }
 
 // unzip extracts archive into dir, dropping the archive's top folder when

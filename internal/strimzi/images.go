@@ -17,6 +17,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/internal/containers"
 	"github.com/mm2cutover/mm2cutover/internal/filelock"
+	"github.com/mm2cutover/mm2cutover/internal/javahome"
 )
 
 // The images, without a registry. Strimzi's own are built on Red Hat's UBI
@@ -101,7 +102,7 @@ func ensureBase(ctx context.Context, p *containers.Podman, jre, javaHome, cacheD
 		"RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tini openssl gawk hostname >/dev/null && rm -rf /var/lib/apt/lists/*\n" +
 		"COPY . /usr/lib/jvm/strimzi-java\n" +
 		"ENV JAVA_HOME=/usr/lib/jvm/strimzi-java PATH=/usr/lib/jvm/strimzi-java/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
-	h := sha256.Sum256([]byte(containerfile + javaHome + fmt.Sprint(javaMajor(javaHome))))
+	h := sha256.Sum256([]byte(containerfile + javaHome + fmt.Sprint(javahome.Major(javaHome))))
 	ref := "localhost/mm2cutover-strimzi-base:" + hex.EncodeToString(h[:])[:12]
 	return ref, ensure(ctx, p, ref, func() error {
 		work, err := os.MkdirTemp(cacheDir, ".strimzi-base-")

@@ -23,11 +23,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/mm2cutover/mm2cutover/internal/filelock"
+	"github.com/mm2cutover/mm2cutover/internal/javahome"
 )
 
 // Version is the Strimzi release whose CRDs the tests validate against:
@@ -143,46 +142,11 @@ func run(ctx context.Context, dir, name string, args ...string) error {
 	return nil
 }
 
-// findJava21 returns the java binary of a JDK or JRE of version 21 or
-// newer: MM2CUTOVER_JAVA21_HOME, JAVA_HOME, or the newest under
-// /usr/lib/jvm, judged by its release file.
+// findJava21 returns the java binary of the newest JDK or JRE of version
+// 21 or newer (javahome.Find).
 func findJava21() (string, error) {
-	var homes []string
-	for _, env := range []string{"MM2CUTOVER_JAVA21_HOME", "JAVA_HOME"} {
-		if h := os.Getenv(env); h != "" {
-			homes = append(homes, h)
-		}
+	if h := javahome.Find(21, "java"); h != "" {
+		return filepath.Join(h, "bin", "java"), nil
 	}
-	if m, _ := filepath.Glob("/usr/lib/jvm/*"); len(m) > 0 {
-		homes = append(homes, m...)
-	}
-	best, bestMajor := "", 0
-	for _, h := range homes {
-		if major := javaMajor(h); major >= 21 && major > bestMajor {
-			if _, err := os.Stat(filepath.Join(h, "bin", "java")); err == nil {
-				best, bestMajor = filepath.Join(h, "bin", "java"), major
-			}
-		}
-	}
-	if best == "" {
-		return "", ErrNoJava21
-	}
-	return best, nil
-}
-
-var javaVersion = regexp.MustCompile(`(?m)^JAVA_VERSION="(\d+)`)
-
-// javaMajor reads the major version from a Java home's release file, 0 when
-// it cannot.
-func javaMajor(home string) int {
-	b, err := os.ReadFile(filepath.Join(home, "release"))
-	if err != nil {
-		return 0
-	}
-	m := javaVersion.FindSubmatch(b)
-	if m == nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(string(m[1]))
-	return n
+	return "", ErrNoJava21
 }

@@ -40,18 +40,3 @@ func TestGenerate(t *testing.T) {
 		}
 	}
 }
-
-func TestJavaMajor(t *testing.T) {
-	dir := t.TempDir()
-	for _, tt := range []struct {
-		release string
-		want    int
-	}{{`JAVA_VERSION="25.0.3"` + "\n", 25}, {`IMPLEMENTOR="x"` + "\n" + `JAVA_VERSION="17.0.15"`, 17}, {"", 0}} {
-		if err := os.WriteFile(filepath.Join(dir, "release"), []byte(tt.release), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if got := javaMajor(dir); got != tt.want {
-			t.Errorf("javaMajor(%q) = %d, want %d", tt.release, got, tt.want)
-		}
-	}
-}
