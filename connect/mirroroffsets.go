@@ -147,7 +147,10 @@ func (c *Client) WaitMirrorOffsets(ctx context.Context, name string, want []offs
 				rep.ReportLeft(ctx, int64(len(want)-rb.Count(offsets.Match)), "match", rb.Count(offsets.Match), "wrong_value", rb.Count(offsets.WrongValue),
 					"missing", rb.Count(offsets.Missing), "unexpected", rb.Count(offsets.Unexpected))
 			}
-		case ctx.Err() != nil, IsTransient(RepeatSafe, err):
+		case ctx.Err() != nil:
+			// The wait's end cut this read off: it says nothing the reads
+			// before it did not, and the wait's error keeps theirs.
+		case IsTransient(RepeatSafe, err):
 			readErr = err
 			rep.Report(ctx, "last_error", err.Error())
 		default:

@@ -109,6 +109,24 @@ func TestWaitMirrorOffsetsDeadlineKeepsLastReadError(t *testing.T) {
 	}
 }
 
+// The read the deadline cuts off does not hide the error of the one
+// before it: the wait's error still says the worker answered 500. (A CI
+// run on a loaded machine met this order by chance; before the fix the
+// error said only "context deadline exceeded".)
+func TestWaitMirrorOffsetsDeadlineDuringARead(t *testing.T) {
+	stall := func(w http.ResponseWriter) { time.Sleep(3 * time.Second) }
+	c, calls := fakeOffsetsServer(t, answerWith(200, stale), answerWith(500, offsetsUnavailable), stall)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	_, err := c.WaitMirrorOffsets(ctx, "mm2", wantOrders0)
+	if n := calls.Load(); n != 3 {
+		t.Fatalf("%d reads, want 3 (the third cut off by the deadline)", n)
+	}
+	if !errors.Is(err, connect.ErrReadBack) || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, connect.ErrOffsetsUnavailable) {
+		t.Errorf("err = %v; want one matching ErrReadBack, DeadlineExceeded and ErrOffsetsUnavailable", err)
+	}
+}
+
 // Errors that are not transient end the wait at once: a missing connector,
 // any other 500, an offset not shaped like MirrorSourceConnector's.
 func TestWaitMirrorOffsetsStopsOnPermanentError(t *testing.T) {
