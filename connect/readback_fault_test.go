@@ -114,13 +114,24 @@ func TestWaitMirrorOffsetsDeadlineKeepsLastReadError(t *testing.T) {
 // run on a loaded machine met this order by chance; before the fix the
 // error said only "context deadline exceeded".)
 func TestWaitMirrorOffsetsDeadlineDuringARead(t *testing.T) {
-	stall := func(w http.ResponseWriter) { time.Sleep(3 * time.Second) }
-	c, calls := fakeOffsetsServer(t, answerWith(200, stale), answerWith(500, offsetsUnavailable), stall)
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
-	defer cancel()
-	_, err := c.WaitMirrorOffsets(ctx, "mm2", wantOrders0)
-	if n := calls.Load(); n != 3 {
-		t.Fatalf("%d reads, want 3 (the third cut off by the deadline)", n)
+	// The third read stalls until the test ends; the first two must be
+	// done before the deadline, which a starved machine may not manage in
+	// the first 1.5 s: then again with twice the time.
+	var err error
+	for timeout := 1500 * time.Millisecond; ; timeout *= 2 {
+		release := make(chan struct{})
+		stall := func(w http.ResponseWriter) { <-release }
+		c, calls := fakeOffsetsServer(t, answerWith(200, stale), answerWith(500, offsetsUnavailable), stall)
+		t.Cleanup(func() { close(release) }) // before the server's Close, which waits for the handler
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		_, err = c.WaitMirrorOffsets(ctx, "mm2", wantOrders0)
+		cancel()
+		if n := calls.Load(); n == 3 {
+			break
+		} else if n > 3 || timeout > 20*time.Second {
+			t.Fatalf("%d reads in %v, want 3 (the third cut off by the deadline)", n, timeout)
+		}
+		t.Logf("%d reads in %v: again with twice the time", calls.Load(), timeout)
 	}
 	if !errors.Is(err, connect.ErrReadBack) || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, connect.ErrOffsetsUnavailable) {
 		t.Errorf("err = %v; want one matching ErrReadBack, DeadlineExceeded and ErrOffsetsUnavailable", err)

@@ -376,13 +376,17 @@ func (f *flow) showThreads(t *testing.T) {
 			t.Logf("%s: %s: no thread dump: %v", f.name, w.URL(), err)
 			continue
 		}
+		// The JVM ends a dump with its JNI references line; a starved
+		// one may take seconds to write it all.
 		var dump string
-		for range 20 {
+		for range 80 {
 			time.Sleep(250 * time.Millisecond)
 			if b, err := os.ReadFile(w.Log()); err == nil && len(b) > before {
 				if i := strings.LastIndex(string(b[before:]), "Full thread dump"); i >= 0 {
 					dump = string(b[before+i:])
-					break
+					if strings.Contains(dump, "JNI global refs") {
+						break
+					}
 				}
 			}
 		}

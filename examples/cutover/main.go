@@ -56,8 +56,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/mm2cutover/mm2cutover/examples/internal/didyoumean"
-	"github.com/mm2cutover/mm2cutover/examples/internal/term"
 	"io"
 	"log/slog"
 	"os"
@@ -66,6 +64,8 @@ import (
 	"strings"
 
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/didyoumean"
+	"github.com/mm2cutover/mm2cutover/examples/internal/term"
 )
 
 // version is the tool version recorded in plans; a release build sets it

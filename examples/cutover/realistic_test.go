@@ -345,7 +345,7 @@ func realisticCutover(t *testing.T, version string, before func(cli func(args ..
 	}
 	// Enough traffic to prove something, however fast the steps were (a
 	// fast run on the Docker backend had written 1,438 records here).
-	if err := led.waitWritten(ctx, minWritten); err != nil {
+	if err := led.waitWritten(ctx, minWritten, trafficDone); err != nil {
 		t.Fatal(err)
 	}
 	stopTraffic()
@@ -542,8 +542,9 @@ func checkLedger(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, led *le
 const minWritten = 2000
 
 // waitWritten waits until at least n records of the ledger are written
-// and committed, while the traffic goes on.
-func (l *ledger) waitWritten(ctx context.Context, n int) error {
+// and committed, while the traffic goes on; it returns the traffic's error
+// when the traffic ends first (done is where the traffic reports its end).
+func (l *ledger) waitWritten(ctx context.Context, n int, done <-chan error) error {
 	for {
 		l.mu.Lock()
 		got := len(l.committed)
@@ -554,6 +555,8 @@ func (l *ledger) waitWritten(ctx context.Context, n int) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("traffic: %d of %d records written: %w", got, n, ctx.Err())
+		case err := <-done:
+			return fmt.Errorf("traffic ended after %d of %d records: %v", got, n, err)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -44,7 +44,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/mm2cutover/mm2cutover/examples/internal/term"
 	"io"
 	"log/slog"
 	"os"
@@ -54,6 +53,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/term"
 	"github.com/mm2cutover/mm2cutover/plan"
 )
 

@@ -42,7 +42,7 @@ func readConfigFile(path string, names map[string]bool) (*configFile, error) {
 	if path == "" {
 		return nil, nil
 	}
-	assigns, bad, err := shellfile.Read(path)
+	assigns, bad, err := shellfile.Read(path, "MM2CUTOVER_<FLAG>=value")
 	if err != nil {
 		return nil, err
 	}

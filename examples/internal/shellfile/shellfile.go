@@ -51,15 +51,16 @@ func (e *LineError) Unwrap() error { return e.Err }
 
 // Read returns the assignments of the file at path, in order, and the
 // lines a shell would read otherwise; err is only that the file cannot be
-// read (it is read up to clientconf.MaxFileSize).
-func Read(path string) (assigns []Assignment, bad []*LineError, err error) {
+// read (it is read up to clientconf.MaxFileSize). form is how the errors
+// show an assignment the caller expects, such as "MM2CUTOVER_<FLAG>=value".
+func Read(path, form string) (assigns []Assignment, bad []*LineError, err error) {
 	b, err := clientconf.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	b = bytes.TrimPrefix(b, []byte("\ufeff"))
 	for i, line := range splitLines(string(b)) {
-		as, err := parseShellLine(line)
+		as, err := parseShellLine(line, form)
 		if err != nil {
 			bad = append(bad, &LineError{path, i + 1, err})
 			continue
@@ -94,8 +95,9 @@ type shellWord struct {
 	eq     int    // the index in text where the value starts
 }
 
-// parseShellLine returns the assignments of one settings line (see Read), or why a shell would read the line otherwise.
-func parseShellLine(line string) ([]assignment, error) {
+// parseShellLine returns the assignments of one settings line (see Read),
+// or why a shell would read the line otherwise.
+func parseShellLine(line, form string) ([]assignment, error) {
 	var words []shellWord
 	i := 0
 	for {
@@ -114,7 +116,7 @@ func parseShellLine(line string) ([]assignment, error) {
 	if len(words) > 0 && words[0].text == "export" && !words[0].assign {
 		words = words[1:]
 		if len(words) == 0 {
-			return nil, errors.New(`"export" without MM2CUTOVER_<FLAG>=value`)
+			return nil, fmt.Errorf(`"export" without %s`, form)
 		}
 	}
 	var out []assignment
@@ -129,7 +131,7 @@ func parseShellLine(line string) ([]assignment, error) {
 		case k+1 < len(words) && strings.HasPrefix(words[k+1].text, "="):
 			return nil, fmt.Errorf("%s: no blanks around = in a shell assignment (%s=value)", Quote(w.text), Quote(w.text))
 		default:
-			return nil, fmt.Errorf("%s is not MM2CUTOVER_<FLAG>=value: a shell would run it as a command", Quote(w.text))
+			return nil, fmt.Errorf("%s is not %s: a shell would run it as a command", Quote(w.text), form)
 		}
 	}
 	return out, nil

@@ -36,11 +36,11 @@ func TestRead(t *testing.T) {
 			[]Assignment{{"A", "1", 1}, {"I", "ok", 9}},
 			map[int]string{2: "a blank ends a value", 3: "no blanks around =", 4: "would expand it", 5: "not closed on its line",
 				6: "shell syntax", 7: "home directory", 8: "trailing backslash"}},
-		{"a command", "rm -rf /\n", nil, map[int]string{1: "a shell would run it"}},
+		{"a command", "rm -rf /\n", nil, map[int]string{1: `"rm" is not NAME=value: a shell would run it`}},
 		{"key material not echoed", "-----BEGIN PRIVATE KEY-----\n", nil, map[int]string{1: "a word that looks like key material"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, bad, err := Read(settingsFile(t, tc.text))
+			got, bad, err := Read(settingsFile(t, tc.text), "NAME=value")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func TestRead(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := Read(filepath.Join(t.TempDir(), "missing")); err == nil {
+	if _, _, err := Read(filepath.Join(t.TempDir(), "missing"), "NAME=value"); err == nil {
 		t.Error("a missing file read")
 	}
 }
@@ -92,7 +92,7 @@ func TestAsShellsReadIt(t *testing.T) {
 	keys := []string{"MM2CUTOVER_GROUP", "MM2CUTOVER_TOPICS", "MM2CUTOVER_CONNECTOR"}
 	for _, text := range files {
 		path := settingsFile(t, text)
-		assigns, bad, err := Read(path)
+		assigns, bad, err := Read(path, "NAME=value")
 		if err != nil || len(bad) > 0 {
 			t.Errorf("%q: %v %v", text, err, bad)
 			continue
@@ -138,7 +138,7 @@ func FuzzRead(f *testing.F) {
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		assigns, bad, err := Read(path)
+		assigns, bad, err := Read(path, "NAME=value")
 		if err != nil {
 			t.Fatal(err)
 		}
