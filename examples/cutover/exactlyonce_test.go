@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -361,6 +363,61 @@ type flow struct {
 	last            ledgerCount
 }
 
+// abortHanging finds the transactions left open on the target's partitions
+// that no transaction coordinator will end (kafka-transactions.sh
+// find-hanging: open for over a minute, unknown to their coordinator) and
+// aborts each (kafka-transactions.sh abort), with Kafka's own tool from
+// the sandbox's jars, as an operator would. It logs what the tool said and
+// returns how many it aborted.
+func abortHanging(ctx context.Context, t *testing.T, sb *sandbox.Sandbox) int {
+	t.Helper()
+	tool := func(args ...string) (string, error) {
+		argv := append([]string{"-cp", filepath.Join(sb.KafkaLibs(), "*"), "org.apache.kafka.tools.TransactionsCommand",
+			"--bootstrap-server", sb.Target().Bootstrap()}, args...)
+		out, err := exec.CommandContext(ctx, "java", argv...).CombinedOutput()
+		return string(out), err
+	}
+	aborted := 0
+	for _, node := range sb.Target().Nodes() {
+		out, err := tool("find-hanging", "--broker-id", strconv.Itoa(int(node.ID())), "--max-transaction-timeout", "1")
+		t.Logf("kafka-transactions find-hanging --broker-id %d: %v\n%s", node.ID(), err, out)
+		for _, h := range hangingTransactions(out) {
+			out, err := tool("abort", "--topic", h.topic, "--partition", h.partition, "--start-offset", h.start)
+			t.Logf("kafka-transactions abort --topic %s --partition %s --start-offset %s: %v\n%s", h.topic, h.partition, h.start, err, out)
+			if err == nil {
+				aborted++
+			}
+		}
+	}
+	return aborted
+}
+
+// hanging is one row of kafka-transactions.sh find-hanging.
+type hanging struct{ topic, partition, start string }
+
+// hangingTransactions reads find-hanging's table (columns Topic, Partition,
+// ..., StartOffset, ..., separated by blanks); nil when it has no row.
+func hangingTransactions(out string) []hanging {
+	var cols map[string]int
+	var hs []hanging
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if cols == nil {
+			if slices.Contains(f, "Topic") && slices.Contains(f, "Partition") && slices.Contains(f, "StartOffset") {
+				cols = map[string]int{}
+				for i, c := range f {
+					cols[c] = i
+				}
+			}
+			continue
+		}
+		if len(f) == len(cols) {
+			hs = append(hs, hanging{f[cols["Topic"]], f[cols["Partition"]], f[cols["StartOffset"]]})
+		}
+	}
+	return hs
+}
+
 // showThreads logs, for each worker of the flow, the threads of a thread
 // dump that run the herder, the flow's connector and tasks, and the
 // readers of Connect's topics: what a worker that stopped making progress
@@ -457,12 +514,19 @@ func (f *flow) settle(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, le
 		if !remedied && time.Now().After(remedyAt) {
 			remedied = true
 			f.showThreads(t)
-			t.Logf("%s after %s: not caught up in %v: status %v (%v), %d lost (%v); restarting the connector and its tasks",
-				f.name, fault, time.Since(start).Round(time.Second), st, err, n.lost, cerr)
+			// Seen in CI after the broker's restart: the connector's and
+			// the tasks' threads all in KafkaBasedLog.readToLogEnd of the
+			// connector's offsets store, read_committed, whose last stable
+			// offset did not move for minutes: an open transaction nothing
+			// ends. An operator finds and aborts such transactions with
+			// kafka-transactions.sh; so does this, then restarts.
+			aborted := abortHanging(ctx, t, sb)
+			t.Logf("%s after %s: not caught up in %v: status %v (%v), %d lost (%v); %d hanging transactions aborted; restarting the connector and its tasks",
+				f.name, fault, time.Since(start).Round(time.Second), st, err, n.lost, cerr, aborted)
 			if _, err := f.c.Restart(ctx, f.connector, connect.RestartOptions{IncludeTasks: true}); err != nil {
 				t.Logf("%s: restart the connector: %v", f.name, err) // the deadline judges
 			}
-			f.remedies = append(f.remedies, fault)
+			f.remedies = append(f.remedies, fmt.Sprintf("%s (%d hanging transactions aborted)", fault, aborted))
 		}
 		if time.Now().After(deadline) {
 			f.showThreads(t)
@@ -548,5 +612,44 @@ func TestSandboxDemoExactlyOnce(t *testing.T) {
 		if !strings.Contains(out.String()+errb.String(), want) {
 			t.Errorf("the demo does not say %q", want)
 		}
+	}
+}
+
+// TestHangingTransactions reads find-hanging's table as Kafka 4.3.1's tool
+// prints it (tab-separated, as TestAbortHangingOnRealKafka shows) and as
+// older ones padded it with blanks.
+func TestHangingTransactions(t *testing.T) {
+	header := "Topic\tPartition\tProducerId\tProducerEpoch\tCoordinatorEpoch\tStartOffset\tLastTimestamp\tDuration(min)\t\n"
+	for _, tc := range []struct {
+		name, out string
+		want      []hanging
+	}{
+		{"none", header, nil},
+		{"two", header +
+			"ledger-mirror-offsets\t0\t7\t3\t12\t4711\t1765000000000\t7\t\n" +
+			"mm2-sandbox-offsets\t5\t9\t0\t12\t80\t1765000000000\t7\t\n",
+			[]hanging{{"ledger-mirror-offsets", "0", "4711"}, {"mm2-sandbox-offsets", "5", "80"}}},
+		{"blank-padded", "Topic     Partition ProducerId ProducerEpoch CoordinatorEpoch StartOffset LastTimestamp Duration(min)\n" +
+			"t         2         7          3             12               33          1765000000000 2\n",
+			[]hanging{{"t", "2", "33"}}},
+		{"the tool failed", "Error: org.apache.kafka.common.errors.TimeoutException\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := hangingTransactions(tc.out); !slices.Equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAbortHangingOnRealKafka runs Kafka's transactions tool as the
+// exactly-once test does when a flow is stuck, on a healthy cluster: it
+// answers, and there is nothing to abort.
+func TestAbortHangingOnRealKafka(t *testing.T) {
+	sb := sandboxtest.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if n := abortHanging(ctx, t, sb); n != 0 {
+		t.Errorf("%d hanging transactions aborted on a healthy cluster", n)
 	}
 }
