@@ -368,8 +368,8 @@ type flow struct {
 // find-hanging: open for over a minute, unknown to their coordinator) and
 // aborts each (kafka-transactions.sh abort), with Kafka's own tool from
 // the sandbox's jars, as an operator would. It logs what the tool said and
-// returns how many it aborted.
-func abortHanging(ctx context.Context, t *testing.T, sb *sandbox.Sandbox) int {
+// returns how many it aborted, or why find-hanging gave no table.
+func abortHanging(ctx context.Context, t *testing.T, sb *sandbox.Sandbox) (int, error) {
 	t.Helper()
 	tool := func(args ...string) (string, error) {
 		argv := append([]string{"-cp", filepath.Join(sb.KafkaLibs(), "*"), "org.apache.kafka.tools.TransactionsCommand",
@@ -381,6 +381,9 @@ func abortHanging(ctx context.Context, t *testing.T, sb *sandbox.Sandbox) int {
 	for _, node := range sb.Target().Nodes() {
 		out, err := tool("find-hanging", "--broker-id", strconv.Itoa(int(node.ID())), "--max-transaction-timeout", "1")
 		t.Logf("kafka-transactions find-hanging --broker-id %d: %v\n%s", node.ID(), err, out)
+		if err != nil || !strings.Contains(out, "StartOffset") {
+			return aborted, fmt.Errorf("kafka-transactions find-hanging --broker-id %d: %v: %q", node.ID(), err, out)
+		}
 		for _, h := range hangingTransactions(out) {
 			out, err := tool("abort", "--topic", h.topic, "--partition", h.partition, "--start-offset", h.start)
 			t.Logf("kafka-transactions abort --topic %s --partition %s --start-offset %s: %v\n%s", h.topic, h.partition, h.start, err, out)
@@ -389,7 +392,7 @@ func abortHanging(ctx context.Context, t *testing.T, sb *sandbox.Sandbox) int {
 			}
 		}
 	}
-	return aborted
+	return aborted, nil
 }
 
 // hanging is one row of kafka-transactions.sh find-hanging.
@@ -520,7 +523,10 @@ func (f *flow) settle(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, le
 			// offset did not move for minutes: an open transaction nothing
 			// ends. An operator finds and aborts such transactions with
 			// kafka-transactions.sh; so does this, then restarts.
-			aborted := abortHanging(ctx, t, sb)
+			aborted, aerr := abortHanging(ctx, t, sb)
+			if aerr != nil {
+				t.Logf("%s: %v", f.name, aerr) // the restart and the deadline go on
+			}
 			t.Logf("%s after %s: not caught up in %v: status %v (%v), %d lost (%v); %d hanging transactions aborted; restarting the connector and its tasks",
 				f.name, fault, time.Since(start).Round(time.Second), st, err, n.lost, cerr, aborted)
 			if _, err := f.c.Restart(ctx, f.connector, connect.RestartOptions{IncludeTasks: true}); err != nil {
@@ -644,12 +650,17 @@ func TestHangingTransactions(t *testing.T) {
 
 // TestAbortHangingOnRealKafka runs Kafka's transactions tool as the
 // exactly-once test does when a flow is stuck, on a healthy cluster: it
-// answers, and there is nothing to abort.
+// answers with its table, and there is nothing to abort. (With a wrong
+// classpath or address the tool prints no table, and the test fails.)
 func TestAbortHangingOnRealKafka(t *testing.T) {
 	sb := sandboxtest.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if n := abortHanging(ctx, t, sb); n != 0 {
+	n, err := abortHanging(ctx, t, sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
 		t.Errorf("%d hanging transactions aborted on a healthy cluster", n)
 	}
 }
