@@ -103,17 +103,19 @@ func TestPrecheckExactlyOnceWorkers(t *testing.T) {
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// The group may still be rebalancing: the check asks the members it sees.
+	// The group may still be rebalancing: the check asks the members it
+	// sees, and until the restarted worker has joined, the one it sees is
+	// enabled (ok). On a loaded machine that lasted more than one try.
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		r = precheck("one disabled", sandbox.WorkerGroupID, cfg)
-		got := wantChecks(t, "one disabled", r, "exactly-once-workers", verify.Fail)
-		if len(got) == 1 && strings.Contains(got[0].Detail, w.URL()) {
+		got := checksNamed(r, "exactly-once-workers")
+		if len(got) == 1 && got[0].Verdict == verify.Fail && strings.Contains(got[0].Detail, w.URL()) {
 			mustContain(t, "one disabled", got[0].Detail, "1 of 2 workers", "exactly.once.source.support=enabled", "CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT")
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the disabled worker %s was never named: %v", w.URL(), got)
+			t.Fatalf("the disabled worker %s was never named: %+v", w.URL(), got)
 		}
 		time.Sleep(2 * time.Second)
 	}
