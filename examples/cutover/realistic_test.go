@@ -531,8 +531,10 @@ func checkLedger(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, led *le
 	}
 	t.Logf("%d records on the source, %d lost, %d duplicated, %d aborted on the target, %d foreign; %d written, %d in aborted transactions",
 		n.records, n.lost, n.dups, n.aborted, n.foreign, len(led.committed), len(led.aborted))
-	if len(led.committed) < minWritten || len(led.aborted) == 0 {
-		t.Errorf("the traffic was too small to prove anything: %d records written, %d aborted", len(led.committed), len(led.aborted))
+	// The volume is waitWritten's to ensure (minWritten before the
+	// traffic stops); what it cannot ensure is an abort among them.
+	if len(led.aborted) == 0 {
+		t.Errorf("the traffic proved nothing about aborted transactions: %d records written, none aborted", len(led.committed))
 	}
 }
 
