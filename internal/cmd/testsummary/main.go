@@ -156,6 +156,11 @@ func main() {
 // wrote: it starts with the source location of the call.
 var located = regexp.MustCompile(`^\s*([\w.-]+\.go:\d+): `)
 
+// dump is the message of a located line that heads the logs a helper
+// writes when a test failed ("sandbox logs:", "flink job log (path):"):
+// what the processes were doing, not where the test failed.
+var dump = regexp.MustCompile(`\blogs?( \([^)]*\))?:$`)
+
 // failureLines returns the last n lines of a failed test's output that
 // t.Error or t.Fatal probably wrote: lines starting with a source location
 // that occurs at most twice in the output. A logger that sends its lines
@@ -163,7 +168,10 @@ var located = regexp.MustCompile(`^\s*([\w.-]+\.go:\d+): `)
 // failure is reported from its own. A panic's first line (a test binary's
 // timeout is one) counts too. A located line keeps the last cont lines of
 // its message (go test indents them deeper): a command's stderr logged
-// under "exit 1" ends with its error. Each line is cut to 500 bytes.
+// under "exit 1" ends with its error. A helper's dump of process logs
+// ("sandbox logs:" and its lines) is left out: at the end of a failed
+// test's output, it would fill the lines meant for the failure. Each line
+// is cut to 500 bytes.
 func failureLines(output []string, n, cont int) []string {
 	count := map[string]int{}
 	for _, o := range output {
@@ -193,6 +201,9 @@ func failureLines(output []string, n, cont int) []string {
 		l := strings.TrimSpace(o)
 		m := located.FindStringSubmatch(o)
 		switch {
+		case m != nil && dump.MatchString(l):
+			flush()
+			indent = -1 // its lines are left out too
 		case m != nil && count[m[1]] <= 2 || strings.HasPrefix(l, "panic: "):
 			flush()
 			groups = append(groups, []string{cut(l)})
