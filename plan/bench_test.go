@@ -48,7 +48,7 @@ func loop(b *testing.B, op func()) {
 }
 
 // BenchmarkBuildEncodeDecode100k builds, encodes and decodes a plan of
-// 100,000 partitions. Target (issue 11): under 300 ms and 100 MB allocated
+// 100,000 partitions. Target: under 300 ms and 100 MB allocated
 // per op. The plan is encoded into one buffer reused from op to op, as a
 // file would take it: a bytes.Buffer growing to the plan's 22 MB would add
 // about 70 MB of the buffer's own reallocations to every op.

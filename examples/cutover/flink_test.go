@@ -233,7 +233,7 @@ func (fc *flinkCase) finalCheck(ctx context.Context) map[offsets.SourcePartition
 	return out
 }
 
-// TestFlinkToMM2AndBack is proofs 1 and 3 of issue 13 on real Flink, under
+// TestFlinkToMM2AndBack proves the cutover and its rollback on real Flink, under
 // live traffic throughout:
 //
 //  1. Flink replicates; its group is Empty with no members while it runs,
@@ -435,7 +435,7 @@ func testFlinkToMM2AndBack(t *testing.T, name, version string, fromSavepoint boo
 	t.Logf("Flink %s -> MM2 -> Flink: %d source records, 0 lost, %d duplicated (all at the Flink -> MM2 boundary, from the savepoint's lost commit)", fc.version, total, dups)
 }
 
-// TestFlinkCancelled is proof 2 of issue 13 on real Flink: Flink is
+// TestFlinkCancelled proves the cutover after a crash on real Flink: Flink is
 // cancelled without a savepoint (as a crash ends it) while traffic flows.
 // Its sink wrote records past the last completed checkpoint, whose offsets
 // are the group's C (or lag them by one commit); the cutover from C copies
@@ -539,7 +539,7 @@ func TestSandboxDemoRealFlink(t *testing.T) {
 	}
 }
 
-// TestDedicatedMM2ToConnect is the dedicated-mode proof of issue 13: real
+// TestDedicatedMM2ToConnect proves the cutover from dedicated mode: real
 // MirrorMaker 2 in dedicated mode (org.apache.kafka.connect.mirror.MirrorMaker)
 // replicates under live traffic and is stopped; the cutover to a
 // MirrorSourceConnector on the Connect cluster takes C from the old
