@@ -19,12 +19,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 )
 
 const (
 	mainPath = "github.com/mm2cutover/mm2cutover/examples/cutover"
 	appPath  = "github.com/mm2cutover/mm2cutover/examples/internal/app"
+	// settingsPath holds Settings and Flags.
+	settingsPath = "github.com/mm2cutover/mm2cutover/examples/internal/settings"
 )
 
 // loaded is the command line's source and app's, type-checked.
@@ -39,9 +41,9 @@ type loaded struct {
 	goFiles map[string][]string
 }
 
-// load type-checks examples/cutover and examples/internal/app from their
-// source (the files a default build compiles), their dependencies from the
-// export data the go command lists.
+// load type-checks examples/cutover, examples/internal/app and
+// examples/internal/settings from their source (the files a default build
+// compiles), their dependencies from the export data the go command lists.
 func load(t *testing.T) *loaded {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}\t{{.Dir}}\t{{join .GoFiles \" \"}}", ".").Output()
@@ -68,7 +70,7 @@ func load(t *testing.T) *loaded {
 		}
 		return gc.Import(path)
 	})
-	for _, path := range []string{appPath, mainPath} {
+	for _, path := range []string{settingsPath, appPath, mainPath} {
 		for _, name := range goFiles[path] {
 			f, err := parser.ParseFile(l.fset, filepath.Join(dirs[path], name), nil, parser.SkipObjectResolution)
 			if err != nil {
@@ -105,7 +107,7 @@ type reader struct {
 	// the settings, touching every one without using it.
 	skip map[*types.Func]bool
 	// deferred are the fields of cutover.Options the code fills from
-	// app.Settings (ReadBackTimeout: "ReadBackTimeout"): a step reads them
+	// settings.Settings (ReadBackTimeout: "ReadBackTimeout"): a step reads them
 	// only where it calls a method of the library that uses them.
 	deferred map[string]string
 	// libUses are the fields of cutover.Options each method of
@@ -113,8 +115,8 @@ type reader struct {
 	libUses map[string][]string
 }
 
-// selectorField returns the field of app.Settings or options that sel
-// selects ("Group", "o.planPath"), or of a struct field of app.Settings
+// selectorField returns the field of settings.Settings or options that sel
+// selects ("Group", "o.planPath"), or of a struct field of settings.Settings
 // ("WorkerStorage.ConfigTopic"); "" for any other.
 func (r *reader) selectorField(sel *ast.SelectorExpr) string {
 	s := r.info.Selections[sel]
@@ -140,7 +142,7 @@ func (r *reader) selectorField(sel *ast.SelectorExpr) string {
 }
 
 // fieldsRead walks the functions of roots and every function of the two
-// packages they reach, and returns the fields of app.Settings ("Group",
+// packages they reach, and returns the fields of settings.Settings ("Group",
 // "WorkerStorage.ConfigTopic", "Source" for the whole struct) and of
 // options ("o.planPath") they read, those the library reads for them
 // included.
@@ -228,12 +230,12 @@ func (l *loaded) fn(t *testing.T, pkg, name string) *types.Func {
 }
 
 // boundFields maps each flag to the field its fs.*Var call binds:
-// "Group", "WorkerStorage.ConfigTopic" for app.Settings, "f.srcBoot" for
-// app.Flags' own, "o.planPath" for options.
+// "Group", "WorkerStorage.ConfigTopic" for settings.Settings, "f.srcBoot" for
+// settings.Flags' own, "o.planPath" for options.
 func (l *loaded) boundFields(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, path := range []string{appPath, mainPath} {
+	for _, path := range []string{settingsPath, appPath, mainPath} {
 		for _, f := range l.files[path] {
 			ast.Inspect(f, func(n ast.Node) bool {
 				call, ok := n.(*ast.CallExpr)
@@ -265,11 +267,11 @@ const cutoverPath = "github.com/mm2cutover/mm2cutover/cutover"
 func newReader(t *testing.T, l *loaded) *reader {
 	t.Helper()
 	r := &reader{loaded: l, skip: map[*types.Func]bool{}, deferred: map[string]string{}, libUses: map[string][]string{},
-		settings: l.pkgs[appPath].Scope().Lookup("Settings").Type(), opts: l.pkgs[mainPath].Scope().Lookup("options").Type()}
+		settings: l.pkgs[settingsPath].Scope().Lookup("Settings").Type(), opts: l.pkgs[mainPath].Scope().Lookup("options").Type()}
 	for _, m := range [][2]string{{"Settings", "WithDefaults"}, {"Settings", "Validate"}, {"Settings", "WithPlan"}, {"Flags", "Settings"}, {"Flags", "ReadEnv"}} {
-		r.skip[l.method(t, appPath, m[0], m[1])] = true
+		r.skip[l.method(t, settingsPath, m[0], m[1])] = true
 	}
-	for _, path := range []string{appPath, mainPath} {
+	for _, path := range []string{settingsPath, appPath, mainPath} {
 		for _, f := range l.files[path] {
 			ast.Inspect(f, func(n ast.Node) bool {
 				lit, ok := n.(*ast.CompositeLit)
@@ -340,7 +342,7 @@ func newReader(t *testing.T, l *loaded) *reader {
 	return r
 }
 
-// settingsOfPrivate are the app.Settings fields that app.Flags' own fields
+// settingsOfPrivate are the settings.Settings fields that settings.Flags' own fields
 // become (Flags.Settings): reading the field reads the flag.
 var settingsOfPrivate = map[string][]string{
 	"f.srcBoot": {"Source"}, "f.srcSec": {"Source"}, "f.srcMech": {"Source"}, "f.srcUser": {"Source"}, "f.srcCA": {"Source"}, "f.srcClient": {"Source"},
@@ -389,7 +391,7 @@ func flagsOf(t *testing.T, bound map[string]string, read map[string]bool) []stri
 // shows that it does not read. Besides what the walk finds, every step is
 // given the flags the command line reads for all of them (-config, -o,
 // -json, -log-level) and a step that reaches the clusters the settings
-// app.Settings.Validate requires.
+// settings.Settings.Validate requires.
 func TestStepFlagsAreWhatItReads(t *testing.T) {
 	l := load(t)
 	r := newReader(t, l)
@@ -429,7 +431,7 @@ func TestStepFlagsAreWhatItReads(t *testing.T) {
 				want = append(want, "log-level")
 			}
 			if st.cluster {
-				want = append(want, app.RequiredFlags()...)
+				want = append(want, settings.RequiredFlags()...)
 			}
 			slices.Sort(want)
 			want = slices.Compact(want)

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 )
 
@@ -21,7 +21,7 @@ type step struct {
 	// in the step's help (TestStepHelp parses each).
 	examples []example
 	// flags are the step's own flags; a cluster step also takes
-	// app.RequiredFlags and the shared flags. flagNames are all of them:
+	// settings.RequiredFlags and the shared flags. flagNames are all of them:
 	// every flag the step reads (TestStepFlagsAreWhatItReads derives them
 	// from the code), which its help shows and its completion offers.
 	flags []string
@@ -181,7 +181,7 @@ var steps = []step{
 	{name: "options", other: true,
 		summary:  "the flags every step that reaches the clusters takes: how it reaches them, the connector",
 		examples: []example{{"Describe them", "cutover options"}},
-		flags:    flagList(app.RequiredFlags(), shared)},
+		flags:    flagList(settings.RequiredFlags(), shared)},
 	{name: "version", other: true,
 		summary: "the tool version, and the Connect worker's when the settings name one",
 		examples: []example{
@@ -202,7 +202,7 @@ var steps = []step{
 // flags, and its own.
 func (st step) flagNames() []string {
 	if st.cluster {
-		return flagList(app.RequiredFlags(), shared, st.flags)
+		return flagList(settings.RequiredFlags(), shared, st.flags)
 	}
 	return slices.Clone(st.flags)
 }
@@ -338,9 +338,9 @@ func usage(w io.Writer, fs *flag.FlagSet, st *step) {
 	own := st.flags
 	switch {
 	case st.name == "options":
-		required = app.RequiredFlags()
+		required = settings.RequiredFlags()
 	case st.cluster:
-		required = app.RequiredFlags()
+		required = settings.RequiredFlags()
 		fmt.Fprintln(w, "\nRequired:")
 		writeFlagLines(w, fs, required, nil)
 		for _, n := range shared {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 )
 
 // helpOf runs help for a step and returns what it printed.
@@ -163,7 +164,7 @@ func TestStepHelp(t *testing.T) {
 			}
 			var wantRequired []string
 			if st.cluster || name == "options" {
-				wantRequired = app.RequiredFlags()
+				wantRequired = settings.RequiredFlags()
 			}
 			for f := range required {
 				if !slices.Contains(wantRequired, f) {

@@ -65,6 +65,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/examples/internal/didyoumean"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/examples/internal/term"
 )
 
@@ -169,7 +170,7 @@ func runSafe(args []string, stdout, stderr io.Writer, status *term.Status) int {
 	usageErr := func(step string, err error) int {
 		fmt.Fprintln(stderr, "cutover:", err)
 		if asJSON {
-			printFailure(stdout, step, "", app.ExitUsage, fmt.Errorf("%w: %w", app.ErrSettings, err))
+			printFailure(stdout, step, "", app.ExitUsage, fmt.Errorf("%w: %w", settings.ErrSettings, err))
 		}
 		return app.ExitUsage
 	}
@@ -218,7 +219,7 @@ func runSafe(args []string, stdout, stderr io.Writer, status *term.Status) int {
 	case name == "":
 		fmt.Fprintf(stderr, "usage: cutover <step> [flags]\nsteps: %s\nrun 'cutover help' for what each does, 'cutover help <step>' for its examples and flags\n", strings.Join(stepNames(), " "))
 		if asJSON {
-			printFailure(stdout, "", "", app.ExitUsage, fmt.Errorf("%w: no step: name one (cutover help lists them)", app.ErrSettings))
+			printFailure(stdout, "", "", app.ExitUsage, fmt.Errorf("%w: no step: name one (cutover help lists them)", settings.ErrSettings))
 		}
 		return app.ExitUsage
 	case !known:
@@ -251,7 +252,7 @@ func runSafe(args []string, stdout, stderr io.Writer, status *term.Status) int {
 		}
 		level.Set(o.logLevel)
 		if o.dryRun {
-			return failed(stdout, stderr, o.asJSON, name, "", fmt.Errorf("%w: -dry-run goes with apply", app.ErrSettings))
+			return failed(stdout, stderr, o.asJSON, name, "", fmt.Errorf("%w: -dry-run goes with apply", settings.ErrSettings))
 		}
 		o.auditPath = auditPath(*o)
 		c := &cli{o: *o, out: stdout, log: log, step: name}
@@ -273,12 +274,12 @@ func runSafe(args []string, stdout, stderr io.Writer, status *term.Status) int {
 	s.Logger = log
 	o.auditPath = auditPath(*o)
 	if o.dryRun && name != "apply" {
-		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -dry-run goes with apply", app.ErrSettings))
+		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -dry-run goes with apply", settings.ErrSettings))
 	}
 	if o.strimziReplicas < 1 {
 		// plan.StrimziResources renders 0 as 1: the flag's 0 is a mistake,
 		// not "the default".
-		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -strimzi-replicas %d: want 1 or more Connect workers", app.ErrSettings, o.strimziReplicas))
+		return failed(stdout, stderr, o.asJSON, name, s.Connector, fmt.Errorf("%w: -strimzi-replicas %d: want 1 or more Connect workers", settings.ErrSettings, o.strimziReplicas))
 	}
 	if err := strimziRefusesREST(name, s, o.dryRun); err != nil {
 		return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
@@ -324,12 +325,12 @@ func runSafe(args []string, stdout, stderr io.Writer, status *term.Status) int {
 	return code
 }
 
-// commandLine defines the command line's flags: the settings' (app.Flags)
+// commandLine defines the command line's flags: the settings' (settings.Flags)
 // and its own (options).
-func commandLine() (*flag.FlagSet, *app.Flags, *options) {
+func commandLine() (*flag.FlagSet, *settings.Flags, *options) {
 	fs := flag.NewFlagSet("cutover", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // usage is printed here, once
-	flags := app.BindFlags(fs)
+	flags := settings.BindFlags(fs)
 	var o options
 	fs.StringVar(&o.planPath, "plan", "mm2cutover-plan.json", "plan file")
 	fs.StringVar(&o.auditPath, "audit", "", "audit file (JSON lines; default: the plan file with .audit.jsonl)")
@@ -372,7 +373,7 @@ func auditPath(o options) string {
 // the environment), so that every failure of a -json run is a JSON
 // document. Values are booleans as the flag package reads them ("1",
 // "true", ...).
-func wantJSON(args []string, flags *app.Flags) bool {
+func wantJSON(args []string, flags *settings.Flags) bool {
 	if v, set := setting(args, flags, "json", true); set {
 		if asJSON, _ := strconv.ParseBool(v); asJSON {
 			return true
@@ -388,9 +389,9 @@ func checkOutput(format string, asJSON bool) error {
 	switch {
 	case format == "":
 	case !slices.Contains(outputFormats, format):
-		return fmt.Errorf("%w: -o %q: want %s%s", app.ErrSettings, format, strings.Join(outputFormats, " or "), didyoumean.Hint(format, outputFormats, ""))
+		return fmt.Errorf("%w: -o %q: want %s%s", settings.ErrSettings, format, strings.Join(outputFormats, " or "), didyoumean.Hint(format, outputFormats, ""))
 	case format == "text" && asJSON:
-		return fmt.Errorf("%w: -o text and -json: choose one", app.ErrSettings)
+		return fmt.Errorf("%w: -o text and -json: choose one", settings.ErrSettings)
 	}
 	return nil
 }
@@ -400,7 +401,7 @@ func checkOutput(format string, asJSON bool) error {
 // else the -config file — without parsing them: so that a failure to
 // parse can still be reported as asked. A boolean flag's bare -name is
 // "true"; another flag's value may be the next argument.
-func setting(args []string, flags *app.Flags, name string, boolean bool) (string, bool) {
+func setting(args []string, flags *settings.Flags, name string, boolean bool) (string, bool) {
 	v, set := "", false
 	for i := 0; i < len(args); i++ {
 		a := args[i]

@@ -8,7 +8,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 )
 
 // The operator's binary is built without the sandbox demo, so that it links
@@ -19,7 +19,7 @@ import (
 // flinkdemo.go and secure.go.
 
 // errNoSandbox says how to get the demo.
-var errNoSandbox = fmt.Errorf("%w: this cutover binary is built without the sandbox demo; run it from the repository with: go run -tags sandbox ./examples/cutover -sandbox", app.ErrSettings)
+var errNoSandbox = fmt.Errorf("%w: this cutover binary is built without the sandbox demo; run it from the repository with: go run -tags sandbox ./examples/cutover -sandbox", settings.ErrSettings)
 
 func runSandbox(context.Context, *slog.Logger, io.Writer, bool, bool, bool, bool) error {
 	return errNoSandbox

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 )
 
 // readmePath is the repository's README, from this package's directory.
@@ -226,7 +226,7 @@ func checkReadmeSettings(t *testing.T, where, text string) {
 		t.Fatal(err)
 	}
 	fs := flag.NewFlagSet("cutover", flag.ContinueOnError)
-	flags := app.BindFlags(fs)
+	flags := settings.BindFlags(fs)
 	if err := fs.Parse([]string{"-config", path}); err != nil {
 		t.Fatal(err)
 	}

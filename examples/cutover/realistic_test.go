@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/kafkaretry"

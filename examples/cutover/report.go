@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/app"
 	"github.com/mm2cutover/mm2cutover/examples/internal/changereport"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 )
 
 // reportOutput is what the report step prints.
@@ -42,7 +42,7 @@ func (c *cli) writeReport() error {
 	}
 	if mine, _ := changereport.Select(p, entries); len(mine) == 0 {
 		return fmt.Errorf("%w: the audit file %s holds no entry of plan %s: pass the plan and the audit file of one cutover (-plan, -audit)",
-			app.ErrSettings, c.o.auditPath, p.Fingerprint)
+			settings.ErrSettings, c.o.auditPath, p.Fingerprint)
 	}
 	rep, err := changereport.New(p, entries)
 	if err != nil {

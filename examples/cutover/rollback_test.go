@@ -58,7 +58,7 @@ func TestRollbackBeforeResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := p.ExpectedOffsets()
-	cfg, err := app.ConnectorConfig(c.s)
+	cfg, err := c.s.ConnectorConfig()
 	if err != nil {
 		t.Fatal(err)
 	}

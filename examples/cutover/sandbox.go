@@ -14,6 +14,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
@@ -205,8 +206,8 @@ func waitCheckpoints(ctx context.Context, job *flinklike.Replicator, n int, atLe
 }
 
 // settings are the cutover's settings on the sandbox.
-func (sc *scenario) settings() app.Settings {
-	return app.Settings{
+func (sc *scenario) settings() settings.Settings {
+	return settings.Settings{
 		Source:           kafkaadmin.Config{BootstrapServers: []string{sc.sb.Source().Bootstrap()}, ClientID: "mm2cutover-demo"},
 		Target:           kafkaadmin.Config{BootstrapServers: []string{sc.sb.Target().Bootstrap()}, ClientID: "mm2cutover-demo"},
 		ConnectURL:       sc.sb.ConnectURL(),

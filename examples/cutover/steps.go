@@ -23,6 +23,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/cutover"
 	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/examples/internal/term"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -31,7 +32,7 @@ import (
 
 // cli runs the steps of one invocation.
 type cli struct {
-	s   app.Settings
+	s   settings.Settings
 	o   options
 	env *app.Env
 	out io.Writer
@@ -186,7 +187,7 @@ func (c *cli) buildPlan(ctx context.Context) (*plan.Plan, error) {
 
 func (c *cli) readPlan() (*plan.Plan, error) {
 	if fi, err := os.Stat(c.o.planPath); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%w: -plan %s is a directory", app.ErrSettings, c.o.planPath)
+		return nil, fmt.Errorf("%w: -plan %s is a directory", settings.ErrSettings, c.o.planPath)
 	}
 	// A named pipe or a pipe neither blocks the open nor the reads for
 	// ever (clientconf.OpenInput).
@@ -253,7 +254,7 @@ func (c *cli) applyDryRun(ctx context.Context, p *plan.Plan) error {
 	if err := app.CheckPlan(ctx, c.env, c.s, p); err != nil {
 		return err
 	}
-	cfg, err := app.ConnectorConfig(c.s)
+	cfg, err := c.s.ConnectorConfig()
 	if err != nil {
 		return err
 	}

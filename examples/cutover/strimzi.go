@@ -10,6 +10,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -59,7 +60,7 @@ func (c *cli) strimziOut() string {
 // the resources rendered to strimziOut.
 func (c *cli) strimzi(ctx context.Context) error {
 	if c.s.StrimziCluster == "" {
-		return fmt.Errorf("%w: the strimzi step needs -strimzi-cluster: the KafkaConnect or KafkaMirrorMaker2 whose operator owns the connector", app.ErrSettings)
+		return fmt.Errorf("%w: the strimzi step needs -strimzi-cluster: the KafkaConnect or KafkaMirrorMaker2 whose operator owns the connector", settings.ErrSettings)
 	}
 	p, err := c.readPlan()
 	if err != nil {
@@ -71,7 +72,7 @@ func (c *cli) strimzi(ctx context.Context) error {
 	if err := c.recheckReadOnly(ctx, p); err != nil {
 		return err
 	}
-	cfg, err := app.ConnectorConfig(c.s)
+	cfg, err := c.s.ConnectorConfig()
 	if err != nil {
 		return err
 	}
@@ -82,7 +83,7 @@ func (c *cli) strimzi(ctx context.Context) error {
 		GroupID: c.o.strimziGroupID}
 	var b strings.Builder
 	if err := p.WriteStrimzi(&b, r); err != nil {
-		return fmt.Errorf("%w: %w", app.ErrSettings, err)
+		return fmt.Errorf("%w: %w", settings.ErrSettings, err)
 	}
 	out := c.strimziOut()
 	if err := writeFileAtomic(out, []byte(b.String())); err != nil {
@@ -164,7 +165,7 @@ func (c *cli) verifyStrimzi(ctx context.Context, p *plan.Plan) error {
 	}
 	got, err := plan.ParseStrimziOffsets(data, p.ConnectorName)
 	if err != nil {
-		return fmt.Errorf("%w: -strimzi-offsets %s: %w", app.ErrSettings, c.o.strimziOffsets, err)
+		return fmt.Errorf("%w: -strimzi-offsets %s: %w", settings.ErrSettings, c.o.strimziOffsets, err)
 	}
 	want, err := p.ExpectedOffsets()
 	if err != nil {
@@ -193,11 +194,11 @@ var errStrimziREST = errors.New("-strimzi-cluster is set: the Strimzi operator o
 
 // strimziRefusesREST reports the refusal for a step that writes over REST,
 // or nil.
-func strimziRefusesREST(step string, s app.Settings, dryRun bool) error {
+func strimziRefusesREST(step string, s settings.Settings, dryRun bool) error {
 	switch step {
 	case "apply", "resume", "rollback", "run":
 		if s.StrimziCluster != "" && !dryRun {
-			return fmt.Errorf("%w: %w", app.ErrSettings, errStrimziREST)
+			return fmt.Errorf("%w: %w", settings.ErrSettings, errStrimziREST)
 		}
 	}
 	return nil
@@ -217,7 +218,7 @@ func (c *cli) listedConfigMap(ctx context.Context) ([]byte, error) {
 	if !fromAPI {
 		data, err := clientconf.ReadFileLimited(c.o.strimziOffsets, maxListedConfigMap)
 		if err != nil {
-			return nil, fmt.Errorf("%w: -strimzi-offsets: %w", app.ErrSettings, err)
+			return nil, fmt.Errorf("%w: -strimzi-offsets: %w", settings.ErrSettings, err)
 		}
 		return data, nil
 	}
@@ -238,16 +239,16 @@ func (c *cli) listedConfigMap(ctx context.Context) ([]byte, error) {
 	msg := strings.TrimSpace(stderr.String())
 	switch {
 	case errors.Is(err, exec.ErrNotFound):
-		return nil, fmt.Errorf("%w: -strimzi-offsets %s: %s not found (-strimzi-kubectl): %w", app.ErrSettings, c.o.strimziOffsets, kubectl, err)
+		return nil, fmt.Errorf("%w: -strimzi-offsets %s: %s not found (-strimzi-kubectl): %w", settings.ErrSettings, c.o.strimziOffsets, kubectl, err)
 	case err != nil && (strings.Contains(msg, "(NotFound)") || strings.Contains(msg, "(Forbidden)") || strings.Contains(msg, "(Unauthorized)")):
 		// Not there (Strimzi has not listed yet, or another name or
 		// namespace), or not allowed: a retry without a change fails the
 		// same way.
-		return nil, fmt.Errorf("%w: -strimzi-offsets %s: kubectl %s: %s", app.ErrSettings, c.o.strimziOffsets, strings.Join(args, " "), msg)
+		return nil, fmt.Errorf("%w: -strimzi-offsets %s: kubectl %s: %s", settings.ErrSettings, c.o.strimziOffsets, strings.Join(args, " "), msg)
 	case err != nil:
 		return nil, fmt.Errorf("-strimzi-offsets %s: kubectl %s: %w: %s", c.o.strimziOffsets, strings.Join(args, " "), err, msg)
 	case stdout.over:
-		return nil, fmt.Errorf("%w: -strimzi-offsets %s: more than %d bytes, more than a ConfigMap holds", app.ErrSettings, c.o.strimziOffsets, maxListedConfigMap)
+		return nil, fmt.Errorf("%w: -strimzi-offsets %s: more than %d bytes, more than a ConfigMap holds", settings.ErrSettings, c.o.strimziOffsets, maxListedConfigMap)
 	}
 	return stdout.b, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 )
 
 // commit is the source commit of a build made without the Go toolchain's
@@ -76,7 +77,7 @@ const versionProbe = 10 * time.Second
 // worker's version when settings name one (-connect-url, or its variable
 // or -config line) and it answers within versionProbe. It always exits 0
 // on a usable command line: an unreachable worker is reported, not failed.
-func printVersion(ctx context.Context, out io.Writer, flags *app.Flags, asJSON bool) int {
+func printVersion(ctx context.Context, out io.Writer, flags *settings.Flags, asJSON bool) int {
 	doc := struct {
 		Schema string `json:"schema"`
 		buildInfo

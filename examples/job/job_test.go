@@ -18,6 +18,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/internal/flinklike"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox/sandboxtest"
@@ -221,7 +222,7 @@ func TestJobInterruptedIsWorthARetry(t *testing.T) {
 // before mounting it, and writes it to a file.
 func planFor(ctx context.Context, t *testing.T, f *jobFixture) (*plan.Plan, string) {
 	t.Helper()
-	s := app.Settings{
+	s := settings.Settings{
 		Source:     kafkaadmin.Config{BootstrapServers: []string{f.sb.Source().Bootstrap()}},
 		Target:     kafkaadmin.Config{BootstrapServers: []string{f.sb.Target().Bootstrap()}},
 		ConnectURL: f.sb.ConnectURL(), Connector: f.connector, Group: f.group, Topics: f.topics,

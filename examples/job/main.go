@@ -53,6 +53,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/examples/internal/term"
 	"github.com/mm2cutover/mm2cutover/plan"
 )
@@ -108,16 +109,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	fs := flag.NewFlagSet("job", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	flags := app.BindFlags(fs)
+	flags := settings.BindFlags(fs)
 	planPath := fs.String("plan", "", "a plan to apply (e.g. mounted from a ConfigMap); empty: build one")
 	storeName := fs.String("plan-configmap", "", "the ConfigMap of the Job's namespace that keeps the plan (key plan.json): a plan there is applied, else the plan built is stored there before any offset is written")
 	res := result{}
 	code := app.ExitOK
 	switch err := fs.Parse(args); {
 	case err != nil:
-		code = fail(&res, "error", fmt.Errorf("%w: %w", app.ErrSettings, err), app.ExitUsage)
+		code = fail(&res, "error", fmt.Errorf("%w: %w", settings.ErrSettings, err), app.ExitUsage)
 	case fs.NArg() > 0:
-		code = fail(&res, "error", fmt.Errorf("%w: unexpected arguments %q: the Job takes flags only", app.ErrSettings, fs.Args()), app.ExitUsage)
+		code = fail(&res, "error", fmt.Errorf("%w: unexpected arguments %q: the Job takes flags only", settings.ErrSettings, fs.Args()), app.ExitUsage)
 	default:
 		flags.AlsoFromEnv("plan", "plan-configmap")
 		log := slog.New(slog.NewJSONHandler(stderr, nil))
@@ -149,7 +150,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // apply runs the Job. planFlag and storeFlag are read after
 // flags.Settings, which also sets them from MM2CUTOVER_PLAN and
 // MM2CUTOVER_PLAN_CONFIGMAP.
-func apply(ctx context.Context, flags *app.Flags, planFlag, storeFlag *string, log *slog.Logger, stderr io.Writer, res *result) int {
+func apply(ctx context.Context, flags *settings.Flags, planFlag, storeFlag *string, log *slog.Logger, stderr io.Writer, res *result) int {
 	s, err := flags.Settings()
 	if err != nil {
 		return classify(res, err)
@@ -159,9 +160,9 @@ func apply(ctx context.Context, flags *app.Flags, planFlag, storeFlag *string, l
 		// Before any contact: a plan named but absent, or a directory (a
 		// ConfigMap mounted without subPath), is a setting no retry fixes.
 		if fi, err := os.Stat(planPath); err != nil {
-			return classify(res, fmt.Errorf("%w: mounted plan: %w", app.ErrSettings, err))
+			return classify(res, fmt.Errorf("%w: mounted plan: %w", settings.ErrSettings, err))
 		} else if fi.IsDir() {
-			return classify(res, fmt.Errorf("%w: mounted plan %s is a directory (mount the plan's key as a file, with subPath or items)", app.ErrSettings, planPath))
+			return classify(res, fmt.Errorf("%w: mounted plan %s is a directory (mount the plan's key as a file, with subPath or items)", settings.ErrSettings, planPath))
 		}
 	}
 	s.ToolVersion, s.Logger = "mm2cutover-job/"+version, log
@@ -200,7 +201,7 @@ func apply(ctx context.Context, flags *app.Flags, planFlag, storeFlag *string, l
 		// nobody reviewed in place of the one that was meant.
 		f, err := clientconf.OpenInput(planPath) // a pipe blocks neither the open nor the reads for ever
 		if err != nil {
-			return classify(res, fmt.Errorf("%w: mounted plan: %w", app.ErrSettings, err))
+			return classify(res, fmt.Errorf("%w: mounted plan: %w", settings.ErrSettings, err))
 		}
 		p, err = plan.Decode(f)
 		f.Close()
@@ -254,7 +255,7 @@ func hold(ctx context.Context, log *slog.Logger, step, d string) {
 // storedPlan returns the plan kept in the ConfigMap name ("stored"), or
 // builds one and keeps it there before returning it ("built"): no offset
 // is ever written from a plan that is not kept.
-func storedPlan(ctx context.Context, env *app.Env, s app.Settings, name string, log *slog.Logger) (*plan.Plan, string, error) {
+func storedPlan(ctx context.Context, env *app.Env, s settings.Settings, name string, log *slog.Logger) (*plan.Plan, string, error) {
 	store, err := newPlanStore(name)
 	if err != nil {
 		return nil, "", err

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 )
 
 // The plan the Job builds is kept in a ConfigMap of its own namespace
@@ -37,7 +37,7 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 // errStoreSettings matches a plan store that cannot be used as configured
 // (not in a Pod, no token mounted, the ConfigMap or the Role missing): no
 // retry helps, and the Job exits 2.
-var errStoreSettings = fmt.Errorf("%w: the plan ConfigMap", app.ErrSettings)
+var errStoreSettings = fmt.Errorf("%w: the plan ConfigMap", settings.ErrSettings)
 
 // planStore reads and writes one ConfigMap through the Kubernetes API.
 type planStore struct {

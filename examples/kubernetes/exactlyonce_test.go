@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 )
 
 // overlay is what the exactly-once variant's kustomizations hold: the
@@ -29,12 +29,12 @@ type overlay struct {
 // every worker gets CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT=enabled; the Job
 // creates an exactly-once connector and names the workers' group and
 // offsets topic as the workers' ConfigMap does, in settings the Job takes
-// (flags of examples/internal/app).
+// (flags of examples/internal/settings).
 func TestExactlyOnceVariant(t *testing.T) {
 	m := load(t)
 	flags := map[string]bool{}
 	fs := flag.NewFlagSet("job", flag.ContinueOnError)
-	app.BindFlags(fs)
+	settings.BindFlags(fs)
 	fs.VisitAll(func(f *flag.Flag) { flags["MM2CUTOVER_"+strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))] = true })
 	patched := map[string]map[string]string{}
 	for _, dir := range []string{"exactly-once", "exactly-once/cutover"} {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/cutover"
 	"github.com/mm2cutover/mm2cutover/errkind"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -63,16 +64,9 @@ func (a *Audit) Record(step, connector, fingerprint string, detail any) error {
 // ErrAudit matches a failure to write the audit file.
 var ErrAudit = errors.New("cannot write the audit record")
 
-// ConnectorConfig is the configuration the cutover creates the connector
-// with. It includes "name", as Connect's GET .../config returns it, so that
-// the plan's digest can be compared with the running connector's.
-func ConnectorConfig(s Settings) (map[string]string, error) {
-	return s.MirrorSource().Config()
-}
-
 // RedactConfig returns a connector configuration as the cutover may show
 // or record it (cutover.RedactConfig).
-func RedactConfig(ctx context.Context, env *Env, s Settings, cfg map[string]string) map[string]string {
+func RedactConfig(ctx context.Context, env *Env, s settings.Settings, cfg map[string]string) map[string]string {
 	return cutover.RedactConfig(ctx, env.Connect, cfg, s.Logger)
 }
 
@@ -82,7 +76,7 @@ func RedactConfig(ctx context.Context, env *Env, s Settings, cfg map[string]stri
 // gives a plan older than schema version 4 the settings' configuration).
 // It reads nothing; the library's steps recheck the plan against the
 // clusters.
-func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
+func CheckPlan(ctx context.Context, env *Env, s settings.Settings, p *plan.Plan) error {
 	s = s.WithPlan(p)
 	if err := p.Validate(); err != nil {
 		return err
@@ -90,7 +84,7 @@ func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 	if err := p.Blocked(); err != nil {
 		return err
 	}
-	cfg, err := ConnectorConfig(s)
+	cfg, err := s.ConnectorConfig()
 	if err != nil {
 		return err
 	}
@@ -103,7 +97,7 @@ func CheckPlan(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
 // CheckScope refuses a plan for another connector or alias than the
 // settings name (an error matching ErrPlanMismatch). It reads nothing;
 // the library's cutover.Open refuses a plan of other clusters.
-func CheckScope(s Settings, p *plan.Plan) error {
+func CheckScope(s settings.Settings, p *plan.Plan) error {
 	if p.ConnectorName != s.Connector || p.SourceAlias != s.SourceAlias {
 		return fmt.Errorf("%w: the plan is for connector %q with source alias %q, the settings name %q and %q",
 			ErrPlanMismatch, p.ConnectorName, p.SourceAlias, s.Connector, s.SourceAlias)
@@ -113,16 +107,16 @@ func CheckScope(s Settings, p *plan.Plan) error {
 
 // Cutover opens the library's cutover of p with these settings: the
 // connector configuration they make, the step's record in audit (and the
-// Job's test points, Settings.OnStep), and approve as its approval. An Env
+// Job's test points, settings.Settings.OnStep), and approve as its approval. An Env
 // keeps one per plan, so that the precheck's observation and an early
 // boundary capture serve the steps after them in this process.
-func (env *Env) Cutover(ctx context.Context, s Settings, p *plan.Plan, approve bool, audit *Audit) (*cutover.Cutover, error) {
+func (env *Env) Cutover(ctx context.Context, s settings.Settings, p *plan.Plan, approve bool, audit *Audit) (*cutover.Cutover, error) {
 	s = s.WithPlan(p).WithDefaults()
 	env.approve, env.audit, env.onStep = approve, audit, s.OnStep
 	if env.cutover != nil && env.cutover.Plan().Fingerprint == p.Fingerprint {
 		return env.cutover, nil
 	}
-	cfg, err := ConnectorConfig(s)
+	cfg, err := s.ConnectorConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +184,7 @@ func (env *Env) alreadyApplied(e cutover.Event) bool {
 // record (verify before resume, status), a plan that is not for these
 // settings or these clusters, or a connector that is not the plan's
 // (verify.ConfirmConnector). It writes nothing.
-func ConfirmConnector(ctx context.Context, env *Env, s Settings, p *plan.Plan) error {
+func ConfirmConnector(ctx context.Context, env *Env, s settings.Settings, p *plan.Plan) error {
 	s = s.WithPlan(p)
 	if err := CheckScope(s, p); err != nil {
 		return err
@@ -207,7 +201,7 @@ func ConfirmConnector(ctx context.Context, env *Env, s Settings, p *plan.Plan) e
 // create the connector STOPPED (or find it STOPPED with the plan's
 // configuration), back up its offsets, guard against offsets that differ
 // from the plan, PATCH, and read back. It never resumes the connector.
-func Apply(ctx context.Context, env *Env, s Settings, p *plan.Plan, audit *Audit) (*cutover.ApplyResult, error) {
+func Apply(ctx context.Context, env *Env, s settings.Settings, p *plan.Plan, audit *Audit) (*cutover.ApplyResult, error) {
 	c, err := env.Cutover(ctx, s, p, false, audit)
 	if err != nil {
 		return nil, recordRefusal(audit, "apply", s.Connector, p.Fingerprint, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -48,7 +49,7 @@ type Env struct {
 
 // Open builds the clients from the settings; it contacts nothing. Close
 // the Env when the step is done.
-func Open(s Settings) (*Env, error) {
+func Open(s settings.Settings) (*Env, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -57,11 +58,11 @@ func Open(s Settings) (*Env, error) {
 	src.Logger, tgt.Logger = s.Logger, s.Logger
 	source, err := kafkaadmin.NewClient(src)
 	if err != nil {
-		return nil, fmt.Errorf("%w: source cluster: %w", ErrSettings, err)
+		return nil, fmt.Errorf("%w: source cluster: %w", settings.ErrSettings, err)
 	}
 	target, err := kafkaadmin.NewClient(tgt)
 	if err != nil {
-		return nil, fmt.Errorf("%w: target cluster: %w", ErrSettings, err)
+		return nil, fmt.Errorf("%w: target cluster: %w", settings.ErrSettings, err)
 	}
 	for _, n := range s.Notices {
 		s.Logger.Info(n)
@@ -105,7 +106,7 @@ func (env *Env) clients() (source, target *kafkaadmin.Client, err error) {
 // timeout, retry budget, basic auth, CA, client certificate); it contacts
 // nothing. Open uses it; the version step uses it alone, when only the
 // Connect URL is known.
-func OpenConnect(s Settings) (*connect.Client, error) {
+func OpenConnect(s settings.Settings) (*connect.Client, error) {
 	s = s.WithDefaults()
 	opts := []connect.Option{connect.WithLogger(s.Logger), connect.WithUserAgent("mm2cutover/" + s.ToolVersion)}
 	if s.RequestTimeout > 0 {
@@ -121,13 +122,13 @@ func OpenConnect(s Settings) (*connect.Client, error) {
 	if s.ConnectCAFile != "" {
 		pem, err := clientconf.ReadFile(s.ConnectCAFile) // bounded: /dev/zero is not read whole
 		if err != nil {
-			return nil, fmt.Errorf("%w: connect CA file: %w", ErrSettings, err)
+			return nil, fmt.Errorf("%w: connect CA file: %w", settings.ErrSettings, err)
 		}
 		opts = append(opts, connect.WithCACertPEM(pem))
 	}
 	c, err := connect.New(s.ConnectURL, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSettings, err)
+		return nil, fmt.Errorf("%w: %w", settings.ErrSettings, err)
 	}
 	return c, nil
 }
@@ -137,10 +138,10 @@ func OpenConnect(s Settings) (*connect.Client, error) {
 // endpoint rejects the settings: credentials refused (401, 403) or a
 // certificate that does not verify (ExitStatus gives 2 for both), or an
 // http:// URL for an endpoint that speaks TLS (an error matching
-// ErrSettings; Go's client reports only a "malformed HTTP response"
+// settings.ErrSettings; Go's client reports only a "malformed HTTP response"
 // there). A worker that cannot be reached, after the client's retries, is
 // the error as it came (ExitStatus gives 1: worth a retry).
-func CheckConnect(ctx context.Context, env *Env, s Settings) error {
+func CheckConnect(ctx context.Context, env *Env, s settings.Settings) error {
 	_, err := env.Connect.ServerInfo(ctx)
 	if err == nil || rejected(err) {
 		return err
@@ -151,7 +152,7 @@ func CheckConnect(ctx context.Context, env *Env, s Settings) error {
 	)
 	timedOut := errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)
 	if u, perr := url.Parse(s.ConnectURL); perr == nil && u.Scheme == "http" && !errors.As(err, &api) && !timedOut && speaksTLS(ctx, u.Host) {
-		return fmt.Errorf("%w: -connect-url %s: the endpoint speaks TLS: use https:// (and -connect-ca for a private CA): %w", ErrSettings, u.Redacted(), err)
+		return fmt.Errorf("%w: -connect-url %s: the endpoint speaks TLS: use https:// (and -connect-ca for a private CA): %w", settings.ErrSettings, u.Redacted(), err)
 	}
 	return err
 }

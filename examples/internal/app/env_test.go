@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 )
 
@@ -44,7 +45,7 @@ func TestCheckConnectHidesURLCredentials(t *testing.T) {
 	}()
 	const pw = "url-password-marker-77"
 	u := "http://operator:" + pw + "@" + l.Addr().String()
-	s := Settings{
+	s := settings.Settings{
 		Source:     kafkaadmin.Config{BootstrapServers: []string{"127.0.0.1:1"}},
 		Target:     kafkaadmin.Config{BootstrapServers: []string{"127.0.0.1:2"}},
 		ConnectURL: u, Connector: "c", Group: "g", Topics: []string{"t"}, RetryTimeout: time.Second, Logger: slog.New(slog.DiscardHandler),
@@ -54,7 +55,7 @@ func TestCheckConnectHidesURLCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = CheckConnect(context.Background(), env, s)
-	if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), "the endpoint speaks TLS") {
+	if !errors.Is(err, settings.ErrSettings) || !strings.Contains(err.Error(), "the endpoint speaks TLS") {
 		t.Fatalf("got %v, want the settings error naming TLS", err)
 	}
 	if strings.Contains(err.Error(), pw) {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -29,7 +30,7 @@ func TestExitStatus(t *testing.T) {
 		{errors.New("connection refused"), ExitUnclassified}, // an error nobody marked is not worth a retry
 		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), ExitError},
 		{context.DeadlineExceeded, ExitError},
-		{fmt.Errorf("wrapped: %w", ErrSettings), ExitUsage},
+		{fmt.Errorf("wrapped: %w", settings.ErrSettings), ExitUsage},
 		{fmt.Errorf("x: %w", ErrPrecheck), ExitCheckFailed},
 		{&plan.BlockedError{}, ExitCheckFailed},
 		{&connect.ReadBackError{Reads: 3, Attempts: 5, Err: context.DeadlineExceeded}, ExitCheckFailed},
@@ -51,7 +52,7 @@ func TestExitStatus(t *testing.T) {
 		{fmt.Errorf("mounted plan: %w", plan.ErrTrailingData), ExitRefused},
 		{fmt.Errorf("mounted plan: %w", plan.ErrInconsistent), ExitRefused},
 		{fmt.Errorf("mounted plan: %w", plan.ErrFingerprint), ExitRefused},
-		// Settings a system rejected: no retry helps.
+		// settings.Settings a system rejected: no retry helps.
 		{fmt.Errorf("source cluster: %w", &kafkaadmin.SecurityError{Addr: "b:9093", Kind: kafkaadmin.ErrAuthentication, Reason: "rejected"}), ExitUsage},
 		{&kafkaadmin.SecurityError{Addr: "b:9093", Kind: kafkaadmin.ErrTLS, Err: x509.UnknownAuthorityError{}}, ExitUsage},
 		{fmt.Errorf("x: %w", &kafkaadmin.SecurityError{Addr: "b:9092", Kind: kafkaadmin.ErrSecurityProtocol}), ExitUsage},
@@ -72,9 +73,9 @@ func TestExitStatus(t *testing.T) {
 }
 
 func TestSettingsValidate(t *testing.T) {
-	s := Settings{}
+	s := settings.Settings{}
 	err := s.Validate()
-	if !errors.Is(err, ErrSettings) {
+	if !errors.Is(err, settings.ErrSettings) {
 		t.Fatalf("empty settings: %v", err)
 	}
 	if want := "missing settings: -source-bootstrap (MM2CUTOVER_SOURCE_BOOTSTRAP), -target-bootstrap (MM2CUTOVER_TARGET_BOOTSTRAP), -connect-url (MM2CUTOVER_CONNECT_URL), -connector (MM2CUTOVER_CONNECTOR), -group (MM2CUTOVER_GROUP), -topics (MM2CUTOVER_TOPICS)"; !strings.Contains(err.Error(), want) {

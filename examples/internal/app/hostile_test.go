@@ -17,6 +17,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/redact"
 )
 
@@ -38,7 +39,7 @@ func TestF3RequestTimeoutAppliesToFlink(t *testing.T) {
 			defer c.Close() // never answered
 		}
 	}()
-	c, err := flinkClient(Settings{FlinkREST: "http://" + l.Addr().String(), RequestTimeout: 100 * time.Millisecond})
+	c, err := flinkClient(settings.Settings{FlinkREST: "http://" + l.Addr().String(), RequestTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +78,11 @@ func showsKey(s string, lines []string) bool {
 }
 
 // settingsWith parses the flags every step needs and args.
-func settingsWith(t *testing.T, args ...string) (Settings, error) {
+func settingsWith(t *testing.T, args ...string) (settings.Settings, error) {
 	t.Helper()
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	f := BindFlags(fs)
+	f := settings.BindFlags(fs)
 	base := []string{"-source-bootstrap", "s:1", "-target-bootstrap", "t:1", "-connect-url", "https://c:1", "-connector", "c", "-group", "g", "-topics", "t"}
 	if err := fs.Parse(append(base, args...)); err != nil {
 		t.Fatal(err)
@@ -108,7 +109,7 @@ func TestF2KeyMaterialNeverEchoed(t *testing.T) {
 				file = settingsFile(t, "MM2CUTOVER_GROUP=g\n"+lines[1]+"==\n"+strings.Join(lines[2:], "\n")+"\n")
 			}
 			_, err := settingsWith(t, flagName, file)
-			if !errors.Is(err, ErrSettings) || ExitStatus(err) != ExitUsage {
+			if !errors.Is(err, settings.ErrSettings) || ExitStatus(err) != ExitUsage {
 				t.Fatalf("%v, want a settings error (exit 2)", err)
 			}
 			if showsKey(err.Error(), lines) {
@@ -124,7 +125,7 @@ func TestF2KeyMaterialNeverEchoed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ConnectorConfig(s)
+	cfg, err := s.ConnectorConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,27 +187,20 @@ func TestF4ConnectCABounded(t *testing.T) {
 		files = append(files, "/dev/zero")
 	}
 	for _, file := range files {
-		_, err := OpenConnect(Settings{ConnectURL: "https://c:1", ConnectCAFile: file, Logger: slog.New(slog.DiscardHandler)})
-		if !errors.Is(err, clientconf.ErrTooLarge) || !errors.Is(err, ErrSettings) {
+		_, err := OpenConnect(settings.Settings{ConnectURL: "https://c:1", ConnectCAFile: file, Logger: slog.New(slog.DiscardHandler)})
+		if !errors.Is(err, clientconf.ErrTooLarge) || !errors.Is(err, settings.ErrSettings) {
 			// Fatal: the next file would be /dev/zero, read whole.
 			t.Fatalf("-connect-ca %s: %v, want an error matching clientconf.ErrTooLarge", file, err)
 		}
 	}
 }
 
-// TestF12ConfigFileLineEnds: a -config file whose lines end with a lone
-// CR (an old Mac editor's) was one line: its settings were reported
-// missing. Lines end with \n, \r\n or \r.
-func TestF12ConfigFileLineEnds(t *testing.T) {
-	names := map[string]bool{"group": true, "topics": true}
-	for _, eol := range []string{"\n", "\r\n", "\r"} {
-		file := settingsFile(t, "# settings"+eol+"MM2CUTOVER_GROUP=g"+eol+eol+"MM2CUTOVER_TOPICS='a,b'"+eol)
-		got, err := readConfigFile(file, names)
-		if err != nil || got.values["MM2CUTOVER_GROUP"] != "g" || got.values["MM2CUTOVER_TOPICS"] != "a,b" || len(got.values) != 2 {
-			t.Errorf("lines ended with %q: %+v, %v", eol, got, err)
-		}
+// settingsFile writes text to a file of t's and returns its path.
+func settingsFile(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cutover.env")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := readConfigFile(settingsFile(t, "MM2CUTOVER_GROUP=g\rMM2CUTOVER_NOPE=x\r"), names); err == nil || !strings.Contains(err.Error(), ":2: MM2CUTOVER_NOPE names no setting") {
-		t.Errorf("the error names the line: %v", err)
-	}
+	return path
 }

@@ -1,6 +1,9 @@
 package app
 
-import "github.com/mm2cutover/mm2cutover/verify"
+import (
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
+	"github.com/mm2cutover/mm2cutover/verify"
+)
 
 // The -offsets-from mm2:TOPIC input: the old job is MirrorMaker 2 in
 // dedicated mode (connect-mirror-maker.sh), whose source offsets M are in
@@ -11,6 +14,6 @@ import "github.com/mm2cutover/mm2cutover/verify"
 // the other inputs (bounds, full partition set).
 
 // mm2Input is the old MirrorMaker's offsets topic as the precheck's input.
-func mm2Input(env *Env, s Settings) verify.ConnectorOffsets {
+func mm2Input(env *Env, s settings.Settings) verify.ConnectorOffsets {
 	return verify.ConnectorOffsets{Reader: env.Target, Topic: s.OffsetsTopic, ConnectorTopic: s.OffsetsConnectorTopic, Connector: s.OffsetsConnector, Alias: s.OffsetsAlias, Topics: s.Topics}
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 )
 
 func TestOffsetsFromMM2Flags(t *testing.T) {
@@ -13,27 +15,27 @@ func TestOffsetsFromMM2Flags(t *testing.T) {
 		"-connector", "x", "-group", "g", "-topics", "orders"}
 	for _, tc := range []struct {
 		args []string
-		want Settings // only the three Offsets* fields
+		want settings.Settings // only the three Offsets* fields
 		bad  string
 	}{
 		{args: []string{"-offsets-from", "mm2:mm2-offsets.primary.internal", "-offsets-alias", "primary"},
-			want: Settings{OffsetsTopic: "mm2-offsets.primary.internal", OffsetsAlias: "primary", OffsetsConnector: "MirrorSourceConnector"}},
+			want: settings.Settings{OffsetsTopic: "mm2-offsets.primary.internal", OffsetsAlias: "primary", OffsetsConnector: "MirrorSourceConnector"}},
 		{args: []string{"-offsets-from", "mm2:t", "-offsets-alias", "a", "-offsets-connector", "legacy"},
-			want: Settings{OffsetsTopic: "t", OffsetsAlias: "a", OffsetsConnector: "legacy"}},
+			want: settings.Settings{OffsetsTopic: "t", OffsetsAlias: "a", OffsetsConnector: "legacy"}},
 		{args: []string{"-offsets-from", "mm2:t"}, bad: "needs -offsets-alias"},
 		{args: []string{"-offsets-from", "mm2:t", "-offsets-alias", "a", "-offsets-connector", ""}, bad: "needs -offsets-alias"},
 		{args: []string{"-offsets-from", "mm2:"}, bad: "want group, flink-savepoint:DIR, csv:FILE or mm2:TOPIC"},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		f := BindFlags(fs)
+		f := settings.BindFlags(fs)
 		if err := fs.Parse(append(append([]string{}, base...), tc.args...)); err != nil {
 			t.Fatal(err)
 		}
 		s, err := f.Settings()
 		if tc.bad != "" {
-			if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), tc.bad) {
-				t.Errorf("%v: %v, want ErrSettings saying %q", tc.args, err, tc.bad)
+			if !errors.Is(err, settings.ErrSettings) || !strings.Contains(err.Error(), tc.bad) {
+				t.Errorf("%v: %v, want settings.ErrSettings saying %q", tc.args, err, tc.bad)
 			}
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/flinkrest"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
@@ -23,10 +24,10 @@ var ErrPrecheck = verify.ErrPrecheck
 
 // RunPrecheck runs the read-only checks of step 1 (verify.Precheck) with
 // the settings' connector configuration and offsets input.
-func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
-	cfg, err := ConnectorConfig(s)
+func RunPrecheck(ctx context.Context, env *Env, s settings.Settings) (*Precheck, error) {
+	cfg, err := s.ConnectorConfig()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSettings, err)
+		return nil, fmt.Errorf("%w: %w", settings.ErrSettings, err)
 	}
 	source, target, err := env.clients()
 	if err != nil {
@@ -38,8 +39,8 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 		// that cannot be read is the precheck's to report.
 		if topics, err := source.Topics(ctx, s.Topics...); err == nil {
 			s.TasksMax = connect.TasksFor(len(topics.Partitions()))
-			if cfg, err = ConnectorConfig(s); err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrSettings, err)
+			if cfg, err = s.ConnectorConfig(); err != nil {
+				return nil, fmt.Errorf("%w: %w", settings.ErrSettings, err)
 			}
 			if s.Logger != nil {
 				s.Logger.Info("tasks.max chosen by the source partitions", "partitions", len(topics.Partitions()), "tasks.max", s.TasksMax)
@@ -63,11 +64,11 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 	case s.OffsetsFile != "":
 		data, err := readOffsetsFile(s.OffsetsFile)
 		if err != nil {
-			return nil, fmt.Errorf("%w: -offsets-from: %w", ErrSettings, err)
+			return nil, fmt.Errorf("%w: -offsets-from: %w", settings.ErrSettings, err)
 		}
 		in := verify.FileOffsets{Data: data, Group: s.Group, OverridesGroup: s.OffsetsFileOverridesGroup}
 		if _, err := in.Read(ctx); err != nil {
-			return nil, fmt.Errorf("%w: -offsets-from csv:%s: %w", ErrSettings, s.OffsetsFile, err)
+			return nil, fmt.Errorf("%w: -offsets-from csv:%s: %w", settings.ErrSettings, s.OffsetsFile, err)
 		}
 		spec.Input = in
 	case s.OffsetsTopic != "":
@@ -75,21 +76,21 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 	case s.OffsetsSavepoint != "":
 		in, err := verify.OpenFlinkSavepoint(s.OffsetsSavepoint, s.FlinkSourceUID)
 		if err != nil {
-			return nil, fmt.Errorf("%w: -offsets-from flink-savepoint:%s: %w", ErrSettings, s.OffsetsSavepoint, err)
+			return nil, fmt.Errorf("%w: -offsets-from flink-savepoint:%s: %w", settings.ErrSettings, s.OffsetsSavepoint, err)
 		}
 		spec.Input = in
 	}
 	if s.Savepoint != "" && s.OffsetsSavepoint == "" {
 		sp, err := verify.OpenFlinkSavepoint(s.Savepoint, s.FlinkSourceUID)
 		if err != nil {
-			return nil, fmt.Errorf("%w: -savepoint %s: %w", ErrSettings, s.Savepoint, err)
+			return nil, fmt.Errorf("%w: -savepoint %s: %w", settings.ErrSettings, s.Savepoint, err)
 		}
 		spec.Savepoint = sp
 	}
 	if s.FlinkREST != "" {
 		c, err := flinkClient(s)
 		if err != nil {
-			return nil, fmt.Errorf("%w: -flink-rest: %w", ErrSettings, err)
+			return nil, fmt.Errorf("%w: -flink-rest: %w", settings.ErrSettings, err)
 		}
 		spec.FlinkREST, spec.FlinkJob = c, s.FlinkJob
 	}
@@ -98,7 +99,7 @@ func RunPrecheck(ctx context.Context, env *Env, s Settings) (*Precheck, error) {
 
 // flinkClient is the Flink REST client of the settings: -request-timeout
 // bounds each of its requests as it does Kafka's and Connect's.
-func flinkClient(s Settings) (*flinkrest.Client, error) {
+func flinkClient(s settings.Settings) (*flinkrest.Client, error) {
 	var opts []flinkrest.Option
 	if s.RequestTimeout > 0 {
 		opts = append(opts, flinkrest.WithTimeout(s.RequestTimeout))
@@ -109,7 +110,7 @@ func flinkClient(s Settings) (*flinkrest.Client, error) {
 // BuildPlan builds the plan of step 2 from a precheck's snapshot. It is
 // pure: now is the plan's creation time. A TasksMax of 0 becomes
 // connect.TasksFor of the source partitions the precheck read.
-func BuildPlan(s Settings, pc *Precheck, now time.Time) (*plan.Plan, error) {
+func BuildPlan(s settings.Settings, pc *Precheck, now time.Time) (*plan.Plan, error) {
 	snap, err := pc.PlanSnapshot()
 	if err != nil {
 		return nil, err
@@ -117,9 +118,9 @@ func BuildPlan(s Settings, pc *Precheck, now time.Time) (*plan.Plan, error) {
 	if s.TasksMax == 0 {
 		s.TasksMax = connect.TasksFor(len(pc.Bounds))
 	}
-	cfg, err := ConnectorConfig(s)
+	cfg, err := s.ConnectorConfig()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSettings, err)
+		return nil, fmt.Errorf("%w: %w", settings.ErrSettings, err)
 	}
 	return plan.Build(plan.Spec{
 		CreatedAt:       now.UTC(),
@@ -140,7 +141,7 @@ func BuildPlan(s Settings, pc *Precheck, now time.Time) (*plan.Plan, error) {
 // Partitions without a usable offset become blocked entries (the plan is
 // returned, and Plan.Blocked tells); any other failed check returns the
 // precheck and an error matching ErrPrecheck, and no plan.
-func MakePlan(ctx context.Context, env *Env, s Settings, now time.Time) (*plan.Plan, *Precheck, error) {
+func MakePlan(ctx context.Context, env *Env, s settings.Settings, now time.Time) (*plan.Plan, *Precheck, error) {
 	pc, err := RunPrecheck(ctx, env, s)
 	if err != nil {
 		return nil, nil, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -24,7 +25,7 @@ var ErrNotApplied = verify.ErrNotApplied
 // proves the connector is STOPPED and holds exactly the plan's offsets;
 // without approve it then returns the intent and ErrNotApproved; with
 // approve it resumes the connector and waits until it and its tasks run.
-func Resume(ctx context.Context, env *Env, s Settings, p *plan.Plan, approve bool, audit *Audit) (*cutover.ResumeResult, error) {
+func Resume(ctx context.Context, env *Env, s settings.Settings, p *plan.Plan, approve bool, audit *Audit) (*cutover.ResumeResult, error) {
 	c, err := env.Cutover(ctx, s, p, approve, audit)
 	if err != nil {
 		return &cutover.ResumeResult{Intent: cutover.Intent{Step: "resume", Connector: s.Connector, Fingerprint: p.Fingerprint}},
@@ -46,7 +47,7 @@ func withYes(err error) error {
 // will copy first once p's connector resumes, for Resume of p in this Env
 // (cutover.Cutover.StartBoundaryCapture): `cutover run -yes` calls it once
 // the plan is made.
-func (env *Env) StartBoundaryCapture(ctx context.Context, s Settings, p *plan.Plan, audit *Audit) error {
+func (env *Env) StartBoundaryCapture(ctx context.Context, s settings.Settings, p *plan.Plan, audit *Audit) error {
 	c, err := env.Cutover(ctx, s, p, false, audit)
 	if err != nil {
 		return err
@@ -62,7 +63,7 @@ const BoundaryCaptureStep = cutover.BoundaryCaptureStep
 // PostVerify runs step 9 through the library (cutover.Cutover.Verify).
 // capture is what Resume recorded under BoundaryCaptureStep; nil compares
 // with the source as it is now.
-func PostVerify(ctx context.Context, env *Env, s Settings, p *plan.Plan, capture []verify.BoundaryRecord) (*cutover.Report, error) {
+func PostVerify(ctx context.Context, env *Env, s settings.Settings, p *plan.Plan, capture []verify.BoundaryRecord) (*cutover.Report, error) {
 	c, err := env.Cutover(ctx, s, p, false, env.audit)
 	if err != nil {
 		return nil, err
@@ -77,7 +78,7 @@ type StatusReport = cutover.Status
 // offsets with it and computes the lag (cutover.Cutover.Status). With the
 // previous status of the same plan (prev, nil when none), it says whether
 // MM2's offsets advance. It changes nothing.
-func ReadStatus(ctx context.Context, env *Env, s Settings, p *plan.Plan, prev *StatusReport) (*StatusReport, error) {
+func ReadStatus(ctx context.Context, env *Env, s settings.Settings, p *plan.Plan, prev *StatusReport) (*StatusReport, error) {
 	if p != nil {
 		c, err := env.Cutover(ctx, s, p, false, env.audit)
 		if err != nil {

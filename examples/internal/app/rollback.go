@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mm2cutover/mm2cutover/cutover"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -18,7 +19,7 @@ var ErrHasRun = verify.ErrHasRun
 // removes the connector and its offsets; after resume it writes C' = M'+1
 // to group. Without approve it only returns what it would do, and an error
 // matching ErrNotApproved.
-func Rollback(ctx context.Context, env *Env, s Settings, p *plan.Plan, group string, approve bool, audit *Audit) (*cutover.RollbackResult, error) {
+func Rollback(ctx context.Context, env *Env, s settings.Settings, p *plan.Plan, group string, approve bool, audit *Audit) (*cutover.RollbackResult, error) {
 	res := &cutover.RollbackResult{Connector: s.Connector, Group: group}
 	if err := p.Validate(); err != nil {
 		return res, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/connect/connectfake"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin/kafkafake"
 	"github.com/mm2cutover/mm2cutover/offsets"
@@ -36,7 +37,7 @@ type stepsWorld struct {
 	worker         *connectfake.Server
 	source, target *kafkafake.Cluster
 	env            *Env
-	s              Settings
+	s              settings.Settings
 	audit          bytes.Buffer
 }
 
@@ -50,7 +51,7 @@ func newStepsWorld(t *testing.T) *stepsWorld {
 	w.source.Commits["flink"] = offsets.GroupOffsets{orders0: 10, orders1: 5}
 	w.target.Produce(orders0, 0, 10, w.source.Records[orders0][:10])
 	w.target.Produce(orders1, 0, 5, w.source.Records[orders1])
-	w.s = Settings{
+	w.s = settings.Settings{
 		Source:     kafkaadmin.Config{BootstrapServers: []string{"source-1:9092"}},
 		Target:     kafkaadmin.Config{BootstrapServers: []string{"target-1:9092"}},
 		ConnectURL: w.worker.URL(), Connector: "mm2-orders", Group: "flink", Topics: []string{"orders"},
@@ -166,7 +167,7 @@ func TestApplyStepRefuses(t *testing.T) {
 			w.env.Connect = c
 		}, verify.ErrStalePlan},
 		{"another flow's connector has the name", func(w *stepsWorld) {
-			cfg, _ := ConnectorConfig(w.s)
+			cfg, _ := w.s.ConnectorConfig()
 			cfg["topics"] = "payments"
 			if _, err := w.env.Connect.Create(context.Background(), "mm2-orders", cfg, connect.InitialStopped); err != nil {
 				panic(err)

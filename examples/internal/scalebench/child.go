@@ -135,7 +135,7 @@ func libraryRun(ctx context.Context, j job) (res childResult) {
 // when MakePlan ended. With resume, it starts the capture of the boundary
 // records once the plan is made, as `cutover run -yes` does.
 func planAndApply(ctx context.Context, j job, tr *tracer, resume bool) (*app.Env, *plan.Plan, time.Duration, error) {
-	s := settings(j, tr.logger())
+	s := cutoverSettings(j, tr.logger())
 	env, err := app.Open(s)
 	if err != nil {
 		return nil, nil, 0, err
@@ -181,7 +181,7 @@ func statusRun(ctx context.Context, j job) childResult {
 			return err
 		}
 		tr.mark("plan decoded")
-		s := settings(j, tr.logger())
+		s := cutoverSettings(j, tr.logger())
 		env, err := app.Open(s)
 		if err != nil {
 			return err
@@ -227,7 +227,7 @@ func pauseRun(ctx context.Context, j job) childResult {
 		if err != nil {
 			return err
 		}
-		s := settings(j, tr.logger())
+		s := cutoverSettings(j, tr.logger())
 		if first, err = watchFirstRecord(watchCtx, j, tr); err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/examples/internal/app"
+	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 	"github.com/mm2cutover/mm2cutover/internal/sandbox"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/redact"
@@ -65,8 +66,8 @@ const connectorProps = "replication.factor=1\n"
 
 // settings are the cutover's settings for a job, as the CLI would have
 // them from its flags.
-func settings(j job, log *slog.Logger) app.Settings {
-	s := app.Settings{
+func cutoverSettings(j job, log *slog.Logger) settings.Settings {
+	s := settings.Settings{
 		Source:          j.kafkaConfig(j.Source, "scalebench", true),
 		Target:          j.kafkaConfig(j.Target, "scalebench", false),
 		ConnectURL:      j.ConnectURL,
@@ -126,7 +127,7 @@ func measureSize(ctx context.Context, h *held, o options, n int, log *slog.Logge
 		return res, err
 	}
 	defer os.RemoveAll(dir)
-	c, err := app.OpenConnect(settings(base, nil))
+	c, err := app.OpenConnect(cutoverSettings(base, nil))
 	if err != nil {
 		return res, err
 	}
@@ -318,7 +319,7 @@ func remove(ctx context.Context, c *connect.Client, name string) error {
 // createStopped creates the job's connector STOPPED with the configuration
 // the cutover would give it, and waits until it is STOPPED.
 func createStopped(ctx context.Context, c *connect.Client, j job) error {
-	cfg, err := app.ConnectorConfig(settings(j, nil))
+	cfg, err := cutoverSettings(j, nil).ConnectorConfig()
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package app
+package settings
 
 import (
 	"errors"
@@ -102,19 +102,5 @@ func TestClientConfigFlags(t *testing.T) {
 		if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "pw-marker") {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}
-	}
-}
-
-// TestReadOffsetsFileBounded: an -offsets-from csv:FILE is read up to 64
-// MiB (it was read whole: /dev/zero filled the memory).
-func TestReadOffsetsFileBounded(t *testing.T) {
-	if _, err := os.Stat("/dev/zero"); err != nil {
-		t.Skip("no /dev/zero")
-	}
-	if _, err := readOffsetsFile("/dev/zero"); !errors.Is(err, clientconf.ErrTooLarge) {
-		t.Errorf("/dev/zero: %v, want ErrTooLarge", err)
-	}
-	if _, err := readOffsetsFile(t.TempDir()); err == nil {
-		t.Error("a directory was read")
 	}
 }

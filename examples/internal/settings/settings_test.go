@@ -1,4 +1,4 @@
-package app
+package settings
 
 import (
 	"errors"
@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
@@ -48,8 +48,8 @@ func TestClientFileBootstrapRefused(t *testing.T) {
 		if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), flagName+" sets bootstrap.servers") || !strings.Contains(err.Error(), instead) {
 			t.Errorf("%s with bootstrap.servers: %v, want a usage error naming %s", flagName, err, instead)
 		}
-		if ExitStatus(err) != ExitUsage {
-			t.Errorf("%s with bootstrap.servers: exit %d, want %d", flagName, ExitStatus(err), ExitUsage)
+		if k := errkind.Of(err); k != errkind.Rejected {
+			t.Errorf("%s with bootstrap.servers: kind %v, want %v (exit 2)", flagName, k, errkind.Rejected)
 		}
 	}
 	ok := writeFile(t, "client.properties", "security.protocol=SASL_SSL\n")
@@ -80,48 +80,16 @@ func TestPolicyFromConnectorConfig(t *testing.T) {
 	}
 }
 
-// TestTasksMaxChosenByThePlan: -tasks-max 0 lets the plan step choose
-// tasks.max by the source partitions (connect.TasksFor), the plan records
-// it, and the steps after it take the plan's; a tasks.max given stays.
-func TestTasksMaxChosenByThePlan(t *testing.T) {
+// TestTasksMaxFromThePlan: -tasks-max 0 leaves tasks.max to the plan,
+// which the steps after it take (WithPlan); a tasks.max given stays, and
+// tasks.max in -connector-properties beside -tasks-max 0 is refused.
+func TestTasksMaxFromThePlan(t *testing.T) {
 	s := Settings{
 		Source: kafkaadmin.Config{BootstrapServers: []string{"source-1:9092"}}, Target: kafkaadmin.Config{BootstrapServers: []string{"target-1:9092"}},
 		ConnectURL: "http://connect:8083", Connector: "mm2-orders", Group: "flink", Topics: []string{"orders"},
 	}.WithDefaults()
 	if s.TasksMax != 0 {
 		t.Fatalf("WithDefaults set TasksMax %d, want 0 (chosen by the plan)", s.TasksMax)
-	}
-	pc := &Precheck{SourceClusterID: "src-id", TargetClusterID: "tgt-id", Group: offsets.GroupOffsets{},
-		Bounds: map[offsets.SourcePartition]offsets.LogBounds{}, TargetEnds: map[offsets.SourcePartition]int64{}}
-	for i := range int32(2500) {
-		sp := offsets.SourcePartition{Topic: "orders", Partition: i}
-		pc.Group[sp], pc.Bounds[sp], pc.TargetEnds[sp] = 5, offsets.LogBounds{Start: 0, End: 10}, 0
-	}
-	for _, tc := range []struct {
-		name     string
-		tasksMax int
-		want     string
-	}{{"chosen: 2,500 partitions", 0, "10"}, {"given", 7, "7"}} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := s
-			s.TasksMax = tc.tasksMax
-			p, err := BuildPlan(s, pc, time.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := p.ConnectorConfig["tasks.max"]; got != tc.want {
-				t.Fatalf("the plan records tasks.max %q, want %q", got, tc.want)
-			}
-			// A later step with the same flags builds the plan's configuration.
-			if err := p.CheckConfig(mustConfig(t, s.WithPlan(p))); err != nil {
-				t.Errorf("the settings with the plan: %v", err)
-			}
-			if tc.tasksMax == 0 {
-				if err := p.CheckConfig(mustConfig(t, s)); err == nil {
-					t.Error("tasks.max 1 (no plan) matches a plan that chose 5")
-				}
-			}
-		})
 	}
 	for _, tc := range []struct {
 		name string
@@ -148,13 +116,4 @@ func TestTasksMaxChosenByThePlan(t *testing.T) {
 	if err := withExtra.checkExtra(); err != nil {
 		t.Errorf("-tasks-max 1 with tasks.max=1 in the connector properties: %v", err)
 	}
-}
-
-func mustConfig(t *testing.T, s Settings) map[string]string {
-	t.Helper()
-	cfg, err := ConnectorConfig(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
 }

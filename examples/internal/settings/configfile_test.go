@@ -1,4 +1,4 @@
-package app
+package settings
 
 import (
 	"errors"
@@ -135,5 +135,22 @@ func TestTyposInSettingsSayWhatTheyMean(t *testing.T) {
 	}
 	if _, err := readConfigFile(path, names); err == nil || !strings.Contains(err.Error(), ":2: MM2CUTOVER_STABILITY_WINDOWS names no setting; did you mean MM2CUTOVER_STABILITY_WINDOW?") {
 		t.Errorf("readConfigFile: %v", err)
+	}
+}
+
+// TestF12ConfigFileLineEnds: a -config file whose lines end with a lone
+// CR (an old Mac editor's) was one line: its settings were reported
+// missing. Lines end with \n, \r\n or \r.
+func TestF12ConfigFileLineEnds(t *testing.T) {
+	names := map[string]bool{"group": true, "topics": true}
+	for _, eol := range []string{"\n", "\r\n", "\r"} {
+		file := settingsFile(t, "# settings"+eol+"MM2CUTOVER_GROUP=g"+eol+eol+"MM2CUTOVER_TOPICS='a,b'"+eol)
+		got, err := readConfigFile(file, names)
+		if err != nil || got.values["MM2CUTOVER_GROUP"] != "g" || got.values["MM2CUTOVER_TOPICS"] != "a,b" || len(got.values) != 2 {
+			t.Errorf("lines ended with %q: %+v, %v", eol, got, err)
+		}
+	}
+	if _, err := readConfigFile(settingsFile(t, "MM2CUTOVER_GROUP=g\rMM2CUTOVER_NOPE=x\r"), names); err == nil || !strings.Contains(err.Error(), ":2: MM2CUTOVER_NOPE names no setting") {
+		t.Errorf("the error names the line: %v", err)
 	}
 }

@@ -1,22 +1,16 @@
-// Package app is the example binaries' own code, shared by
-// examples/cutover (the CLI) and examples/job (the Kubernetes Job): the
-// settings (flags, environment, the -config file: Settings, Flags), the
-// clients they open (Env), the JSONL audit (Audit), the exit statuses
-// (ExitStatus, a table over errkind.Of), and one function per step that
-// calls the library.
+// Package settings is what an operator tells the example binaries
+// (examples/cutover, the CLI, and examples/job, the Kubernetes Job): the
+// flags (Flags, BindFlags), each also an MM2CUTOVER_* variable of the
+// environment or of a -config file, the client properties files Kafka's
+// tools take, and the Settings they make, validated (Validate) before any
+// step reaches a cluster, with the defaults the steps assume
+// (WithDefaults) and the connector configuration they build
+// (ConnectorConfig).
 //
-// It holds no rule that protects data: apply, resume, verify-after-resume
-// and rollback are package cutover's sequences (cutover.Open, then one
-// method per step), the read-only proofs and the precheck are package
-// verify's, the plan and its guards package plan's. What the binaries
-// print, and how, is theirs.
-//
-// The steps reach Kafka through Cluster (cutover.Cluster), so that their
-// tests (steps_test.go) run apply, resume and rollback against
-// connect/connectfake and clusters in memory (kafkaadmin/kafkafake), with
-// no JVM; the precheck and the acceptance after resume take the
-// kafkaadmin clients themselves.
-package app
+// It reads files and the environment and nothing else: the clients and the
+// steps are package app's, and every rule that protects data is the
+// library's.
+package settings
 
 import (
 	"errors"
@@ -294,6 +288,13 @@ func (s Settings) WithPlan(p *plan.Plan) Settings {
 	return s
 }
 
+// ConnectorConfig is the configuration the cutover creates the connector
+// with. It includes "name", as Connect's GET .../config returns it, so that
+// the plan's digest can be compared with the running connector's.
+func (s Settings) ConnectorConfig() (map[string]string, error) {
+	return s.MirrorSource().Config()
+}
+
 // MirrorSource returns the connector the cutover creates.
 func (s Settings) MirrorSource() connect.MirrorSource {
 	return connect.MirrorSource{
@@ -321,7 +322,7 @@ func (s Settings) MirrorSource() connect.MirrorSource {
 // names orders source_orders. Where that configuration cannot be built,
 // the precheck reports why and the policy of -policy is returned.
 func (s Settings) ReplicationPolicy() offsets.ReplicationPolicy {
-	if cfg, err := ConnectorConfig(s); err == nil {
+	if cfg, err := s.ConnectorConfig(); err == nil {
 		if p, err := offsets.PolicyOf(cfg); err == nil {
 			return p
 		}
