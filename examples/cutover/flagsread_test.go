@@ -29,7 +29,7 @@ const (
 	settingsPath = "github.com/mm2cutover/mm2cutover/examples/internal/settings"
 )
 
-// loaded is the command line's source and app's, type-checked.
+// loaded is the command line's source, app's and settings', type-checked.
 type loaded struct {
 	fset  *token.FileSet
 	info  *types.Info
@@ -385,7 +385,7 @@ func flagsOf(t *testing.T, bound map[string]string, read map[string]bool) []stri
 
 // TestStepFlagsAreWhatItReads derives from the code which flags each step
 // reads — the fields of the settings its functions reach, through the
-// command line's and app's functions and the library's methods they call
+// command line's, app's and settings' functions and the library's methods they call
 // — and holds each step's flags (its help, its completion) to them: a flag
 // a step reads that its help does not show fails, and so does one its help
 // shows that it does not read. Besides what the walk finds, every step is

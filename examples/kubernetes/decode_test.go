@@ -390,7 +390,7 @@ type property struct {
 	key, value string
 }
 
-// propertyLines parses a properties file as examples/internal/app's
+// propertyLines parses a properties file as examples/internal/settings'
 // readProperties does (the Job's parser): one key=value per line, split at
 // the first "=", both sides trimmed; blank lines and # or ! comments skipped.
 // It has no line continuations, so a line ending in a backslash is an error.
