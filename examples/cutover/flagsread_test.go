@@ -141,7 +141,7 @@ func (r *reader) selectorField(sel *ast.SelectorExpr) string {
 	return ""
 }
 
-// fieldsRead walks the functions of roots and every function of the two
+// fieldsRead walks the functions of roots and every function of the three
 // packages they reach, and returns the fields of settings.Settings ("Group",
 // "WorkerStorage.ConfigTopic", "Source" for the whole struct) and of
 // options ("o.planPath") they read, those the library reads for them

@@ -121,7 +121,7 @@ func newScenario(sb *sandbox.Sandbox, log *slog.Logger, out io.Writer, asJSON bo
 
 // targetTopic names a source topic's target topic under the policy.
 func (sc *scenario) targetTopic(source string) string {
-	t, err := sc.settings().ReplicationPolicy().TargetTopic(source)
+	t, err := sc.cutoverSettings().ReplicationPolicy().TargetTopic(source)
 	if err != nil {
 		panic(err) // the sandbox's aliases and names are valid
 	}
@@ -205,8 +205,8 @@ func waitCheckpoints(ctx context.Context, job *flinklike.Replicator, n int, atLe
 	return sleep(ctx, atLeast-time.Since(start))
 }
 
-// settings are the cutover's settings on the sandbox.
-func (sc *scenario) settings() settings.Settings {
+// cutoverSettings are the cutover's settings on the sandbox.
+func (sc *scenario) cutoverSettings() settings.Settings {
 	return settings.Settings{
 		Source:           kafkaadmin.Config{BootstrapServers: []string{sc.sb.Source().Bootstrap()}, ClientID: "mm2cutover-demo"},
 		Target:           kafkaadmin.Config{BootstrapServers: []string{sc.sb.Target().Bootstrap()}, ClientID: "mm2cutover-demo"},
@@ -258,7 +258,7 @@ func (sc *scenario) cutover(ctx context.Context) error {
 
 // newCLI sets sc.cli up as the CLI with -yes on the sandbox.
 func (sc *scenario) newCLI() error {
-	s := sc.settings()
+	s := sc.cutoverSettings()
 	env, err := app.Open(s)
 	if err != nil {
 		return err

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -52,7 +51,7 @@ func TestExitStatus(t *testing.T) {
 		{fmt.Errorf("mounted plan: %w", plan.ErrTrailingData), ExitRefused},
 		{fmt.Errorf("mounted plan: %w", plan.ErrInconsistent), ExitRefused},
 		{fmt.Errorf("mounted plan: %w", plan.ErrFingerprint), ExitRefused},
-		// settings.Settings a system rejected: no retry helps.
+		// Settings a system rejected: no retry helps.
 		{fmt.Errorf("source cluster: %w", &kafkaadmin.SecurityError{Addr: "b:9093", Kind: kafkaadmin.ErrAuthentication, Reason: "rejected"}), ExitUsage},
 		{&kafkaadmin.SecurityError{Addr: "b:9093", Kind: kafkaadmin.ErrTLS, Err: x509.UnknownAuthorityError{}}, ExitUsage},
 		{fmt.Errorf("x: %w", &kafkaadmin.SecurityError{Addr: "b:9092", Kind: kafkaadmin.ErrSecurityProtocol}), ExitUsage},
@@ -69,17 +68,6 @@ func TestExitStatus(t *testing.T) {
 		if got := ExitStatus(tc.err); got != tc.want {
 			t.Errorf("ExitStatus(%v) = %d, want %d", tc.err, got, tc.want)
 		}
-	}
-}
-
-func TestSettingsValidate(t *testing.T) {
-	s := settings.Settings{}
-	err := s.Validate()
-	if !errors.Is(err, settings.ErrSettings) {
-		t.Fatalf("empty settings: %v", err)
-	}
-	if want := "missing settings: -source-bootstrap (MM2CUTOVER_SOURCE_BOOTSTRAP), -target-bootstrap (MM2CUTOVER_TARGET_BOOTSTRAP), -connect-url (MM2CUTOVER_CONNECT_URL), -connector (MM2CUTOVER_CONNECTOR), -group (MM2CUTOVER_GROUP), -topics (MM2CUTOVER_TOPICS)"; !strings.Contains(err.Error(), want) {
-		t.Errorf("error %q does not list %q", err, want)
 	}
 }
 

@@ -64,7 +64,7 @@ type job struct {
 // holds: settings' Extra, so that the cli and the library create the same connector.
 const connectorProps = "replication.factor=1\n"
 
-// settings are the cutover's settings for a job, as the CLI would have
+// cutoverSettings are the cutover's settings for a job, as the CLI would have
 // them from its flags.
 func cutoverSettings(j job, log *slog.Logger) settings.Settings {
 	s := settings.Settings{

@@ -12,13 +12,12 @@ import (
 	"unicode"
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
-	"github.com/mm2cutover/mm2cutover/examples/internal/didyoumean"
-	"github.com/mm2cutover/mm2cutover/redact"
-
 	"github.com/mm2cutover/mm2cutover/connect"
+	"github.com/mm2cutover/mm2cutover/examples/internal/didyoumean"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
 	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
+	"github.com/mm2cutover/mm2cutover/redact"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
 

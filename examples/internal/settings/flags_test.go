@@ -65,7 +65,7 @@ func TestCheckEnv(t *testing.T) {
 // TestClientConfigFlags: -source-client-config fills the source cluster's
 // settings from a Kafka client properties file, and refuses the security
 // flags beside it; a key it does not know is kept for the client's warning
-// (TestUnknownClientPropertiesWarnedOnce).
+// (package app's TestUnknownClientPropertiesWarnedOnce).
 func TestClientConfigFlags(t *testing.T) {
 	file := settingsFile(t, "bootstrap.servers=k:9093\nsecurity.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"+
 		"sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"u\" password=\"pw-marker-1\";\n"+

@@ -47,7 +47,7 @@ type Settings struct {
 	// RetryTimeout how long transient failures are retried.
 	RequestTimeout, RetryTimeout time.Duration
 	// Notices are what the settings' reading has to say that is no error
-	// (client settings given that do not apply); Open logs them.
+	// (client settings given that do not apply); app.Open logs them.
 	Notices []string
 
 	// StrimziCluster, when set, names the KafkaConnect (with
@@ -144,7 +144,7 @@ type Settings struct {
 	ToolVersion string
 	Logger      *slog.Logger
 
-	// OnStep, if set, is called as Apply reaches each of its points:
+	// OnStep, if set, is called as app.Apply reaches each of its points:
 	// "before-create", "created" (right after the create, before the
 	// connector is seen STOPPED), "after-create", "before-patch",
 	// "after-patch", "before-verify". The Job's tests use it to die or wait
@@ -205,9 +205,9 @@ func (s Settings) Validate() error {
 	}
 	for _, c := range []struct {
 		flag, instead string
-		settings      map[string]string
+		props         map[string]string
 	}{{"-mm2-source-client", "-source-bootstrap", s.SourceClient}, {"-mm2-target-client", "-target-bootstrap", s.TargetClient}} {
-		if v, ok := c.settings["bootstrap.servers"]; ok {
+		if v, ok := c.props["bootstrap.servers"]; ok {
 			return fmt.Errorf("%w: %s sets bootstrap.servers (%s): it would send MM2 to addresses the cutover does not check; remove it and give the cluster's addresses with %s",
 				ErrSettings, c.flag, v, c.instead)
 		}

@@ -117,3 +117,16 @@ func TestTasksMaxFromThePlan(t *testing.T) {
 		t.Errorf("-tasks-max 1 with tasks.max=1 in the connector properties: %v", err)
 	}
 }
+
+// TestSettingsValidate: empty settings name every missing one by flag and
+// variable.
+func TestSettingsValidate(t *testing.T) {
+	s := Settings{}
+	err := s.Validate()
+	if !errors.Is(err, ErrSettings) {
+		t.Fatalf("empty settings: %v", err)
+	}
+	if want := "missing settings: -source-bootstrap (MM2CUTOVER_SOURCE_BOOTSTRAP), -target-bootstrap (MM2CUTOVER_TARGET_BOOTSTRAP), -connect-url (MM2CUTOVER_CONNECT_URL), -connector (MM2CUTOVER_CONNECTOR), -group (MM2CUTOVER_GROUP), -topics (MM2CUTOVER_TOPICS)"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not list %q", err, want)
+	}
+}

@@ -1,4 +1,4 @@
-package app
+package settings
 
 import (
 	"errors"
@@ -6,36 +6,36 @@ import (
 	"io"
 	"strings"
 	"testing"
-
-	"github.com/mm2cutover/mm2cutover/examples/internal/settings"
 )
 
+// TestOffsetsFromMM2Flags: -offsets-from mm2:TOPIC takes the old
+// MirrorMaker's alias and connector name beside it.
 func TestOffsetsFromMM2Flags(t *testing.T) {
 	base := []string{"-source-bootstrap", "a:1", "-target-bootstrap", "b:1", "-connect-url", "http://c:8088",
 		"-connector", "x", "-group", "g", "-topics", "orders"}
 	for _, tc := range []struct {
 		args []string
-		want settings.Settings // only the three Offsets* fields
+		want Settings // only the three Offsets* fields
 		bad  string
 	}{
 		{args: []string{"-offsets-from", "mm2:mm2-offsets.primary.internal", "-offsets-alias", "primary"},
-			want: settings.Settings{OffsetsTopic: "mm2-offsets.primary.internal", OffsetsAlias: "primary", OffsetsConnector: "MirrorSourceConnector"}},
+			want: Settings{OffsetsTopic: "mm2-offsets.primary.internal", OffsetsAlias: "primary", OffsetsConnector: "MirrorSourceConnector"}},
 		{args: []string{"-offsets-from", "mm2:t", "-offsets-alias", "a", "-offsets-connector", "legacy"},
-			want: settings.Settings{OffsetsTopic: "t", OffsetsAlias: "a", OffsetsConnector: "legacy"}},
+			want: Settings{OffsetsTopic: "t", OffsetsAlias: "a", OffsetsConnector: "legacy"}},
 		{args: []string{"-offsets-from", "mm2:t"}, bad: "needs -offsets-alias"},
 		{args: []string{"-offsets-from", "mm2:t", "-offsets-alias", "a", "-offsets-connector", ""}, bad: "needs -offsets-alias"},
 		{args: []string{"-offsets-from", "mm2:"}, bad: "want group, flink-savepoint:DIR, csv:FILE or mm2:TOPIC"},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		f := settings.BindFlags(fs)
+		f := BindFlags(fs)
 		if err := fs.Parse(append(append([]string{}, base...), tc.args...)); err != nil {
 			t.Fatal(err)
 		}
 		s, err := f.Settings()
 		if tc.bad != "" {
-			if !errors.Is(err, settings.ErrSettings) || !strings.Contains(err.Error(), tc.bad) {
-				t.Errorf("%v: %v, want settings.ErrSettings saying %q", tc.args, err, tc.bad)
+			if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), tc.bad) {
+				t.Errorf("%v: %v, want ErrSettings saying %q", tc.args, err, tc.bad)
 			}
 			continue
 		}
