@@ -38,7 +38,7 @@ func TestFailureLines(t *testing.T) {
 			[]string{"realistic_test.go:307: cutover apply: exit 1", "  progress 2", "  progress 3", "  error: the read-back timed out"}},
 		{"a helper's dump of process logs is left out", []string{"=== RUN   TestZ\n",
 			"    exactlyonce_test.go:539: exactly-once after (c): not caught up in 10m0s\n",
-			"    flink_test.go:136: flink job log (/tmp/x/job.log):\n", "        [2026-12-06 06:44:32,451] INFO job\n",
+			"    flink_test.go:136: flink job log (testrun/job.log):\n", "        [2026-12-06 06:44:32,451] INFO job\n",
 			"    sandboxtest.go:193: sandbox logs:\n", "        == source broker 1\n", "        [2026-12-06 06:44:32,451] INFO [GroupCoordinator 1]: ...\n",
 			"--- FAIL: TestZ (900.00s)\n"}, 10,
 			[]string{"exactlyonce_test.go:539: exactly-once after (c): not caught up in 10m0s"}},
