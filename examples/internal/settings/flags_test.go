@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,13 +12,10 @@ import (
 	"github.com/mm2cutover/mm2cutover/clientconf"
 )
 
+// settingsFile writes a settings or properties file of t's.
 func settingsFile(t *testing.T, text string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "cutover.env")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeFile(t, "cutover.env", text)
 }
 
 // TestReadConfigFile: values are read as a shell or an env file writes
