@@ -57,12 +57,14 @@ func blackHole(t *testing.T) string {
 
 // TestUnreachableFailsFast: a Connect REST API or a Kafka cluster that does
 // not answer — a refused port, or a listener that accepts and says nothing
-// — ends the step in seconds with at most three lines on stderr: the
-// retry noted once, the error naming the endpoint and what was tried, and
-// what to do, naming the flags that point at it and -retry-timeout. It was
-// 117 s and 33 lines for Connect, 59 s for Kafka. The bound is the issue's
-// 15 s: the waits are timers (10 s of retries, 5 s or 10 s for a first
-// answer), not work, so a loaded machine does not stretch them much.
+// — ends the step in seconds with a few lines on stderr: each endpoint that
+// does not answer noted once as it is retried (Connect and both clusters
+// are contacted at once, app.FirstContact), then the error naming the first
+// of them in the order Connect, source, target and what was tried, and what
+// to do, naming the flags that point at it and -retry-timeout. It was 117 s
+// and 33 lines for Connect, 59 s for Kafka. The bound is the 15 s:
+// the waits are timers (10 s of retries, 5 s or 10 s for a first answer),
+// not work, so a loaded machine does not stretch them much.
 func TestUnreachableFailsFast(t *testing.T) {
 	worker := connectfake.New()
 	defer worker.Close()
@@ -71,11 +73,12 @@ func TestUnreachableFailsFast(t *testing.T) {
 		name              string
 		connectURL, kafka string
 		says              []string
+		down              int // endpoints that do not answer: Connect, and the clusters (both at the one address)
 	}{
-		{"Connect: a refused port", "http://" + refusedAddr(t), broker, []string{"no answer from the Kafka Connect REST API", "connection refused", "-connect-url", "-retry-timeout"}},
-		{"Connect: a black hole", "http://" + blackHole(t), broker, []string{"no answer from the Kafka Connect REST API", "no answer within 5s", "-connect-url"}},
-		{"Kafka: a refused port", worker.URL(), refusedAddr(t), []string{"no answer from the brokers at", "-source-bootstrap", "-retry-timeout"}},
-		{"Kafka: a black hole", worker.URL(), blackHole(t), []string{"no answer from the brokers at", "-source-bootstrap", "-retry-timeout"}},
+		{"Connect: a refused port", "http://" + refusedAddr(t), broker, []string{"no answer from the Kafka Connect REST API", "connection refused", "-connect-url", "-retry-timeout"}, 3},
+		{"Connect: a black hole", "http://" + blackHole(t), broker, []string{"no answer from the Kafka Connect REST API", "no answer within 5s", "-connect-url"}, 3},
+		{"Kafka: a refused port", worker.URL(), refusedAddr(t), []string{"no answer from the brokers at", "-source-bootstrap", "-retry-timeout"}, 2},
+		{"Kafka: a black hole", worker.URL(), blackHole(t), []string{"no answer from the brokers at", "-source-bootstrap", "-retry-timeout"}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
@@ -91,8 +94,12 @@ func TestUnreachableFailsFast(t *testing.T) {
 			if took > 15*time.Second {
 				t.Errorf("the step took %s, want at most 15s", took.Round(100*time.Millisecond))
 			}
-			if n := len(strings.Split(stderr, "\n")); n > 3 {
-				t.Errorf("%d lines on stderr, want at most 3", n)
+			lines := strings.Split(stderr, "\n")
+			if len(lines) > 2+tc.down {
+				t.Errorf("%d lines on stderr, want at most %d: a retry noted once for each of the %d endpoints down, the error, what to do", len(lines), 2+tc.down, tc.down)
+			}
+			if got := strings.Count(stderr, "cutover: "); got != 2 {
+				t.Errorf("%d lines of the step's own report, want 2 (the error, what to do)", got)
 			}
 			for _, want := range tc.says {
 				if !strings.Contains(stderr, want) {

@@ -403,7 +403,7 @@ func TestStepFlagsAreWhatItReads(t *testing.T) {
 	}
 	main := func(name string) *types.Func { return l.fn(t, mainPath, name) }
 	cli := func(name string) *types.Func { return l.method(t, mainPath, "cli", name) }
-	reach := []*types.Func{l.fn(t, appPath, "Open"), l.fn(t, appPath, "CheckConnect"), l.fn(t, appPath, "CheckKafka"), main("auditPath")}
+	reach := []*types.Func{l.fn(t, appPath, "Open"), l.fn(t, appPath, "FirstContact"), main("auditPath")}
 	for _, tc := range []struct {
 		step  string
 		roots []*types.Func

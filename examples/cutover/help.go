@@ -41,7 +41,7 @@ type example struct{ comment, command string }
 // Flag lists the steps' flags are made of.
 var (
 	// connection is how every step that reaches them reaches the clusters
-	// and Connect (app.Open, CheckConnect, CheckKafka).
+	// and Connect (app.Open, FirstContact).
 	connection = []string{"source-bootstrap", "target-bootstrap", "connect-url",
 		"source-client-config", "target-client-config", "source-security-protocol", "target-security-protocol",
 		"source-sasl-mechanism", "target-sasl-mechanism", "source-sasl-username", "target-sasl-username",

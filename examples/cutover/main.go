@@ -295,13 +295,9 @@ func runSafe(args []string, stdout, stderr io.Writer, status *term.Status) int {
 	defer c.env.Close()
 	// The strimzi step and the read-back from Strimzi's ConfigMap ask
 	// Connect nothing: its REST API may admit only the operator.
-	if name != "strimzi" && (name != "verify" || o.strimziOffsets == "") {
-		if err := app.CheckConnect(ctx, c.env, c.s); err != nil {
-			return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
-		}
-	}
 	if name != "strimzi" {
-		if err := app.CheckKafka(ctx, c.env); err != nil {
+		askConnect := name != "verify" || o.strimziOffsets == ""
+		if err := app.FirstContact(ctx, c.env, c.s, askConnect); err != nil {
 			return failed(stdout, stderr, o.asJSON, name, s.Connector, err)
 		}
 	}

@@ -187,10 +187,7 @@ func apply(ctx context.Context, flags *settings.Flags, planFlag, storeFlag *stri
 		return classify(res, err)
 	}
 	defer env.Close()
-	if err := app.CheckConnect(ctx, env, s); err != nil {
-		return classify(res, err)
-	}
-	if err := app.CheckKafka(ctx, env); err != nil {
+	if err := app.FirstContact(ctx, env, s, true); err != nil {
 		return classify(res, err)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/mm2cutover/mm2cutover/clientconf"
@@ -157,16 +158,60 @@ func CheckConnect(ctx context.Context, env *Env, s settings.Settings) error {
 	return err
 }
 
-// CheckKafka is the first contact with the two clusters, one after the
-// other: a cluster that does not answer ends the step here, in seconds and
-// with one line (kafkaadmin's UnreachableError), rather than behind the
-// precheck's reads of both at once.
-func CheckKafka(ctx context.Context, env *Env) error {
-	if _, err := env.Source.ClusterID(ctx); err != nil {
-		return fmt.Errorf("source cluster: %w", err)
+// FirstContact is the first contact with Connect (CheckConnect, unless
+// askConnect is false) and with the two clusters (their IDs), all three at
+// once: over a network each is a connection of several round trips (TLS,
+// SASL), and one after the other they cost a step about 0.2 s more behind
+// 20 ms. It still reports one endpoint, the first that failed in the
+// order Connect, source, target, and a failure ends the contacts after it
+// in that order, whose answers would not be reported: an endpoint that does
+// not answer ends the step here, in seconds and with one line (kafkaadmin's
+// UnreachableError), rather than behind the precheck's reads.
+func FirstContact(ctx context.Context, env *Env, s settings.Settings, askConnect bool) error {
+	contacts := [3]func(context.Context) error{
+		func(ctx context.Context) error {
+			if !askConnect {
+				return nil
+			}
+			return CheckConnect(ctx, env, s)
+		},
+		func(ctx context.Context) error {
+			if _, err := env.Source.ClusterID(ctx); err != nil {
+				return fmt.Errorf("source cluster: %w", err)
+			}
+			return nil
+		},
+		func(ctx context.Context) error {
+			if _, err := env.Target.ClusterID(ctx); err != nil {
+				return fmt.Errorf("target cluster: %w", err)
+			}
+			return nil
+		},
 	}
-	if _, err := env.Target.ClusterID(ctx); err != nil {
-		return fmt.Errorf("target cluster: %w", err)
+	var (
+		errs    [len(contacts)]error
+		ctxs    [len(contacts)]context.Context
+		cancels [len(contacts)]context.CancelFunc
+		wg      sync.WaitGroup
+	)
+	for i := range contacts {
+		ctxs[i], cancels[i] = context.WithCancel(ctx)
+		defer cancels[i]()
+	}
+	for i, contact := range contacts {
+		wg.Go(func() {
+			if errs[i] = contact(ctxs[i]); errs[i] != nil {
+				for _, cancel := range cancels[i+1:] {
+					cancel()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
