@@ -54,39 +54,52 @@ func (c *Cutover) Apply(ctx context.Context) (_ *ApplyResult, err error) {
 	name := p.ConnectorName
 	res := &ApplyResult{Connector: name}
 	defer func() { err = c.refused(ctx, "apply", err) }()
+	// What the connector is (whether it exists, its configuration, STOPPED,
+	// its offsets) is read while the recheck reads the clusters: the two ask
+	// different systems, and both are read before anything is written.
+	lookCtx, stopLook := context.WithCancel(ctx)
+	defer stopLook()
+	looked := make(chan connectorLook, 1)
+	go func() { looked <- c.lookAtConnector(lookCtx) }()
 	if err := c.prepare(ctx); err != nil {
+		stopLook()
+		<-looked
 		return res, err
 	}
+	look := <-looked
 	reached := c.clusters()
 
 	// Step 3: the connector exists, STOPPED, with the plan's configuration.
 	var created bool
 	create := func() error {
 		var err error
-		created, err = CreateOrAdopt(ctx, c.clients.Connect, p, c.config, reached)
+		created, err = createOrAdopt(ctx, c.clients.Connect, p, c.config, reached, &look)
 		return err
 	}
-	if _, err = c.clients.Connect.Connector(ctx, name); errors.Is(err, connect.ErrNotFound) {
+	if look.err == nil && !look.exists {
 		err = c.write(ctx, "create", c.createDetail(ctx), create)
-	} else if err == nil {
-		err = create() // adopts it, or refuses another flow's: no write
 	} else {
-		err = fmt.Errorf("connector %s: %w", name, err)
+		err = create() // adopts it, or refuses another flow's: no write
 	}
 	res.Created = created
 	if err != nil {
 		return res, err
 	}
+	stopped := look.stopped
 	if created {
 		c.log.Info("created the connector STOPPED", "connector", name)
+		stopped = c.clients.Connect.RequireStopped(ctx, name)
 	}
-	if err := c.clients.Connect.RequireStopped(ctx, name); err != nil {
-		return res, NotStopped(name, err, "the cutover never changes the state of a connector it finds running or paused; "+
+	if stopped != nil {
+		return res, NotStopped(name, stopped, "the cutover never changes the state of a connector it finds running or paused; "+
 			"if it has never run, stop it with PUT /connectors/"+name+"/stop and apply again")
 	}
 
 	// Steps 4 and 5: back up what it holds, and the guard.
-	g, err := verify.GuardOffsets(ctx, c.clients.Connect, p)
+	g, err := look.guard, look.guardErr
+	if created {
+		g, err = verify.GuardOffsets(ctx, c.clients.Connect, p)
+	}
 	res.Backup = g.Backup()
 	if g.Plan() != nil {
 		if rerr := c.record(ctx, Event{Step: "backup", Detail: map[string]any{"offsets": g.Backup()}}); rerr != nil {
@@ -126,6 +139,45 @@ func (c *Cutover) Apply(ctx context.Context) (_ *ApplyResult, err error) {
 		return res, errors.Join(err, rerr)
 	}
 	return res, err
+}
+
+// connectorLook is what Apply reads of the plan's connector before it
+// writes, in this order: whether it exists, its configuration, that it is
+// STOPPED with no tasks ((*connect.Client).RequireStopped) and, only then,
+// its offsets (verify.GuardOffsets). A read that fails ends the look: the
+// facts after it are not read.
+type connectorLook struct {
+	exists   bool
+	config   map[string]string
+	err      error // reading the connector or its configuration
+	stopped  error // RequireStopped's
+	guard    verify.Guarded
+	guardErr error
+}
+
+// lookAtConnector reads the connectorLook of the plan's connector. It
+// writes nothing.
+func (c *Cutover) lookAtConnector(ctx context.Context) connectorLook {
+	var l connectorLook
+	name := c.plan.ConnectorName
+	_, err := c.clients.Connect.Connector(ctx, name)
+	switch {
+	case errors.Is(err, connect.ErrNotFound):
+		return l
+	case err != nil:
+		l.err = err
+		return l
+	}
+	l.exists = true
+	if l.config, l.err = c.clients.Connect.Config(ctx, name); l.err != nil {
+		l.err = fmt.Errorf("config of connector %s: %w", name, l.err)
+		return l
+	}
+	if l.stopped = c.clients.Connect.RequireStopped(ctx, name); l.stopped != nil {
+		return l
+	}
+	l.guard, l.guardErr = verify.GuardOffsets(ctx, c.clients.Connect, c.plan)
+	return l
 }
 
 // createDetail is the record of a create: the configuration, redacted,

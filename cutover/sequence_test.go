@@ -3,14 +3,18 @@ package cutover_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/mm2cutover/mm2cutover/connect"
 	"github.com/mm2cutover/mm2cutover/connect/connectfake"
 	"github.com/mm2cutover/mm2cutover/cutover"
 	"github.com/mm2cutover/mm2cutover/errkind"
 	"github.com/mm2cutover/mm2cutover/kafkaadmin"
+	"github.com/mm2cutover/mm2cutover/kafkaadmin/kafkafake"
+	"github.com/mm2cutover/mm2cutover/offsets"
 	"github.com/mm2cutover/mm2cutover/plan"
 	"github.com/mm2cutover/mm2cutover/verify"
 )
@@ -220,5 +224,60 @@ func TestRollbackPhases(t *testing.T) {
 	}
 	if got := w.source.Commits["flink"]; got[orders] != 10 || got[payments] != 3 {
 		t.Errorf("group after the rollback = %v, want C' (MM2 copied nothing here)", got)
+	}
+}
+
+// TestApplyLooksAtConnectorDuringRecheck: an apply reads the connector it
+// finds (configuration, status, offsets) while its recheck reads the
+// clusters, not after: the recheck's read of the group is held until the
+// worker has answered the connector's offsets, and the apply still
+// patches, having asked whether the connector exists once. A recheck that
+// refuses wins over what that look found: a plan gone stale while the
+// connector runs is refused as stale.
+func TestApplyLooksAtConnectorDuringRecheck(t *testing.T) {
+	w, ctx := newWorld(), ctxFor(t)
+	defer w.worker.Close()
+	offsetsPath := "/connectors/" + w.p.ConnectorName + "/offsets"
+	// A first apply creates the connector STOPPED and stops before its PATCH.
+	if _, err := w.open(t, ctx, &recorder{failAt: "patch!"}, false).Apply(ctx); err == nil {
+		t.Fatal("the first apply did not stop before its PATCH")
+	}
+	asked := len(w.worker.Requests())
+	w.source.Intercept(func(ctx context.Context, call kafkafake.Call, next func() error) error {
+		if call.Op != kafkafake.OpDescribeGroup {
+			return next()
+		}
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			for _, r := range w.worker.Requests()[asked:] {
+				if r.Method == http.MethodGet && r.Path == offsetsPath && r.Status != 0 {
+					return next()
+				}
+			}
+		}
+		return errors.New("the connector's offsets were not read while the recheck read the group")
+	})
+	res, err := w.open(t, ctx, &recorder{}, false).Apply(ctx)
+	if err != nil || res.Created || !res.Patched || res.Matched != 2 {
+		t.Fatalf("Apply = %+v, %v; want adopted, patched, 2 matched", res, err)
+	}
+	exists := 0
+	for _, r := range w.worker.Requests()[asked:] {
+		if r.Method == http.MethodGet && r.Path == "/connectors/"+w.p.ConnectorName {
+			exists++
+		}
+	}
+	if exists != 1 {
+		t.Errorf("the apply asked whether the connector exists %d times, want 1", exists)
+	}
+	w.source.Intercept(nil)
+
+	// Resumed, it runs; then the group moves: the plan is stale.
+	if _, err := w.open(t, ctx, &recorder{}, true).Resume(ctx); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	w.source.Commits["flink"] = offsets.GroupOffsets{orders: 12, payments: 3}
+	_, err = w.open(t, ctx, &recorder{}, false).Apply(ctx)
+	if !errors.Is(err, verify.ErrStalePlan) || errors.Is(err, connect.ErrNotStopped) {
+		t.Errorf("Apply of a stale plan on a RUNNING connector = %v, want the stale plan, not the state", err)
 	}
 }

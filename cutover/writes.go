@@ -45,6 +45,13 @@ var ErrWorkerLags = errkind.New(errkind.Retry, "cutover: the worker does not sho
 // no status for a moment, and one adopted may be RUNNING, PAUSED or FAILED,
 // which a cutover never changes the state of.
 func CreateOrAdopt(ctx context.Context, c *connect.Client, p *plan.Plan, config map[string]string, reached verify.Reached) (created bool, err error) {
+	return createOrAdopt(ctx, c, p, config, reached, nil)
+}
+
+// createOrAdopt is CreateOrAdopt; with seen (Apply's look at the
+// connector, read while its recheck ran) it takes whether the connector
+// exists and its configuration from it instead of reading them again.
+func createOrAdopt(ctx context.Context, c *connect.Client, p *plan.Plan, config map[string]string, reached verify.Reached, seen *connectorLook) (created bool, err error) {
 	if err := p.CheckConfig(config); err != nil {
 		return false, fmt.Errorf("the configuration to create connector %s with: %w", p.ConnectorName, err)
 	}
@@ -56,7 +63,15 @@ func CreateOrAdopt(ctx context.Context, c *connect.Client, p *plan.Plan, config 
 		return false, err
 	}
 	name := p.ConnectorName
-	_, err = c.Connector(ctx, name)
+	var configs verify.ConnectorConfigReader = c
+	if seen != nil {
+		err, configs = seen.err, seenConfig(seen.config)
+		if err == nil && !seen.exists {
+			err = connect.ErrNotFound
+		}
+	} else {
+		_, err = c.Connector(ctx, name)
+	}
 	switch {
 	case errors.Is(err, connect.ErrNotFound):
 		if _, err := c.Create(ctx, name, p.WithClaim(config), connect.InitialStopped); err != nil {
@@ -72,7 +87,7 @@ func CreateOrAdopt(ctx context.Context, c *connect.Client, p *plan.Plan, config 
 	case err != nil:
 		return false, fmt.Errorf("connector %s: %w", name, err)
 	}
-	cfg, err := verify.ConfirmConnector(ctx, c, p, name, reached)
+	cfg, err := verify.ConfirmConnector(ctx, configs, p, name, reached)
 	if err == nil {
 		err = verify.CheckClaim(p, name, cfg)
 	}
@@ -80,6 +95,13 @@ func CreateOrAdopt(ctx context.Context, c *connect.Client, p *plan.Plan, config 
 		return false, fmt.Errorf("connector %s exists and is not the plan's (another flow's, another plan's, or changed since): %w", name, err)
 	}
 	return false, nil
+}
+
+// seenConfig answers a connector's configuration as read before.
+type seenConfig map[string]string
+
+func (s seenConfig) Config(context.Context, string) (map[string]string, error) {
+	return s, nil
 }
 
 // nopConfig answers any connector's configuration as empty, so that
