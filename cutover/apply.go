@@ -142,7 +142,9 @@ func (c *Cutover) Apply(ctx context.Context) (_ *ApplyResult, err error) {
 }
 
 // connectorLook is what Apply reads of the plan's connector before it
-// writes, in this order: whether it exists, its configuration, that it is
+// writes, in this order: whether it exists and its configuration (GET
+// /connectors/{name}, of which Kafka Connect's GET .../config is a subset:
+// AbstractHerder.connectorConfig answers from connectorInfo), that it is
 // STOPPED with no tasks ((*connect.Client).RequireStopped) and, only then,
 // its offsets (verify.GuardOffsets). A read that fails ends the look: the
 // facts after it are not read.
@@ -160,7 +162,7 @@ type connectorLook struct {
 func (c *Cutover) lookAtConnector(ctx context.Context) connectorLook {
 	var l connectorLook
 	name := c.plan.ConnectorName
-	_, err := c.clients.Connect.Connector(ctx, name)
+	info, err := c.clients.Connect.Connector(ctx, name)
 	switch {
 	case errors.Is(err, connect.ErrNotFound):
 		return l
@@ -168,10 +170,12 @@ func (c *Cutover) lookAtConnector(ctx context.Context) connectorLook {
 		l.err = err
 		return l
 	}
-	l.exists = true
-	if l.config, l.err = c.clients.Connect.Config(ctx, name); l.err != nil {
-		l.err = fmt.Errorf("config of connector %s: %w", name, l.err)
-		return l
+	l.exists, l.config = true, info.Config
+	if l.config == nil { // Connect answers the configuration with the connector (its GET .../config is a subset of this)
+		if l.config, l.err = c.clients.Connect.Config(ctx, name); l.err != nil {
+			l.err = fmt.Errorf("config of connector %s: %w", name, l.err)
+			return l
+		}
 	}
 	if l.stopped = c.clients.Connect.RequireStopped(ctx, name); l.stopped != nil {
 		return l
