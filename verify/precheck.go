@@ -440,8 +440,21 @@ func Precheck(ctx context.Context, c *connect.Client, source, target *kafkaadmin
 	if r.SourceClusterID == r.TargetClusterID {
 		cs.add("clusters-distinct", Fail, "source and target are the same cluster (%s)", r.SourceClusterID)
 	}
-	writers := precheckWriters(ctx, cs, c, source, target, spec, r.SourceClusterID, r.TargetClusterID)
-	if !precheckAccess(ctx, cs, source, target, spec, r.WorkerVersion) {
+	// Which clusters MM2 writes to and what the tool may do: read at once
+	// (Connect and the connector's addresses, the clusters' ACLs), their
+	// checks in this order.
+	var (
+		writerChecks, accessChecks Checks
+		writers                    *Writers
+		mayDescribe                bool
+	)
+	wg.Go(func() {
+		writers = precheckWriters(ctx, &writerChecks, c, source, target, spec, r.SourceClusterID, r.TargetClusterID)
+	})
+	wg.Go(func() { mayDescribe = precheckAccess(ctx, &accessChecks, source, target, spec, r.WorkerVersion) })
+	wg.Wait()
+	*cs = append(append(*cs, writerChecks...), accessChecks...)
+	if !mayDescribe {
 		cs.add("precheck-stopped", Fail, "the tool's principal may not DESCRIBE what the precheck reads next (see permissions): the group, offset, target topic, record size and configuration checks did not run")
 		return r, nil
 	}
