@@ -385,6 +385,9 @@ type request struct {
 	// attempt of this request: a request the worker answers without its
 	// herder (GET /) need not wait as long as a PATCH.
 	timeout time.Duration
+	// once makes one attempt: the caller is a loop of reads that is itself
+	// the retry, on its own schedule (WaitMirrorOffsets).
+	once bool
 }
 
 // do sends req, retrying transient failures as req.repeat allows, and decodes
@@ -435,6 +438,14 @@ func (c *Client) retry(ctx context.Context, req request, attempt func() error) e
 		budget   = c.policy.unreachableBudget()
 		logged   = map[string]bool{}
 	)
+	if req.once {
+		var te *transportError
+		err := attempt()
+		if err == nil || !errors.As(err, &te) {
+			c.answered.Store(true)
+		}
+		return err
+	}
 	op := func() error {
 		n++
 		err := attempt()

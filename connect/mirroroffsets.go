@@ -24,12 +24,18 @@ var ErrNotMirrorOffset = errkind.New(errkind.CheckFailed, "connect: not a Mirror
 // those of Offsets, or an error matching ErrNotMirrorOffset (and
 // offsets.ErrMalformed) naming an entry of another shape.
 func (c *Client) MirrorOffsets(ctx context.Context, name string) ([]offsets.ConnectOffset, error) {
+	return c.mirrorOffsets(ctx, name, false)
+}
+
+// mirrorOffsets is MirrorOffsets; once makes one attempt of the GET, for a
+// caller that retries on its own schedule.
+func (c *Client) mirrorOffsets(ctx context.Context, name string, once bool) ([]offsets.ConnectOffset, error) {
 	if err := c.requireVersion(ctx, "reading connector offsets", versionOffsetsRead); err != nil {
 		return nil, err
 	}
 	path := connectorPath(name, "/offsets")
 	var body json.RawMessage
-	if _, err := c.do(ctx, request{method: http.MethodGet, path: path, repeat: RepeatSafe}, &body); err != nil {
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: path, repeat: RepeatSafe, once: once}, &body); err != nil {
 		return nil, err
 	}
 	list, err := offsets.ParseConnectOffsets(body)
@@ -133,7 +139,11 @@ func (c *Client) WaitMirrorOffsets(ctx context.Context, name string, want []offs
 	defer t.Stop()
 	<-t.C
 	for {
-		got, err := c.MirrorOffsets(ctx, name)
+		// One attempt a read: this loop is the retry. A transient error
+		// (the worker's 500 while its offset store catches up with the
+		// PATCH, as it answers at 10,000 partitions and more) is read again
+		// after the loop's pause, not after the client's first backoff.
+		got, err := c.mirrorOffsets(ctx, name, true)
 		attempts++
 		switch {
 		case err == nil:

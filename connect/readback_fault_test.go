@@ -189,3 +189,38 @@ func TestWaitMirrorOffsetsNeverRead(t *testing.T) {
 		}
 	}
 }
+
+// The wait is the retry of its reads: with a client whose own first
+// backoff is long (here 30 s), the 500 Connect answers right after a PATCH
+// is read again after the wait's pause (50 ms), not after the client's
+// backoff: the second read matches well within the deadline, and the
+// client retried nothing itself.
+func TestWaitMirrorOffsetsRetriesOnItsOwnSchedule(t *testing.T) {
+	var calls atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"version":"4.3.1","commit":"c","kafka_cluster_id":"k"}`)
+	})
+	mux.HandleFunc("GET /connectors/mm2/offsets", func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			answerWith(500, offsetsUnavailable)(w)
+			return
+		}
+		answerWith(200, applied)(w)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c, err := connect.New(srv.URL, connect.WithRetry(connect.Retry{Initial: 30 * time.Second, Max: 30 * time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rb, err := c.WaitMirrorOffsets(ctx, "mm2", wantOrders0)
+	if err != nil || !rb.OK() {
+		t.Fatalf("WaitMirrorOffsets = %s, %v; want the offsets read back well before the client's 30 s backoff", rb, err)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d reads, want 2", n)
+	}
+}
