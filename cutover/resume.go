@@ -29,10 +29,11 @@ type ResumeResult struct {
 const BoundaryCaptureStep = "boundary-capture"
 
 // Resume runs step 8: it rechecks the plan against the clusters
-// (verify.Prepare), proves the connector is the plan's, STOPPED, and holds
-// exactly the plan's offsets (verify.CheckResumable: a stale plan, or a
-// connector that already ran, is refused with *plan.StaleOffsetsError; one
-// not applied yet with verify.ErrNotApplied), then asks Options.Approve
+// (verify.Prepare) and, at the same time, proves the connector is the
+// plan's, STOPPED, and holds exactly the plan's offsets
+// (verify.CheckResumable: a stale plan, or a connector that already ran,
+// is refused with *plan.StaleOffsetsError; one not applied yet with
+// verify.ErrNotApplied; a refused recheck wins), then asks Options.Approve
 // with what it would do. Unapproved, it returns the intent and an error
 // matching ErrNotApproved. Approved, it captures the records MM2 will copy
 // first (verify.CaptureBoundary, while the connector is still STOPPED),
@@ -44,7 +45,25 @@ func (c *Cutover) Resume(ctx context.Context) (_ *ResumeResult, err error) {
 	name := p.ConnectorName
 	res := &ResumeResult{Intent: Intent{Step: "resume", Connector: name, Fingerprint: p.Fingerprint, Partitions: len(p.Entries)}}
 	defer func() { err = c.refused(ctx, "resume", err) }()
+	// The connector's proof (verify.CheckResumable: its configuration,
+	// STOPPED, then its offsets, 50,000 of them a read of seconds) is read
+	// while the recheck reads the clusters, on the clusters the last step
+	// read; both are in before anything is asked or written.
+	before := c.clusters()
+	checkCtx, stopCheck := context.WithCancel(ctx)
+	defer stopCheck()
+	type checked struct {
+		proof verify.Resumable
+		err   error
+	}
+	checking := make(chan checked, 1)
+	go func() {
+		proof, err := verify.CheckResumable(checkCtx, c.clients.Connect, p, before)
+		checking <- checked{proof, err}
+	}()
 	if err := c.prepare(ctx); err != nil {
+		stopCheck()
+		<-checking
 		return res, err
 	}
 	// The records MM2 will copy first, read from the source while the
@@ -57,7 +76,11 @@ func (c *Cutover) Resume(ctx context.Context) (_ *ResumeResult, err error) {
 		capture = c.takeCapture(captureCtx, time.Now())
 	}
 	reached := c.clusters()
-	proof, err := verify.CheckResumable(ctx, c.clients.Connect, p, reached)
+	check := <-checking
+	proof, err := check.proof, check.err
+	if reached != before { // the recheck read other clusters: prove the connector on those
+		proof, err = verify.CheckResumable(ctx, c.clients.Connect, p, reached)
+	}
 	if err != nil {
 		var nse *connect.NotStoppedError
 		if errors.As(err, &nse) {

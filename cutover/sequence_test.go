@@ -281,3 +281,33 @@ func TestApplyLooksAtConnectorDuringRecheck(t *testing.T) {
 		t.Errorf("Apply of a stale plan on a RUNNING connector = %v, want the stale plan, not the state", err)
 	}
 }
+
+// TestResumeChecksConnectorDuringRecheck: a resume proves the connector
+// (its configuration, STOPPED, its offsets) while its recheck reads the
+// clusters: the recheck's read of the group is held until the worker has
+// answered the connector's offsets, and the resume still goes through.
+func TestResumeChecksConnectorDuringRecheck(t *testing.T) {
+	w, ctx := newWorld(), ctxFor(t)
+	defer w.worker.Close()
+	if _, err := w.open(t, ctx, &recorder{}, false).Apply(ctx); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	asked := len(w.worker.Requests())
+	offsetsPath := "/connectors/" + w.p.ConnectorName + "/offsets"
+	w.source.Intercept(func(ctx context.Context, call kafkafake.Call, next func() error) error {
+		if call.Op != kafkafake.OpDescribeGroup {
+			return next()
+		}
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			for _, r := range w.worker.Requests()[asked:] {
+				if r.Method == http.MethodGet && r.Path == offsetsPath && r.Status != 0 {
+					return next()
+				}
+			}
+		}
+		return errors.New("the connector's offsets were not read while the recheck read the group")
+	})
+	if res, err := w.open(t, ctx, &recorder{}, true).Resume(ctx); err != nil || res.State != connect.StateRunning {
+		t.Fatalf("Resume = %+v, %v; want RUNNING", res, err)
+	}
+}
