@@ -246,6 +246,20 @@ func pauseRun(ctx context.Context, j job) childResult {
 			if n := len(rep.CatchUp.Samples); n > 0 {
 				catchUp = rep.CatchUp.Samples[n-1].At.Sub(start)
 			}
+			if !rep.OK { // why, for the record of the run
+				pending, differ := 0, 0
+				for _, b := range rep.Boundary {
+					switch {
+					case b.OK():
+					case b.Pending:
+						pending++
+					default:
+						differ++
+					}
+				}
+				tr.mark(fmt.Sprintf("verify did not pass: caught up %v, boundary records pending %d, differing %d; acceptance checks failed: %v",
+					rep.CatchUp.Reached, pending, differ, rep.Acceptance.Failed()))
+			}
 			return time.Since(start), catchUp, rep.OK, nil
 		}
 		return nil
