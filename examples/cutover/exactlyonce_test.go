@@ -366,9 +366,15 @@ type flow struct {
 // abortHanging finds the transactions left open on the target's partitions
 // that no transaction coordinator will end (kafka-transactions.sh
 // find-hanging: open for over a minute, unknown to their coordinator) and
-// aborts each (kafka-transactions.sh abort), with Kafka's own tool from
-// the sandbox's jars, as an operator would. It logs what the tool said and
-// returns how many it aborted, or why find-hanging gave no table.
+// aborts them (kafka-transactions.sh abort), with Kafka's own tool from the
+// sandbox's jars, as an operator would. It looks twice, 30 s apart, and
+// aborts a producer's transaction only whole, and only when every partition
+// of it was listed both times: a transaction listed while its coordinator
+// was still writing its markers (one partition ended by a commit while the
+// tool aborted the others) was split in a CI run, its offsets aborted and
+// one of its data partitions committed, and MM2 copied that record again.
+// It logs what the tool said and returns how many partitions it aborted,
+// or why find-hanging gave no table.
 func abortHanging(ctx context.Context, t *testing.T, sb *sandbox.Sandbox) (int, error) {
 	t.Helper()
 	tool := func(args ...string) (string, error) {
@@ -377,14 +383,38 @@ func abortHanging(ctx context.Context, t *testing.T, sb *sandbox.Sandbox) (int, 
 		out, err := exec.CommandContext(ctx, "java", argv...).CombinedOutput()
 		return string(out), err
 	}
-	aborted := 0
-	for _, node := range sb.Target().Nodes() {
-		out, err := tool("find-hanging", "--broker-id", strconv.Itoa(int(node.ID())), "--max-transaction-timeout", "1")
-		t.Logf("kafka-transactions find-hanging --broker-id %d: %v\n%s", node.ID(), err, out)
-		if err != nil || !strings.Contains(out, "StartOffset") {
-			return aborted, fmt.Errorf("kafka-transactions find-hanging --broker-id %d: %v: %q", node.ID(), err, out)
+	look := func() ([]hanging, error) {
+		var all []hanging
+		for _, node := range sb.Target().Nodes() {
+			out, err := tool("find-hanging", "--broker-id", strconv.Itoa(int(node.ID())), "--max-transaction-timeout", "1")
+			t.Logf("kafka-transactions find-hanging --broker-id %d: %v\n%s", node.ID(), err, out)
+			if err != nil || !strings.Contains(out, "StartOffset") {
+				return nil, fmt.Errorf("kafka-transactions find-hanging --broker-id %d: %v: %q", node.ID(), err, out)
+			}
+			all = append(all, hangingTransactions(out)...)
 		}
-		for _, h := range hangingTransactions(out) {
+		return all, nil
+	}
+	first, err := look()
+	if err != nil || len(first) == 0 {
+		return 0, err
+	}
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(30 * time.Second):
+	}
+	second, err := look()
+	if err != nil {
+		return 0, err
+	}
+	aborted := 0
+	for producer, rows := range wholeTransactions(first, second) {
+		if rows == nil {
+			t.Logf("producer %s: its transaction changed between the two looks (its coordinator is ending it): not aborted", producer)
+			continue
+		}
+		for _, h := range rows {
 			out, err := tool("abort", "--topic", h.topic, "--partition", h.partition, "--start-offset", h.start)
 			t.Logf("kafka-transactions abort --topic %s --partition %s --start-offset %s: %v\n%s", h.topic, h.partition, h.start, err, out)
 			if err == nil {
@@ -395,11 +425,39 @@ func abortHanging(ctx context.Context, t *testing.T, sb *sandbox.Sandbox) (int, 
 	return aborted, nil
 }
 
+// wholeTransactions groups two looks of find-hanging by producer (ID and
+// epoch): a producer's rows when both looks list the same partitions at the
+// same start offsets, nil when they differ.
+func wholeTransactions(first, second []hanging) map[string][]hanging {
+	group := func(hs []hanging) map[string][]hanging {
+		m := map[string][]hanging{}
+		for _, h := range hs {
+			k := h.producer + "/" + h.epoch
+			m[k] = append(m[k], h)
+		}
+		for _, rows := range m {
+			slices.SortFunc(rows, func(a, b hanging) int { return strings.Compare(a.topic+"/"+a.partition, b.topic+"/"+b.partition) })
+		}
+		return m
+	}
+	a, b := group(first), group(second)
+	out := map[string][]hanging{}
+	for k, rows := range a {
+		if slices.Equal(rows, b[k]) {
+			out[k] = rows
+		} else {
+			out[k] = nil
+		}
+	}
+	return out
+}
+
 // hanging is one row of kafka-transactions.sh find-hanging.
-type hanging struct{ topic, partition, start string }
+type hanging struct{ topic, partition, producer, epoch, start string }
 
 // hangingTransactions reads find-hanging's table (columns Topic, Partition,
-// ..., StartOffset, ..., separated by blanks); nil when it has no row.
+// ProducerId, ProducerEpoch, ..., StartOffset, ..., separated by blanks);
+// nil when it has no row.
 func hangingTransactions(out string) []hanging {
 	var cols map[string]int
 	var hs []hanging
@@ -415,7 +473,7 @@ func hangingTransactions(out string) []hanging {
 			continue
 		}
 		if len(f) == len(cols) {
-			hs = append(hs, hanging{f[cols["Topic"]], f[cols["Partition"]], f[cols["StartOffset"]]})
+			hs = append(hs, hanging{f[cols["Topic"]], f[cols["Partition"]], f[cols["ProducerId"]], f[cols["ProducerEpoch"]], f[cols["StartOffset"]]})
 		}
 	}
 	return hs
@@ -634,15 +692,47 @@ func TestHangingTransactions(t *testing.T) {
 		{"two", header +
 			"ledger-mirror-offsets\t0\t7\t3\t12\t4711\t1765000000000\t7\t\n" +
 			"mm2-sandbox-offsets\t5\t9\t0\t12\t80\t1765000000000\t7\t\n",
-			[]hanging{{"ledger-mirror-offsets", "0", "4711"}, {"mm2-sandbox-offsets", "5", "80"}}},
+			[]hanging{{"ledger-mirror-offsets", "0", "7", "3", "4711"}, {"mm2-sandbox-offsets", "5", "9", "0", "80"}}},
 		{"blank-padded", "Topic     Partition ProducerId ProducerEpoch CoordinatorEpoch StartOffset LastTimestamp Duration(min)\n" +
 			"t         2         7          3             12               33          1765000000000 2\n",
-			[]hanging{{"t", "2", "33"}}},
+			[]hanging{{"t", "2", "7", "3", "33"}}},
 		{"the tool failed", "Error: org.apache.kafka.common.errors.TimeoutException\n", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := hangingTransactions(tc.out); !slices.Equal(got, tc.want) {
 				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestWholeTransactions: a producer's transaction is aborted only whole and
+// only when both looks list it the same; the looks of the CI run where a
+// commit ended one partition of a listed transaction while the others were
+// aborted (producer 3) would now leave that transaction to its coordinator.
+func TestWholeTransactions(t *testing.T) {
+	p2 := []hanging{{"ledger-mirror-offsets", "1", "2", "225", "1608"}, {"ledger-plain", "4", "2", "225", "1265"}}
+	p3 := []hanging{{"ledger-mirror-offsets", "0", "3", "3949", "3856"}, {"ledger-plain", "1", "3", "3949", "2263"}, {"ledger-plain", "3", "3", "3949", "2261"}}
+	for _, tc := range []struct {
+		name          string
+		first, second []hanging
+		want          map[string][]hanging
+	}{
+		{"listed the same twice: aborted whole", append(slices.Clone(p2), p3...), append(slices.Clone(p3), p2...),
+			map[string][]hanging{"2/225": p2, "3/3949": p3}},
+		{"one partition ended between the looks: left alone", append(slices.Clone(p2), p3...), append(slices.Clone(p2), p3[0], p3[2]),
+			map[string][]hanging{"2/225": p2, "3/3949": nil}},
+		{"gone by the second look: left alone", p3, nil, map[string][]hanging{"3/3949": nil}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := wholeTransactions(tc.first, tc.second)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			for k, rows := range tc.want {
+				if g, ok := got[k]; !ok || !slices.Equal(g, rows) {
+					t.Errorf("producer %s: got %v, want %v", k, g, rows)
+				}
 			}
 		})
 	}
