@@ -237,25 +237,12 @@ func TestRollbackPhases(t *testing.T) {
 func TestApplyLooksAtConnectorDuringRecheck(t *testing.T) {
 	w, ctx := newWorld(), ctxFor(t)
 	defer w.worker.Close()
-	offsetsPath := "/connectors/" + w.p.ConnectorName + "/offsets"
 	// A first apply creates the connector STOPPED and stops before its PATCH.
 	if _, err := w.open(t, ctx, &recorder{failAt: "patch!"}, false).Apply(ctx); err == nil {
 		t.Fatal("the first apply did not stop before its PATCH")
 	}
 	asked := len(w.worker.Requests())
-	w.source.Intercept(func(ctx context.Context, call kafkafake.Call, next func() error) error {
-		if call.Op != kafkafake.OpDescribeGroup {
-			return next()
-		}
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			for _, r := range w.worker.Requests()[asked:] {
-				if r.Method == http.MethodGet && r.Path == offsetsPath && r.Status != 0 {
-					return next()
-				}
-			}
-		}
-		return errors.New("the connector's offsets were not read while the recheck read the group")
-	})
+	w.holdGroupReadUntilOffsetsRead(asked)
 	res, err := w.open(t, ctx, &recorder{}, false).Apply(ctx)
 	if err != nil || res.Created || !res.Patched || res.Matched != 2 {
 		t.Fatalf("Apply = %+v, %v; want adopted, patched, 2 matched", res, err)
@@ -292,7 +279,18 @@ func TestResumeChecksConnectorDuringRecheck(t *testing.T) {
 	if _, err := w.open(t, ctx, &recorder{}, false).Apply(ctx); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
-	asked := len(w.worker.Requests())
+	w.holdGroupReadUntilOffsetsRead(len(w.worker.Requests()))
+	if res, err := w.open(t, ctx, &recorder{}, true).Resume(ctx); err != nil || res.State != connect.StateRunning {
+		t.Fatalf("Resume = %+v, %v; want RUNNING", res, err)
+	}
+}
+
+// holdGroupReadUntilOffsetsRead makes the source hold a step's read of the
+// group's members (its recheck) until the worker has answered a GET of the
+// connector's offsets among the requests after the first asked ones, and
+// fail that read if it has not within 10 s: a step that reads the
+// connector only after its recheck fails on it.
+func (w *world) holdGroupReadUntilOffsetsRead(asked int) {
 	offsetsPath := "/connectors/" + w.p.ConnectorName + "/offsets"
 	w.source.Intercept(func(ctx context.Context, call kafkafake.Call, next func() error) error {
 		if call.Op != kafkafake.OpDescribeGroup {
@@ -307,7 +305,4 @@ func TestResumeChecksConnectorDuringRecheck(t *testing.T) {
 		}
 		return errors.New("the connector's offsets were not read while the recheck read the group")
 	})
-	if res, err := w.open(t, ctx, &recorder{}, true).Resume(ctx); err != nil || res.State != connect.StateRunning {
-		t.Fatalf("Resume = %+v, %v; want RUNNING", res, err)
-	}
 }
